@@ -1,0 +1,45 @@
+# omega_cluster — portable Makefile (GNU make and macOS make).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: help venv lint format test test-fast bench arena clean
+
+help:
+	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
+	@echo "make lint    ruff + mypy on omega_cluster/"
+	@echo "make bench   run the benchmarks in bench/ and print their figures"
+	@echo "make arena   a sample Mexican Train match between the heuristic officers"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(PY) -m ruff check omega_cluster tests bench examples
+	$(PY) -m ruff format --check omega_cluster tests bench examples
+	$(PY) -m mypy omega_cluster
+
+format: $(STAMP)
+	$(PY) -m ruff format omega_cluster tests bench examples
+	$(PY) -m ruff check --fix omega_cluster tests bench examples
+
+test: lint
+	$(PY) -m pytest -n 2 -q tests
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -q tests -m "not slow"
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+arena: $(STAMP)
+	$(VENV)/bin/omega-cluster arena game=mexican_train players=4 seats=commander,lieutenant,ensign,ensign games=200
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

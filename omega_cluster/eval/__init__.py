@@ -1,0 +1,1 @@
+"""Evaluation: matches between players (arena), statistics and ratings."""

@@ -1,0 +1,58 @@
+"""Registry of games by name: ``make_game("mexican_train", players=4, objective="points")``.
+
+Built-in games are registered lazily by import path, so ``import omega_cluster`` stays cheap and
+pyspiel is imported only when an OpenSpiel game is asked for. A user registers their own game with
+:func:`register_game` and from then on every tool (arena, search, training) can build it by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from omega_cluster.games.api import Game, InvalidParameterError
+
+__all__ = ["available_games", "game_class", "make_game", "register_game"]
+
+GameFactory = Callable[..., Game]
+
+# name -> "module:attribute" (lazy) or a factory (registered at run time)
+_BUILTIN: dict[str, str] = {
+    "mexican_train": "omega_cluster.games.mexican_train:MexicanTrainGame",
+    "goofspiel": "omega_cluster.games.goofspiel:GoofspielGame",
+    "kuhn_poker": "omega_cluster.games.kuhn_poker:KuhnPokerGame",
+    "leduc_poker": "omega_cluster.games.leduc_poker:LeducPokerGame",
+    "openspiel": "omega_cluster.games.openspiel:OpenSpielGame",
+}
+_REGISTERED: dict[str, GameFactory] = {}
+
+
+def register_game(name: str, factory: GameFactory, *, replace: bool = False) -> None:
+    """Make ``make_game(name, **params)`` build a game with ``factory(**params)``."""
+    if not replace and (name in _REGISTERED or name in _BUILTIN):
+        raise InvalidParameterError(f"a game named {name!r} is already registered")
+    _REGISTERED[name] = factory
+
+
+def available_games() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_REGISTERED))
+
+
+def game_class(name: str) -> GameFactory:
+    """The factory registered under ``name``; an unknown name lists the known ones."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name in _BUILTIN:
+        module, attr = _BUILTIN[name].split(":")
+        factory: GameFactory = getattr(importlib.import_module(module), attr)
+        return factory
+    raise InvalidParameterError(
+        f"unknown game {name!r}; available games: {', '.join(available_games())}"
+        " (any OpenSpiel game: make_game('openspiel', name='<pyspiel name>', ...))"
+    )
+
+
+def make_game(name: str, **params: Any) -> Game:
+    """Build a registered game from keyword parameters, validating every one of them."""
+    return game_class(name)(**params)
