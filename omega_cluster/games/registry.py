@@ -54,5 +54,10 @@ def game_class(name: str) -> GameFactory:
 
 
 def make_game(name: str, **params: Any) -> Game:
-    """Build a registered game from keyword parameters, validating every one of them."""
+    """Build a registered game from keyword parameters, validating every one of them.
+
+    ``make_game("openspiel:liars_dice", players=3)`` wraps any pyspiel game (the OpenSpiel adapter).
+    """
+    if name.startswith("openspiel:"):
+        return game_class("openspiel")(name=name.split(":", 1)[1], **params)
     return game_class(name)(**params)

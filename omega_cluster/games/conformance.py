@@ -1,0 +1,332 @@
+"""The conformance suite: run ``check_game(game)`` on any game, built-in or your own.
+
+It plays random games through the public contract of :mod:`omega_cluster.games.api` and checks, at
+every state it visits, the properties that search, self-play and the arena rely on:
+
+* **shape** — who acts is ``()``, ``(CHANCE,)``, one player or several distinct players; legal
+  actions are non-empty, sorted, unique ints inside ``0..num_actions-1``; chance outcomes are
+  legal and their probabilities sum to 1; returns have one finite float per player; win shares sum
+  to 1 at the end; playouts end within ``max_steps``;
+* **illegal actions are refused** — with :class:`IllegalActionError`, leaving the state unchanged,
+  and nothing is accepted after the end;
+* **clone independence** — stepping a clone never changes the original;
+* **exact replay** — ``game.replay(seed, history)`` reproduces every player's information set,
+  the returns and the rendering, from the start and from a prefix;
+* **determinizations** (hidden-information games) — for a state ``s`` and player ``p``,
+  ``w = s.sample_world(p, rng)`` keeps ``information_set_key(w, p) == information_set_key(s, p)``
+  and ``observation(w, p) == observation(s, p)``; ``w`` is a live state (a random playout from it
+  terminates); and over the whole run, sampled worlds differ from the true one in something ``p``
+  cannot see (the sampler is not a no-op).
+
+:func:`check_trajectory` checks one game driven by a list of choice indices; the hypothesis tests in
+``tests/conformance`` draw those lists to search for counter-examples, and :func:`check_game` draws
+them at random. Failures raise :class:`ConformanceError` naming the check, the game, the seed and
+the history, so the failing position can be replayed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from omega_cluster.games.api import (
+    CHANCE,
+    Game,
+    IllegalActionError,
+    State,
+)
+
+__all__ = ["ConformanceError", "ConformanceReport", "check_game", "check_trajectory"]
+
+
+class ConformanceError(AssertionError):
+    """A game broke the contract. The message names the check, the seed and the history."""
+
+
+@dataclass(frozen=True)
+class ConformanceReport:
+    """What ``check_game`` exercised (all checks passed if it returned)."""
+
+    game: str  # spec name
+    playouts: int  # games played to the end
+    states: int  # non-terminal states checked
+    decisions: int  # player (non-chance) moves applied
+    illegal_refused: int  # illegal actions tried and refused
+    sampled_worlds: int  # sample_world calls checked
+    worlds_differing: int  # sampled worlds that differ from the truth in hidden information
+    mean_length: float  # mean number of history entries per game
+
+
+@dataclass
+class _Tally:
+    states: int = 0
+    decisions: int = 0
+    illegal_refused: int = 0
+    sampled_worlds: int = 0
+    worlds_differing: int = 0
+
+
+def _fail(game: Game, seed: int, state: State, check: str, detail: str) -> ConformanceError:
+    return ConformanceError(
+        f"[{game.spec.name}] {check} failed (seed={seed}, history={list(state.history)!r}): {detail}"
+    )
+
+
+def _keys(state: State, n: int) -> tuple[object, ...]:
+    return tuple(state.information_set_key(p) for p in range(n))
+
+
+def _check_node(game: Game, seed: int, state: State) -> tuple[int, ...]:
+    """Shape of one non-terminal node; returns the acting players."""
+    n, num_actions = game.num_players, game.spec.num_actions
+    acting = state.current_players
+    if acting == (CHANCE,):
+        outcomes = list(state.chance_outcomes())
+        total = sum(p for _, p in outcomes)
+        if not outcomes or abs(total - 1.0) > 1e-6 or any(p < 0 for _, p in outcomes):
+            raise _fail(game, seed, state, "chance outcomes", f"{outcomes!r} do not sum to 1")
+        if sorted(a for a, _ in outcomes) != list(state.legal_actions(CHANCE)):
+            raise _fail(game, seed, state, "chance outcomes", "actions differ from legal_actions")
+        return acting
+    if len(set(acting)) != len(acting) or any(not 0 <= p < n for p in acting):
+        raise _fail(game, seed, state, "current_players", f"{acting!r} for {n} players")
+    if len(acting) > 1 and not game.spec.simultaneous:
+        raise _fail(
+            game, seed, state, "current_players", "several players act in a sequential game"
+        )
+    for p in acting:
+        legal = list(state.legal_actions(p))
+        if not legal:
+            raise _fail(game, seed, state, "legal actions", f"player {p} acts with no legal action")
+        if legal != sorted(set(legal)) or not all(isinstance(a, int) for a in legal):
+            raise _fail(game, seed, state, "legal actions", f"not sorted unique ints: {legal!r}")
+        if legal[0] < 0 or legal[-1] >= num_actions:
+            raise _fail(
+                game, seed, state, "legal actions", f"outside 0..{num_actions - 1}: {legal}"
+            )
+        if not all(state.is_legal(p, a) for a in legal):
+            raise _fail(game, seed, state, "is_legal", "refuses an action from legal_actions")
+    if len(acting) == 1 and list(state.legal_actions()) != list(state.legal_actions(acting[0])):
+        raise _fail(game, seed, state, "legal actions", "legal_actions() != legal_actions(player)")
+    return acting
+
+
+def _check_illegal(game: Game, seed: int, state: State, rng: random.Random, tally: _Tally) -> None:
+    """Try a few illegal actions; each must raise IllegalActionError and change nothing."""
+    acting = state.current_players
+    player = acting[0]
+    legal = set(state.legal_actions(player))
+    candidates = [-1, game.spec.num_actions] + [
+        rng.randrange(game.spec.num_actions) for _ in range(4)
+    ]
+    before = (len(state.history), _keys(state, game.num_players))
+    for action in candidates:
+        if action in legal:
+            continue
+        try:
+            if len(acting) == 1:
+                state.apply_action(action)
+            else:
+                joint = [state.legal_actions(p)[0] for p in acting]
+                joint[0] = action
+                state.apply_joint_action(joint)
+        except IllegalActionError as err:
+            if str(action) not in str(err):
+                raise _fail(
+                    game, seed, state, "illegal action", f"error does not name {action}"
+                ) from err
+        else:
+            raise _fail(game, seed, state, "illegal action", f"{action} accepted for {player}")
+        if (len(state.history), _keys(state, game.num_players)) != before:
+            raise _fail(game, seed, state, "illegal action", f"refused {action} changed the state")
+        tally.illegal_refused += 1
+
+
+def _pick(state: State, acting: tuple[int, ...], choice: int) -> int | tuple[int, ...]:
+    if acting == (CHANCE,):
+        outcomes = state.chance_outcomes()
+        return outcomes[choice % len(outcomes)][0]
+    if len(acting) == 1:
+        legal = state.legal_actions(acting[0])
+        return legal[choice % len(legal)]
+    picks = []
+    for i, p in enumerate(acting):
+        legal = state.legal_actions(p)
+        picks.append(legal[(choice >> (4 * i)) % len(legal)])
+    return tuple(picks)
+
+
+def _apply(state: State, move: int | tuple[int, ...]) -> None:
+    if isinstance(move, tuple):
+        state.apply_joint_action(move)
+    else:
+        state.apply_action(move)
+
+
+def _check_clone(game: Game, seed: int, state: State, move: int | tuple[int, ...]) -> None:
+    before = (list(state.history), _keys(state, game.num_players), state.render())
+    twin = state.clone()
+    _apply(twin, move)
+    if (list(state.history), _keys(state, game.num_players), state.render()) != before:
+        raise _fail(
+            game, seed, state, "clone independence", "stepping a clone changed the original"
+        )
+
+
+def _finish_randomly(state: State, rng: random.Random, max_steps: int) -> State:
+    steps = 0
+    while not state.is_terminal():
+        _apply(state, _pick(state, state.current_players, rng.getrandbits(32)))
+        steps += 1
+        if steps > max_steps:
+            raise ConformanceError(f"a playout from a sampled world ran past {max_steps} steps")
+    return state
+
+
+def _check_worlds(
+    game: Game, seed: int, state: State, rng: random.Random, tally: _Tally, max_steps: int
+) -> None:
+    n = game.num_players
+    for p in range(n):
+        world = state.sample_world(p, rng)  # SamplingNotSupportedError propagates, named
+        key, obs = state.information_set_key(p), state.observation(p)
+        if world.information_set_key(p) != key:
+            raise _fail(game, seed, state, "sample_world", f"changes player {p}'s information set")
+        if world.observation(p) != obs:
+            raise _fail(game, seed, state, "sample_world", f"changes player {p}'s observation")
+        if world.current_players != state.current_players:
+            raise _fail(game, seed, state, "sample_world", "changes who acts")
+        if p in state.current_players and list(world.legal_actions(p)) != list(
+            state.legal_actions(p)
+        ):
+            raise _fail(game, seed, state, "sample_world", f"changes player {p}'s legal actions")
+        tally.sampled_worlds += 1
+        others = [q for q in range(n) if q != p]
+        if (
+            any(world.information_set_key(q) != state.information_set_key(q) for q in others)
+            or world.render() != state.render()
+        ):
+            tally.worlds_differing += 1
+        _finish_randomly(world, rng, max_steps)
+        if state.information_set_key(p) != key:
+            raise _fail(game, seed, state, "sample_world", "playing the world changed the truth")
+
+
+def _check_end(game: Game, seed: int, state: State) -> None:
+    n = game.num_players
+    returns = state.returns()
+    if len(returns) != n or not all(math.isfinite(float(r)) for r in returns):
+        raise _fail(game, seed, state, "returns", f"{returns!r} is not {n} finite floats")
+    shares = state.win_shares()
+    if len(shares) != n or abs(sum(shares) - 1.0) > 1e-9:
+        raise _fail(game, seed, state, "win shares", f"{shares!r} do not sum to 1")
+    if len(state.scores()) != n:
+        raise _fail(game, seed, state, "scores", f"{state.scores()!r} has not {n} entries")
+    if state.legal_actions(0):
+        raise _fail(game, seed, state, "terminal", "legal actions after the end")
+    try:
+        state.apply_action(0)
+    except IllegalActionError:
+        pass
+    else:
+        raise _fail(game, seed, state, "terminal", "an action was accepted after the end")
+
+
+def _check_replay(game: Game, seed: int, state: State, rng: random.Random) -> None:
+    n = game.num_players
+    history = list(state.history)
+    again = game.replay(seed, history)
+    if _keys(again, n) != _keys(state, n) or again.render() != state.render():
+        raise _fail(game, seed, state, "replay", "replay from (seed, history) differs")
+    if again.returns() != state.returns():
+        raise _fail(game, seed, state, "replay", "replayed returns differ")
+    cut = rng.randrange(len(history) + 1)
+    prefix = game.replay(seed, history[:cut])
+    for move in history[cut:]:
+        _apply(prefix, move)
+    if _keys(prefix, n) != _keys(state, n):
+        raise _fail(
+            game, seed, state, "replay", f"replaying a prefix of {cut} then the rest differs"
+        )
+
+
+def check_trajectory(
+    game: Game,
+    seed: int,
+    choices: Sequence[int],
+    *,
+    sample_every: int = 4,
+    max_steps: int = 100_000,
+    tally: _Tally | None = None,
+) -> State:
+    """Play one game from ``seed``, picking ``choices[i] % len(options)`` at step ``i`` (random
+    choices once the list runs out), and check every contract property along the way."""
+    tally = tally if tally is not None else _Tally()
+    rng = random.Random(seed * 7919 + len(choices))
+    state = game.new_initial_state(seed)
+    if game.new_initial_state(seed).render() != state.render():
+        raise _fail(game, seed, state, "determinism", "new_initial_state(seed) differs twice")
+    step = 0
+    while not state.is_terminal():
+        if step > max_steps:
+            raise _fail(game, seed, state, "termination", f"no end after {max_steps} steps")
+        acting = _check_node(game, seed, state)
+        tally.states += 1
+        if acting != (CHANCE,):
+            tally.decisions += 1
+            if step % 3 == 0:
+                _check_illegal(game, seed, state, rng, tally)
+        if game.spec.hidden_information and step % sample_every == 0:
+            _check_worlds(game, seed, state, rng, tally, max_steps)
+        choice = choices[step] if step < len(choices) else rng.getrandbits(32)
+        move = _pick(state, acting, choice)
+        if step % 5 == 0:
+            _check_clone(game, seed, state, move)
+        _apply(state, move)
+        step += 1
+    _check_end(game, seed, state)
+    _check_replay(game, seed, state, rng)
+    return state
+
+
+def check_game(
+    game: Game,
+    *,
+    playouts: int = 30,
+    seed: int = 0,
+    sample_every: int = 4,
+    max_steps: int = 100_000,
+) -> ConformanceReport:
+    """Run the conformance checks on ``playouts`` random games; raise ConformanceError on failure.
+
+    For hidden-information games, also require that sampled worlds differ from the truth somewhere
+    (a ``sample_world`` that returns a copy would pass every other check and break ISMCTS).
+    """
+    if not game.spec.min_players <= game.num_players <= game.spec.max_players:
+        raise ConformanceError(f"[{game.spec.name}] num_players outside its declared range")
+    if game.spec.objective not in game.spec.objectives or game.spec.num_actions <= 0:
+        raise ConformanceError(f"[{game.spec.name}] spec objective/num_actions inconsistent")
+    tally = _Tally()
+    lengths = []
+    for i in range(playouts):
+        final = check_trajectory(
+            game, seed + i, (), sample_every=sample_every, max_steps=max_steps, tally=tally
+        )
+        lengths.append(len(final.history))
+    if game.spec.hidden_information and tally.sampled_worlds and not tally.worlds_differing:
+        raise ConformanceError(
+            f"[{game.spec.name}] sample_world never changed hidden information in "
+            f"{tally.sampled_worlds} samples: the sampler looks like a no-op"
+        )
+    return ConformanceReport(
+        game=game.spec.name,
+        playouts=playouts,
+        states=tally.states,
+        decisions=tally.decisions,
+        illegal_refused=tally.illegal_refused,
+        sampled_worlds=tally.sampled_worlds,
+        worlds_differing=tally.worlds_differing,
+        mean_length=sum(lengths) / max(1, len(lengths)),
+    )

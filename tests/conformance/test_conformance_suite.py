@@ -1,0 +1,99 @@
+"""The conformance suite itself: it passes a correct game and catches each kind of broken one.
+
+Each broken game below is the example game with exactly one contract bug; ``check_game`` must name
+the failing check. Without these tests a suite that checks nothing would look green.
+"""
+
+from __future__ import annotations
+
+import random
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from omega_cluster.games.conformance import ConformanceError, check_game, check_trajectory
+
+
+def test_example_game_passes(blind_war: ModuleType) -> None:
+    for players in (2, 3, 4):
+        report = check_game(blind_war.BlindWarGame(players=players), playouts=20, seed=3)
+        assert report.playouts == 20
+        assert report.decisions == 20 * players * 3
+        assert report.sampled_worlds > 0 and report.worlds_differing > 0
+        assert report.illegal_refused > 0
+
+
+def _broken(blind_war: ModuleType, **overrides: Any) -> Any:
+    state_cls = type("BrokenState", (blind_war.BlindWarState,), overrides)
+
+    class BrokenGame(blind_war.BlindWarGame):
+        def new_initial_state(self, seed: int = 0) -> Any:
+            good = super().new_initial_state(seed)
+            bad = state_cls.__new__(state_cls)
+            for slot in ("game", "history", "hands", "table", "leader", "tricks", "seed"):
+                setattr(bad, slot, getattr(good, slot))
+            return bad
+
+    return BrokenGame(players=3)
+
+
+def test_no_op_sampler_is_caught(blind_war: ModuleType) -> None:
+    game = _broken(blind_war, sample_world=lambda self, p, rng, constraints=None: self.clone())
+    with pytest.raises(ConformanceError, match="no-op"):
+        check_game(game, playouts=5)
+
+
+def test_sampler_that_changes_own_hand_is_caught(blind_war: ModuleType) -> None:
+    def leaky(self: Any, player: int, rng: Any, constraints: Any = None) -> Any:
+        world = blind_war.BlindWarState.sample_world(self, player, rng)
+        world.hands[player], world.hands[(player + 1) % 3] = (
+            world.hands[(player + 1) % 3],
+            world.hands[player],
+        )
+        return world
+
+    with pytest.raises(ConformanceError, match="sample_world"):
+        check_game(_broken(blind_war, sample_world=leaky), playouts=5)
+
+
+def test_shallow_clone_is_caught(blind_war: ModuleType) -> None:
+    def shallow(self: Any) -> Any:
+        twin = type(self).__new__(type(self))
+        for slot in ("game", "history", "hands", "table", "leader", "tricks", "seed"):
+            setattr(twin, slot, getattr(self, slot))  # shares the lists: a classic bug
+        return twin
+
+    with pytest.raises(ConformanceError, match="clone independence|changed the truth"):
+        check_game(_broken(blind_war, clone=shallow), playouts=5)
+
+
+def test_unsorted_legal_actions_are_caught(blind_war: ModuleType) -> None:
+    def backwards(self: Any, player: int | None = None) -> list[int]:
+        return sorted(blind_war.BlindWarState.legal_actions(self, player), reverse=True)
+
+    with pytest.raises(ConformanceError, match="legal actions"):
+        check_game(_broken(blind_war, legal_actions=backwards), playouts=5)
+
+
+def test_bad_returns_are_caught(blind_war: ModuleType) -> None:
+    with pytest.raises(ConformanceError, match="returns"):
+        check_game(_broken(blind_war, returns=lambda self: (1.0, 0.0)), playouts=2)
+
+
+def test_nondeterministic_game_is_caught(blind_war: ModuleType) -> None:
+    class Unseeded(blind_war.BlindWarGame):
+        def new_initial_state(self, seed: int = 0) -> Any:
+            return super().new_initial_state(random.randrange(10**9))
+
+    with pytest.raises(ConformanceError, match="determinism|replay"):
+        check_game(Unseeded(players=2), playouts=5)
+
+
+def test_check_trajectory_follows_choices(blind_war: ModuleType) -> None:
+    game = blind_war.BlindWarGame(players=2, hand=2)
+    first = check_trajectory(game, 5, [0, 0, 0, 0])
+    last = check_trajectory(game, 5, [99, 99, 99, 99])
+    assert len(first.history) == len(last.history) == 4
+    # choice 0 always plays the lowest card, 99 % 2 / 99 % 1 the highest: different games
+    assert first.history != last.history

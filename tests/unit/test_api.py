@@ -1,0 +1,116 @@
+"""The contract's own machinery: registry, parameter validation, checked moves, replay, rng."""
+
+from __future__ import annotations
+
+import random
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from omega_cluster.games import (
+    IllegalActionError,
+    InvalidParameterError,
+    ParamSpec,
+    ReplayError,
+    as_rng,
+    available_games,
+    make_game,
+    register_game,
+)
+from omega_cluster.games.api import win_shares_from_returns
+
+
+def test_unknown_game_lists_the_available_ones() -> None:
+    with pytest.raises(InvalidParameterError) as err:
+        make_game("mexican_trian")
+    message = str(err.value)
+    assert "mexican_trian" in message
+    for name in ("mexican_train", "goofspiel", "kuhn_poker", "leduc_poker"):
+        assert name in message
+
+
+def test_registered_user_game_builds_by_name(blind_war: ModuleType) -> None:
+    register_game("blind_war_test", blind_war.BlindWarGame, replace=True)
+    game = make_game("blind_war_test", players=3, deck=10)
+    assert game.num_players == 3 and game.spec.num_actions == 10
+    assert "blind_war_test" in available_games()
+    with pytest.raises(InvalidParameterError, match="already registered"):
+        register_game("blind_war_test", blind_war.BlindWarGame)
+
+
+def test_unknown_parameter_names_the_valid_ones(blind_war: ModuleType) -> None:
+    with pytest.raises(InvalidParameterError) as err:
+        blind_war.BlindWarGame(players=2, decks=3)
+    assert "decks" in str(err.value)
+    assert "players" in str(err.value) and "hand" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"), [(1, "below the minimum"), (5, "above the maximum"), ("2", "type int")]
+)
+def test_parameter_values_are_checked(blind_war: ModuleType, value: object, fragment: str) -> None:
+    with pytest.raises(InvalidParameterError, match=fragment) as err:
+        blind_war.BlindWarGame(players=value)
+    assert "[2, 4]" in str(err.value)
+
+
+def test_param_spec_choices_and_bool_is_not_int() -> None:
+    spec = ParamSpec("points", "how the game is scored", str, choices=("points", "go_out"))
+    assert spec.check("g", "objective", "go_out") == "go_out"
+    with pytest.raises(InvalidParameterError, match="'points', 'go_out'"):
+        spec.check("g", "objective", "goout")
+    with pytest.raises(InvalidParameterError, match="type int"):
+        ParamSpec(2, "n", int).check("g", "players", True)
+    assert ParamSpec(0.5, "x", float).check("g", "x", 1) == 1.0
+
+
+def test_illegal_action_error_names_action_player_and_legal_set(blind_war: ModuleType) -> None:
+    game = blind_war.BlindWarGame(players=2)
+    state = game.new_initial_state(1)
+    legal = state.legal_actions()
+    illegal = next(a for a in range(game.spec.num_actions) if a not in legal)
+    with pytest.raises(IllegalActionError) as err:
+        state.apply_action(illegal)
+    message = str(err.value)
+    assert f"illegal action {illegal}" in message and "player 0" in message
+    for action in legal:
+        assert f"{action}=play {action + 1}" in message
+    assert err.value.legal == tuple(legal) and err.value.player == 0
+    with pytest.raises(IllegalActionError, match="not an int"):
+        state.apply_action("3")  # type: ignore[arg-type]
+
+
+def test_replay_reproduces_and_rejects_malformed_histories(blind_war: ModuleType) -> None:
+    game = blind_war.BlindWarGame(players=2)
+    state = game.new_initial_state(9)
+    rng = random.Random(0)
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        state.apply_action(legal[rng.randrange(len(legal))])
+    again = game.replay(9, state.history)
+    assert again.render() == state.render() and again.returns() == state.returns()
+    with pytest.raises(ReplayError, match="step 0"):
+        game.replay(9, [(1, 2)])
+    with pytest.raises(ReplayError, match="not an int"):
+        game.replay(9, ["x"])  # type: ignore[list-item]
+    with pytest.raises(ReplayError, match="already over"):
+        game.replay(9, [*state.history, 0])
+    with pytest.raises(ReplayError, match="step 1"):
+        game.replay(9, [state.history[0], state.history[0]])
+
+
+def test_as_rng_is_deterministic_from_every_source() -> None:
+    assert as_rng(5).random() == as_rng(5).random()
+    a = as_rng(np.random.default_rng(3)).random()
+    b = as_rng(np.random.default_rng(3)).random()
+    assert a == b
+    r = random.Random(1)
+    assert as_rng(r) is r
+    with pytest.raises(TypeError):
+        as_rng("seed")  # type: ignore[arg-type]
+
+
+def test_win_shares_split_ties() -> None:
+    assert win_shares_from_returns([1.0, -1.0]) == (1.0, 0.0)
+    assert win_shares_from_returns([2.0, 2.0, 0.0, 2.0]) == (1 / 3, 1 / 3, 0.0, 1 / 3)
