@@ -1,0 +1,48 @@
+"""Run every benchmark in bench/ (``make bench`` / ``python -m bench [--quick] [name ...]``).
+
+Each ``bench/bench_<topic>.py`` exposes ``main()`` and prints its figures, each as a ratio
+against a reference measured in the same run. Benchmarks run one after another on one process so
+they do not compete for the cores.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    flags = [a for a in args if a.startswith("-")]
+    wanted = [a for a in args if not a.startswith("-")]
+    names = sorted(
+        m.name
+        for m in pkgutil.iter_modules([str(Path(__file__).parent)])
+        if m.name.startswith("bench_")
+    )
+    if wanted:
+        unknown = [w for w in wanted if f"bench_{w}" not in names and w not in names]
+        if unknown:
+            print(f"unknown benchmark(s) {unknown}; available: {names}", file=sys.stderr)
+            return 2
+        names = [n for n in names if n in wanted or n.removeprefix("bench_") in wanted]
+    for name in names:
+        module = importlib.import_module(f"bench.{name}")
+        print(f"\n=== {name} ===", flush=True)
+        start = time.perf_counter()
+        # main(argv) or main() reading sys.argv: both styles are accepted
+        sys.argv = [f"bench.{name}", *flags]
+        if inspect.signature(module.main).parameters:
+            module.main(flags)
+        else:
+            module.main()
+        print(f"({name}: {time.perf_counter() - start:.1f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
