@@ -147,4 +147,6 @@ def wilson_interval(wins: float, n: int, level: float = 0.95) -> ConfidenceInter
     z2n = z * z / n
     center = (p + z2n / 2.0) / (1.0 + z2n)
     half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))
-    return ConfidenceInterval(p, max(0.0, center - half), min(1.0, center + half), level, n)
+    low = 0.0 if wins == 0 else max(0.0, center - half)  # exact ends: no rounding residue
+    high = 1.0 if wins == n else min(1.0, center + half)
+    return ConfidenceInterval(p, low, high, level, n)

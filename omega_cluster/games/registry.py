@@ -53,7 +53,7 @@ def game_class(name: str) -> GameFactory:
     )
 
 
-def make_game(name: str, **params: Any) -> Game:
+def make_game(name: str, /, **params: Any) -> Game:
     """Build a registered game from keyword parameters, validating every one of them.
 
     ``make_game("openspiel:liars_dice", players=3)`` wraps any pyspiel game (the OpenSpiel adapter).

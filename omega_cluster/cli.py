@@ -1,0 +1,270 @@
+"""The ``omega-cluster`` command line (also ``python -m omega_cluster``).
+
+Commands take ``key=value`` arguments, the form the Hydra-based ``train`` command will take too:
+
+* ``omega-cluster arena game=mexican_train seats=commander,lieutenant,ensign,ensign games=200`` —
+  a match through :func:`omega_cluster.eval.arena.play_match`; prints a progress bar (stderr), then
+  the results table (stdout). Arena keys are listed in :data:`ARENA_KEYS`; every other key is a
+  game parameter, checked against the game class's ``parameters``. ``players`` defaults to the
+  number of seats; ``seats`` defaults to ``random`` at every seat.
+* ``omega-cluster games`` — the registered games and their parameters.
+
+Values parse as int, float, ``true``/``false``, ``none``, and ``a,b,c`` as a tuple (``seats`` is
+always a list of player specs; a game parameter declared as ``str`` keeps the raw text). ``game``
+is a registered name, ``openspiel:<pyspiel name>`` or a user's class as ``package.module:Class``.
+
+Bad input (an unknown key, game, player or parameter value) exits with status 2 and one line on
+stderr, no traceback. New subcommands (train, bench, play, export, inspect) are one more
+:class:`Command` in :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omega_cluster import __version__
+from omega_cluster.eval.arena import ArenaError, play_match, print_table
+from omega_cluster.games.api import Game, InvalidParameterError, ParamSpec
+from omega_cluster.games.registry import available_games, game_class, make_game
+from omega_cluster.players.registry import PlayerSpecError, parse_scalar
+
+__all__ = ["ARENA_KEYS", "COMMANDS", "Command", "UsageError", "main", "parse_key_values"]
+
+PROG = "omega-cluster"
+
+ARENA_KEYS: dict[str, str] = {
+    "game": "game name (see `omega-cluster games`), openspiel:<name> or package.module:Class",
+    "seats": "comma-separated player specs, one per seat (default: random at every seat)",
+    "games": "number of games (default 100; a multiple of the player count balances seats)",
+    "seed": "match seed: fixes every deal and every player's randomness (default 0)",
+    "rotate": "rotate seats over each deal (default true)",
+    "progress": "show a progress bar on stderr (default true)",
+    "quiet": "no progress bar (quiet=true is progress=false)",
+}
+
+
+class UsageError(ValueError):
+    """Bad command-line input: reported in one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help line, how to add its arguments and what it runs."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    epilog: str = ""
+
+
+# -- key=value parsing ----------------------------------------------------------------------------
+
+
+def parse_key_values(tokens: Sequence[str]) -> dict[str, str]:
+    """``["game=kuhn_poker", "games=10"]`` → ``{"game": "kuhn_poker", "games": "10"}`` (raw text)."""
+    pairs: dict[str, str] = {}
+    for token in tokens:
+        key, eq, value = token.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise UsageError(f"expected key=value, got {token!r}")
+        if key in pairs:
+            raise UsageError(f"key {key!r} given twice")
+        pairs[key] = value.strip()
+    return pairs
+
+
+def parse_value(text: str, spec: ParamSpec | None = None) -> Any:
+    """A command-line value: scalar, or a tuple for ``a,b``; raw text for a ``str`` parameter."""
+    if spec is not None and spec.kind is str:
+        return text
+    if "," in text:
+        return tuple(parse_scalar(part) for part in text.split(",") if part.strip())
+    value = parse_scalar(text)
+    if spec is not None and spec.kind is tuple and not isinstance(value, tuple):
+        return (value,)  # a one-element list needs no comma
+    return value
+
+
+def _flag(key: str, text: str) -> bool:
+    value = parse_scalar(text)
+    if not isinstance(value, bool):
+        raise UsageError(f"{key}={text!r} must be true or false")
+    return value
+
+
+def _int(key: str, text: str, *, minimum: int) -> int:
+    value = parse_scalar(text)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(f"{key}={text!r} must be an int >= {minimum}")
+    return value
+
+
+# -- games ---------------------------------------------------------------------------------------
+
+
+def _resolve_game(name: str) -> tuple[Callable[..., Game], Mapping[str, ParamSpec], dict[str, Any]]:
+    """The factory, its parameters and fixed keywords for a ``game=`` value."""
+    if ":" in name and not name.startswith("openspiel:"):
+        module, _, attr = name.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise UsageError(f"game={name!r}: cannot import {attr} from {module}: {err}") from None
+        return factory, getattr(factory, "parameters", {}), {}
+    if name.startswith("openspiel:"):
+        factory = game_class("openspiel")
+        pyspiel_name = name.split(":", 1)[1]
+        parameters_of = getattr(factory, "parameters_of", None)
+        params = parameters_of(pyspiel_name) if parameters_of else factory.parameters  # type: ignore[attr-defined]
+        return factory, {k: v for k, v in params.items() if k != "name"}, {"name": pyspiel_name}
+    factory = game_class(name)
+    return factory, getattr(factory, "parameters", {}), {}
+
+
+def _build_game(name: str, pairs: dict[str, str]) -> Game:
+    if name == "openspiel" and "name" in pairs:  # game=openspiel name=liars_dice
+        name = f"openspiel:{pairs.pop('name')}"
+    factory, parameters, fixed = _resolve_game(name)
+    unknown = [key for key in pairs if key not in parameters]
+    if unknown:
+        raise UsageError(
+            f"unknown key {unknown[0]!r}; arena keys: {', '.join(ARENA_KEYS)}; "
+            f"parameters of {name}: {', '.join(parameters) or 'none'}"
+        )
+    kwargs = {key: parse_value(text, parameters.get(key)) for key, text in pairs.items()}
+    if name in available_games() or name.startswith("openspiel:"):
+        return make_game(name, **kwargs)
+    return factory(**fixed, **kwargs)
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _configure_arena(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "settings", nargs="*", metavar="key=value", help="arena keys and game parameters"
+    )
+
+
+def run_arena(args: argparse.Namespace) -> int:
+    pairs = parse_key_values(args.settings)
+    arena = {key: pairs.pop(key) for key in list(pairs) if key in ARENA_KEYS}
+    if "game" not in arena:
+        raise UsageError(
+            f"arena needs game=<name>; available games: {', '.join(available_games())}"
+        )
+    seats = [s.strip() for s in arena.get("seats", "").split(",") if s.strip()]
+    if seats and "players" not in pairs:
+        pairs["players"] = str(len(seats))
+    game = _build_game(arena["game"], pairs)
+    if not seats:
+        seats = ["random"] * game.num_players
+    if len(seats) != game.num_players:
+        raise UsageError(
+            f"{len(seats)} seats ({','.join(seats)}) for a {game.num_players}-player game; "
+            "give one player spec per seat"
+        )
+    progress = _flag("progress", arena.get("progress", "true"))
+    if _flag("quiet", arena.get("quiet", "false")):
+        progress = False
+    result = play_match(
+        game,
+        seats,
+        games=_int("games", arena.get("games", "100"), minimum=1),
+        seed=_int("seed", arena.get("seed", "0"), minimum=0),
+        rotate_seats=_flag("rotate", arena.get("rotate", "true")),
+        progress=progress,
+    )
+    print_table(result)
+    return 0
+
+
+def _configure_games(parser: argparse.ArgumentParser) -> None:
+    del parser  # no arguments
+
+
+def run_games(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for name in available_games():
+        try:
+            factory = game_class(name)
+        except Exception as err:  # a game whose module is broken or missing: list it anyway
+            console.print(f"[bold]{name}[/bold]  (unavailable: {type(err).__name__}: {err})")
+            continue
+        doc = (factory.__doc__ or "").strip().splitlines()
+        console.print(f"[bold]{name}[/bold]  {doc[0] if doc else ''}")
+        parameters: Mapping[str, ParamSpec] = getattr(factory, "parameters", {})
+        table = Table(show_header=True, box=None, padding=(0, 2))
+        for column in ("parameter", "default", "allowed", "meaning"):
+            table.add_column(column)
+        for key, spec in parameters.items():
+            allowed = spec.describe().split(" (default")[0].removeprefix("allowed: ")
+            table.add_row(key, repr(spec.default), allowed, spec.doc)
+        console.print(table)
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "arena": Command(
+        "arena",
+        "play a match between players and print win rates and fair shares with 95% intervals",
+        _configure_arena,
+        run_arena,
+        epilog="arena keys:\n"
+        + "\n".join(f"  {k:<9} {v}" for k, v in ARENA_KEYS.items())
+        + "\nevery other key is a game parameter (see `omega-cluster games`).\n"
+        "example: omega-cluster arena game=mexican_train "
+        "seats=commander,lieutenant,ensign,ensign games=200",
+    ),
+    "games": Command(
+        "games", "list the registered games and their parameters", _configure_games, run_games
+    ),
+}
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="omega_cluster: self-play training and evaluation for game AI"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    for command in COMMANDS.values():
+        child = sub.add_parser(
+            command.name,
+            help=command.help.replace("%", "%%"),  # argparse %-formats help strings
+            description=command.help,
+            epilog=command.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.configure(child)
+        child.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; returns the exit status (0 ok, 2 bad input)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help / --version (0) and argparse's usage errors (2)
+        return exit_.code if isinstance(exit_.code, int) else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        status: int = args.run(args)
+    except (UsageError, InvalidParameterError, PlayerSpecError, ArenaError) as err:
+        message = " ".join(str(err).split())
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    return status

@@ -1,0 +1,130 @@
+"""Determinizations for Mexican Train: ``sample_world`` re-deals what one player cannot see.
+
+Called through :meth:`MexicanTrainState.sample_world` by ISMCTS (Cowling, Powley & Whitehouse
+2012) many thousand times per decision, so the unconstrained path is one clone, one inlined
+Fisher–Yates shuffle of the unseen tiles and a few mask builds.
+
+What ``player`` cannot see: the other hands (their sizes are public) and the boneyard order; the
+future rounds' deals too, so the world gets a fresh chance seed. ``player``'s hand and the public
+record are untouched, so the observation and ``information_set_key(player)`` are unchanged.
+
+:class:`DealConstraints` (tiles a seat is known not to hold) are honoured by a simple sequential
+deal: the most constrained seats first, each drawing uniformly among the unseen tiles it may hold,
+restarting on a dead end (``ConstraintError`` after ``max_tries``). It is not exactly uniform over
+consistent deals; belief-weighted sampling is a later layer.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from omega_cluster.games.api import ConstraintError, RngLike, as_rng
+from omega_cluster.games.mexican_train.records import DealConstraints
+
+if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train.state import MexicanTrainState
+
+__all__ = ["sample_world"]
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def sample_world(
+    state: MexicanTrainState,
+    player: int,
+    rng: RngLike,
+    constraints: DealConstraints | None = None,
+    *,
+    max_tries: int = 200,
+) -> MexicanTrainState:
+    """A state drawn from ``player``'s information set (see the module docstring)."""
+    rnd_gen = rng if type(rng) is random.Random else as_rng(rng)
+    world = state.clone()
+    world.chance_seed = rnd_gen.getrandbits(62)
+    if world.over:
+        return world
+    if constraints is not None:
+        _constrained_deal(world, player, rnd_gen, constraints, max_tries)
+        return world
+    hands = world.hands
+    pool = world.boneyard
+    for q, m in enumerate(hands):
+        if q != player:
+            while m:
+                low = m & -m
+                pool.append(low.bit_length() - 1)
+                m ^= low
+    rnd = rnd_gen.random
+    for i in range(len(pool) - 1, 0, -1):  # Fisher–Yates, inlined (see deal())
+        j = int(rnd() * (i + 1))
+        pool[i], pool[j] = pool[j], pool[i]
+    for q, m in enumerate(hands):
+        if q != player:
+            k = m.bit_count()
+            new = 0
+            for _ in range(k):
+                new |= 1 << pool.pop()
+            hands[q] = new
+    return world
+
+
+def _constrained_deal(
+    world: MexicanTrainState,
+    player: int,
+    rnd_gen: random.Random,
+    constraints: DealConstraints,
+    max_tries: int,
+) -> None:
+    n = world.game.num_players
+    if not isinstance(constraints, DealConstraints) or len(constraints.forbidden) != n:
+        raise ConstraintError(
+            f"mexican_train: constraints must be a DealConstraints with {n} masks "
+            f"(one per seat), got {constraints!r}"
+        )
+    forbidden = constraints.forbidden
+    if forbidden[player] & world.hands[player]:
+        raise ConstraintError(
+            f"mexican_train: constraints forbid player {player} tiles they hold: "
+            f"{world.game.tiles.mask_tiles(forbidden[player] & world.hands[player])}"
+        )
+    others = [q for q in range(n) if q != player]
+    sizes = {q: world.hands[q].bit_count() for q in others}
+    unseen = 0
+    for q in others:
+        unseen |= world.hands[q]
+    for t in world.boneyard:
+        unseen |= 1 << t
+    # most constrained first: fewer dead ends for the sequential deal
+    order = sorted(others, key=lambda q: (unseen & ~forbidden[q]).bit_count() - sizes[q])
+    for _ in range(max_tries):
+        left = unseen
+        dealt: dict[int, int] = {}
+        for q in order:
+            allowed = _bits(left & ~forbidden[q])
+            if len(allowed) < sizes[q]:
+                break
+            chosen = rnd_gen.sample(allowed, sizes[q])
+            m = 0
+            for t in chosen:
+                m |= 1 << t
+            dealt[q] = m
+            left &= ~m
+        else:
+            for q, m in dealt.items():
+                world.hands[q] = m
+            boneyard = _bits(left)
+            rnd_gen.shuffle(boneyard)
+            world.boneyard = boneyard
+            return
+    raise ConstraintError(
+        f"mexican_train: no deal of the {unseen.bit_count()} unseen tiles satisfies the "
+        f"constraints for player {player}'s world after {max_tries} tries"
+    )

@@ -1,0 +1,427 @@
+"""Mexican Train rules: :class:`MexicanTrainState`, one position of a campaign.
+
+Owns legality, the turn structure, scoring and the campaign; the parameters live in
+:mod:`.game`, the tile tables and action ids in :mod:`.tiles`, the fast random playout in
+:mod:`.playout` (it mirrors ``legal_actions`` / ``_apply_action`` exactly), determinizations in
+:mod:`.sampling` and the text picture in :mod:`.render`.
+
+Rules (pagat's Mexican Train and common rule sheets; variants are game parameters):
+
+* **Deal.** Round ``r`` sets the engine double ``max - r`` aside, shuffles the other tiles with a
+  generator seeded from ``(chance_seed, r)`` and deals ``hand_size`` tiles to each seat; the rest is
+  the boneyard, drawn from its end. Seat ``r % N`` starts round ``r``.
+* **Trains.** Every seat owns a personal train and there is one public Mexican train (slot 8);
+  every train starts at the engine. A player may play on their own train, on the Mexican train
+  (anyone may start it) and on any marked train.
+* **Markers.** A player who ends a turn without playing (PASS) puts their marker up: their train
+  is open to everyone until they play on it themselves.
+* **Unable to play.** With no legal play the player draws one tile (DRAW). After a draw they may
+  play any legal tile — with ``must_play`` this can only be the drawn tile, which pagat allows to
+  be played on any train open to them — else they PASS. Empty boneyard: PASS at once.
+  ``draw_until_playable``: keep drawing until a tile plays or the boneyard is empty.
+  ``must_play=False``: a player who could play may DRAW instead (while the boneyard is not empty),
+  and after that draw may PASS (putting the marker up) even with a play available.
+* **Doubles.** Laying a double gives the player another play (a fresh play: they may draw for
+  it). Strict rule (``strict_doubles``, default): an open double must be covered by the very next
+  play, by whoever moves, even on someone's unmarked train; several open doubles are covered in
+  the order they were laid. The only other play allowed right after laying a double is laying
+  another double on a different open train (pagat's "several doubles in one turn"); the turn ends
+  once a non-double tile is laid. A player who cannot cover draws one tile, then PASSes and puts
+  their marker up. Lenient rule (``strict_doubles=False``): the extra play may go anywhere; an
+  uncovered double makes its train open to everyone until someone covers it.
+* **First-turn chain** (``first_turn_chain``): on a player's first turn of a round, once they lay a
+  tile on their own train they may keep laying tiles on their own train; PASS ("end turn") ends
+  the chain without a marker. No draws during a chain. A double laid last stays open.
+* **Round end.** A player who lays their last tile goes out, even with a double (it need not be
+  covered). The round is *blocked* when the boneyard is empty and no player could ever play again:
+  nobody holds a tile matching any train end (as if every marker were up, since passing only adds
+  markers), or — strict rule with an open double — nobody holds a tile covering it and the acting
+  player cannot lay another double. Blocked rounds end at once. Each player scores the pips left in
+  hand (0|0 counts ``double_blank_value``).
+* **Campaign.** ``num_rounds`` rounds with engines ``max, max-1, ...``. Returns: win shares (see
+  :mod:`.game`): lowest cumulative pips (``points``) or most rounds gone out (``go_out``).
+
+Hidden information: the hands of others and the boneyard order. Everything else — every action,
+including who drew (never which tile) and each finished round's pips — is public.
+``information_set_key(p)`` is observation-based: ``p``'s current hand, ``p`` and a rolling 64-bit
+hash of the public record (actions and round-end pips), maintained incrementally in each step.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from omega_cluster.games.api import RngLike, State
+from omega_cluster.games.mexican_train.playout import random_playout as _random_playout
+from omega_cluster.games.mexican_train.records import (
+    DealConstraints,
+    RoundResult,
+)
+from omega_cluster.games.mexican_train.sampling import sample_world as _sample_world
+from omega_cluster.games.mexican_train.tiles import (
+    HASH_MULT,
+    MASK64,
+    MEXICAN_BIT,
+    MEXICAN_SLOT,
+    NUM_SLOTS,
+    SLOTS_OF,
+)
+from omega_cluster.games.mexican_train.views import StateViews
+
+if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train.game import MexicanTrainGame
+
+__all__ = ["MexicanTrainState"]
+
+ROUND_END_SALT = 0x9E3779B9  # separates round-end pip entries from action ids in the hash
+ACTING: tuple[tuple[int, ...], ...] = tuple((p,) for p in range(8))
+
+
+def round_seed(chance_seed: int, round_index: int) -> int:
+    """Seed of round ``round_index``'s shuffle (splitmix-style mixing of the two numbers)."""
+    x = (chance_seed * 0x9E3779B97F4A7C15 + (round_index + 1) * 0xBF58476D1CE4E5B9) & MASK64
+    return x ^ (x >> 31)
+
+
+class MexicanTrainState(StateViews, State):
+    """A position: hands are bit masks, trains are (open end, length) per slot plus a marker mask.
+
+    Fields are read-only for callers (heuristic players, encoders); only actions change them.
+    """
+
+    __slots__ = (
+        "board",  # mask of the tiles on the trains this round
+        "boneyard",  # list of tile indices; draws pop from the end (hidden order)
+        "bonus",  # the acting player has just laid a double (strict: may lay another double)
+        "chain",  # the acting player is laying a first-turn chain on their own train
+        "chance_seed",  # seeds every deal of this and later rounds
+        "current",  # acting seat (-1 after the end)
+        "drawn",  # the acting player has drawn during the current play
+        "ends",  # list[9]: open end per train slot (the engine value while empty)
+        "engine",  # engine double of the round
+        "first_pending",  # mask of seats that have not finished their first turn this round
+        "hands",  # list[N] of tile masks
+        "lengths",  # list[9]: tiles laid on each train this round
+        "log_hash",  # rolling hash of the public record (information_set_key)
+        "marked",  # mask of train slots whose owner's marker is up
+        "open_doubles",  # tuple of train slots ending in an uncovered double, laying order
+        "outs",  # tuple[N]: rounds won by going out
+        "over",  # the campaign is finished
+        "pip_totals",  # tuple[N]: cumulative pips of the finished rounds
+        "round_index",
+        "round_results",  # tuple of RoundResult
+        "round_starts",  # tuple: history index where each round began
+        "win",  # returns at the end (win shares), None before
+    )
+
+    game: MexicanTrainGame
+    board: int
+    bonus: bool
+    chain: bool
+    chance_seed: int
+    current: int
+    drawn: bool
+    engine: int
+    first_pending: int
+    log_hash: int
+    marked: int
+    over: bool
+    round_index: int
+    boneyard: list[int]
+    hands: list[int]
+    ends: list[int]
+    lengths: list[int]
+    open_doubles: tuple[int, ...]
+    outs: tuple[int, ...]
+    pip_totals: tuple[int, ...]
+    round_results: tuple[RoundResult, ...]
+    round_starts: tuple[int, ...]
+    win: tuple[float, ...] | None
+
+    @classmethod
+    def initial(cls, game: MexicanTrainGame, seed: int) -> MexicanTrainState:
+        s = cls.__new__(cls)
+        n = game.num_players
+        s.game, s.history, s.chance_seed = game, [], seed
+        s.pip_totals, s.outs, s.round_results, s.round_starts = (0,) * n, (0,) * n, (), ()
+        s.log_hash, s.over, s.win = n, False, None
+        s.deal(0)
+        return s
+
+    # -- dealing and round end ------------------------------------------------------------------
+    def deal(self, r: int) -> None:
+        """Start round ``r``: shuffle from ``(chance_seed, r)``, deal, reset the trains."""
+        g = self.game
+        n, h = g.num_players, g.hand_size
+        engine = g.max_value - r
+        deck = list(g.decks[engine])
+        rnd = random.Random(round_seed(self.chance_seed, r)).random
+        for i in range(len(deck) - 1, 0, -1):  # Fisher–Yates, inlined: 2x faster than shuffle()
+            j = int(rnd() * (i + 1))
+            deck[i], deck[j] = deck[j], deck[i]
+        hands = []
+        for q in range(n):
+            m = 0
+            for t in deck[q * h : q * h + h]:
+                m |= 1 << t
+            hands.append(m)
+        self.hands, self.boneyard = hands, deck[n * h :]
+        self.ends, self.lengths = [engine] * NUM_SLOTS, [0] * NUM_SLOTS
+        self.engine, self.round_index, self.current = engine, r, r % n
+        self.marked, self.board, self.open_doubles = 0, 0, ()
+        self.drawn = self.bonus = self.chain = False
+        self.first_pending = (1 << n) - 1
+        self.round_starts = (*self.round_starts, len(self.history))
+        if not self.boneyard:
+            self.check_blocked()
+
+    def end_round(self, went_out: int | None) -> None:
+        """Score the round, publish its result, then deal the next round or end the campaign."""
+        g = self.game
+        blank = g.double_blank_value
+        pips = tuple(g.tiles.mask_pips(m, blank) for m in self.hands)
+        self.round_results = (
+            *self.round_results,
+            RoundResult(self.round_index, self.engine, pips, went_out, went_out is None),
+        )
+        self.pip_totals = tuple(a + b for a, b in zip(self.pip_totals, pips, strict=True))
+        if went_out is not None:
+            outs = list(self.outs)
+            outs[went_out] += 1
+            self.outs = tuple(outs)
+        h = self.log_hash
+        for x in pips:  # the revealed pips are public: part of every information set
+            h = (h * HASH_MULT + x + ROUND_END_SALT) & MASK64
+        self.log_hash = h
+        if self.round_index + 1 < g.num_rounds:
+            self.deal(self.round_index + 1)
+            return
+        self.over, self.current = True, -1
+        if g.objective == "points":
+            best = min(self.pip_totals)
+            winners = [p for p, x in enumerate(self.pip_totals) if x == best]
+        else:
+            most = max(self.outs)
+            winners = [p for p, x in enumerate(self.outs) if x == most]
+        share = 1.0 / len(winners)
+        self.win = tuple(share if p in winners else 0.0 for p in range(g.num_players))
+
+    def stuck(self) -> bool:
+        """No player can ever play again this round (meaningful with an empty boneyard)."""
+        em = self.game.tiles.end_mask
+        ends = self.ends
+        held = 0
+        for m in self.hands:
+            held |= m
+        od = self.open_doubles
+        if od and self.game.strict_doubles:
+            if held & em[ends[od[0]]]:
+                return False
+            if self.bonus:  # the acting player may still lay another double
+                dbl = self.hands[self.current] & self.game.tiles.doubles_mask
+                for s in SLOTS_OF[self.open_mask(self.current)]:
+                    if dbl & em[ends[s]]:
+                        return False
+            return True
+        reach = em[ends[MEXICAN_SLOT]]
+        for s in range(self.game.num_players):
+            reach |= em[ends[s]]
+        return not held & reach
+
+    def check_blocked(self) -> None:
+        if self.stuck():
+            self.end_round(None)
+
+    # -- who acts, what they may do ---------------------------------------------------------
+    @property
+    def current_players(self) -> tuple[int, ...]:
+        return () if self.over else ACTING[self.current]
+
+    def open_mask(self, player: int) -> int:
+        """Mask of train slots ``player`` may play on, ignoring the strict open-double rule."""
+        m = (1 << player) | MEXICAN_BIT | self.marked
+        if not self.game.strict_doubles:
+            for s in self.open_doubles:
+                m |= 1 << s
+        return m
+
+    def open_slots(self, player: int) -> tuple[int, ...]:
+        """Train slots ``player`` may play on (own, Mexican, marked; ignores the strict rule)."""
+        return SLOTS_OF[self.open_mask(player)]
+
+    def legal_plays(self) -> list[int]:
+        """Play actions (tile × train) of the acting player, ascending."""
+        cur = self.current
+        hand = self.hands[cur]
+        tiles = self.game.tiles
+        em, ends = tiles.end_mask, self.ends
+        acts: list[int] = []
+        if self.chain:
+            slots: tuple[int, ...] = (cur,)
+        elif self.open_doubles and self.game.strict_doubles:
+            d = self.open_doubles[0]
+            m = hand & em[ends[d]]
+            while m:
+                low = m & -m
+                acts.append((low.bit_length() - 1) * NUM_SLOTS + d)
+                m ^= low
+            if not self.bonus:
+                return acts
+            hand &= tiles.doubles_mask  # right after a double: another double anywhere open
+            slots = SLOTS_OF[self.open_mask(cur)]
+        else:
+            slots = SLOTS_OF[self.open_mask(cur)]
+        for s in slots:
+            m = hand & em[ends[s]]
+            while m:
+                low = m & -m
+                acts.append((low.bit_length() - 1) * NUM_SLOTS + s)
+                m ^= low
+        acts.sort()
+        return acts
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        if self.over or (player is not None and player != self.current):
+            return []
+        acts = self.legal_plays()
+        g = self.game
+        tiles = g.tiles
+        if self.chain:
+            acts.append(tiles.pass_action)
+        elif acts:
+            if not g.must_play:
+                if self.drawn:
+                    acts.append(tiles.pass_action)
+                elif self.boneyard:
+                    acts.append(tiles.draw_action)
+        elif self.boneyard and (not self.drawn or g.draw_until_playable):
+            acts.append(tiles.draw_action)
+        else:
+            acts.append(tiles.pass_action)
+        return acts
+
+    def is_legal(self, player: int, action: int) -> bool:
+        if self.over or player != self.current:
+            return False
+        tiles = self.game.tiles
+        if action >= tiles.draw_action or action < 0:
+            return action in self.legal_actions(player)
+        t, s = divmod(action, NUM_SLOTS)
+        end = self.ends[s]
+        if not (self.hands[player] >> t & 1 and (tiles.high[t] == end or tiles.low[t] == end)):
+            return False
+        if self.chain:
+            return s == player
+        od = self.open_doubles
+        if od and self.game.strict_doubles:
+            if s == od[0]:
+                return True
+            if not (self.bonus and tiles.high[t] == tiles.low[t]):
+                return False
+        return bool(self.open_mask(player) >> s & 1)
+
+    # -- moving -------------------------------------------------------------------------------
+    def _apply_action(self, action: int) -> None:
+        tiles = self.game.tiles
+        cur = self.current
+        self.history.append(action)
+        self.log_hash = (self.log_hash * HASH_MULT + action + 1) & MASK64
+        if action == tiles.draw_action:
+            self.hands[cur] |= 1 << self.boneyard.pop()
+            self.drawn = True
+        elif action == tiles.pass_action:
+            if not self.chain:
+                self.marked |= 1 << cur
+            self.end_turn()
+        elif self.play(cur, action):
+            return  # went out: the next round is dealt already (or the game is over)
+        if not self.boneyard:
+            self.check_blocked()
+
+    def play(self, cur: int, action: int) -> bool:
+        """Lay a tile (the action is legal): doubles, chains, going out. True if the round ended."""
+        tiles = self.game.tiles
+        t, s = divmod(action, NUM_SLOTS)
+        bit = 1 << t
+        hand = self.hands[cur] ^ bit
+        self.hands[cur] = hand
+        self.board |= bit
+        self.ends[s] = tiles.pips[t] - self.ends[s]
+        self.lengths[s] += 1
+        if s == cur:
+            self.marked &= ~(1 << s)
+        if s in self.open_doubles:  # a tile on an open double covers it
+            self.open_doubles = tuple(x for x in self.open_doubles if x != s)
+        if not hand:
+            self.end_round(cur)  # a double laid last need not be covered
+            return True
+        in_chain = self.chain or (
+            s == cur and self.game.first_turn_chain and bool(self.first_pending >> cur & 1)
+        )
+        if tiles.high[t] == tiles.low[t]:
+            self.open_doubles = (*self.open_doubles, s)
+            self.bonus, self.drawn, self.chain = True, False, in_chain
+        elif in_chain:
+            self.bonus, self.chain = False, True
+        else:
+            self.end_turn()
+        return False
+
+    def end_turn(self) -> None:
+        cur = self.current
+        self.first_pending &= ~(1 << cur)
+        self.drawn = self.bonus = self.chain = False
+        self.current = (cur + 1) % self.game.num_players
+
+    # -- outcome ------------------------------------------------------------------------------
+    def returns(self) -> tuple[float, ...]:
+        """Win shares at the end (1/k for each of k tied winners), zeros before."""
+        return self.win if self.win is not None else (0.0,) * self.game.num_players
+
+    # -- information --------------------------------------------------------------------------
+    def information_set_key(self, player: int) -> int:
+        """``player``'s hand, the public-log hash and ``player`` packed into one int."""
+        return (self.hands[player] << 72) | (self.log_hash << 4) | player
+
+    def sample_world(
+        self, player: int, rng: RngLike, constraints: DealConstraints | None = None
+    ) -> MexicanTrainState:
+        """Re-deal what ``player`` cannot see (other hands, boneyard order, future rounds)."""
+        return _sample_world(self, player, rng, constraints)
+
+    def random_playout(self, rng: random.Random, *, until_round_end: bool = False) -> None:
+        """Play uniformly random legal actions to the end (of the game, or of this round).
+
+        Identical, action for action, to ``legal = s.legal_actions(); s.apply_action(
+        legal[int(rng.random() * len(legal))])`` in a loop, only several times faster.
+        """
+        _random_playout(self, rng, until_round_end=until_round_end)
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def clone(self) -> MexicanTrainState:
+        c = MexicanTrainState.__new__(MexicanTrainState)
+        c.game, c.history, c.hands = self.game, self.history.copy(), self.hands.copy()
+        c.boneyard, c.ends, c.lengths = self.boneyard.copy(), self.ends.copy(), self.lengths.copy()
+        c.board, c.bonus, c.chain, c.chance_seed = (
+            self.board,
+            self.bonus,
+            self.chain,
+            self.chance_seed,
+        )
+        c.current, c.drawn, c.engine = self.current, self.drawn, self.engine
+        c.first_pending, c.log_hash, c.marked = self.first_pending, self.log_hash, self.marked
+        c.open_doubles, c.outs, c.over, c.pip_totals = (
+            self.open_doubles,
+            self.outs,
+            self.over,
+            self.pip_totals,
+        )
+        c.round_index, c.round_results = self.round_index, self.round_results
+        c.round_starts, c.win = self.round_starts, self.win
+        return c
+
+    def render(self) -> str:
+        from omega_cluster.games.mexican_train.render import render_state
+
+        return render_state(self)

@@ -1,0 +1,146 @@
+"""Commander, the strongest Mexican Train officer: a weighted sum of named heuristic terms.
+
+Each legal move gets the feature vector of :func:`~omega_cluster.players.officers.terms.
+move_features` (dumped pips, hand flexibility, own train, open doubles, Mexican and marked
+trains, danger of an opponent going out, …); its score is ``Σ weight × feature`` with the
+weights of :class:`~omega_cluster.players.officers.weights.CommanderWeights`. The best score is
+played; ties go to the lowest action id, so the Commander is deterministic (``rng`` is unused) and
+:meth:`Commander.act` always plays the first move of :meth:`Commander.explain`, which returns the
+same scores split per term — the Ω reference's explainable advisor ("it explains in named terms").
+Used as an arena anchor and as the rollout policy of ISMCTS (Path B of the Ω reference).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, cast
+
+from omega_cluster.games.api import Game, State
+from omega_cluster.players.officers.lieutenant import check_mexican_train
+from omega_cluster.players.officers.terms import DEFAULT_CHAIN_BUDGET, move_features
+from omega_cluster.players.officers.weights import TERMS, CommanderWeights
+
+if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train import MexicanTrainState
+
+__all__ = ["Commander", "MoveExplanation", "format_explanation"]
+
+
+@dataclass(frozen=True)
+class MoveExplanation:
+    """One legal move and why the Commander scores it as it does."""
+
+    action: int  # action id
+    description: str  # game.describe_action(action), e.g. "6|4 on Mexican train"
+    total: float  # the move's score: the sum of ``terms`` (in TERMS order)
+    terms: Mapping[str, float] = field(hash=False)  # term -> weight × feature, every term
+    features: Mapping[str, float] = field(hash=False)  # term -> raw feature value
+
+
+def _score(weights: Sequence[float], features: Sequence[float]) -> float:
+    """``Σ weight × feature`` in TERMS order (act and explain share it, so they agree exactly)."""
+    total = 0.0
+    for w, f in zip(weights, features, strict=True):
+        total += w * f
+    return total
+
+
+class Commander:
+    """Plays the legal move with the highest weighted sum of named terms (see the module doc).
+
+    ``weights``: a :class:`CommanderWeights` or a mapping of its field names (unknown ones
+    rejected). ``chain_budget``: expansions of the longest-chain search per decision before it
+    falls back to following the heaviest tile.
+    """
+
+    name = "commander"
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        weights: CommanderWeights | Mapping[str, Any] | None = None,
+        chain_budget: int = DEFAULT_CHAIN_BUDGET,
+    ) -> None:
+        self.game = check_mexican_train(game, "Commander")
+        if weights is None:
+            weights = CommanderWeights()
+        elif not isinstance(weights, CommanderWeights):
+            weights = CommanderWeights.from_dict(weights)
+        if isinstance(chain_budget, bool) or not isinstance(chain_budget, int) or chain_budget < 1:
+            raise ValueError(f"chain_budget must be an int >= 1, got {chain_budget!r}")
+        self.weights = weights
+        self.chain_budget = chain_budget
+        self._vector = weights.vector()
+
+    def _features(self, state: State, player: int, legal: Sequence[int]) -> list[tuple[float, ...]]:
+        return move_features(
+            cast("MexicanTrainState", state),
+            player,
+            legal,
+            danger_hand_size=self.weights.danger_hand_size,
+            chain_budget=self.chain_budget,
+        )
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        legal = state.legal_actions(player)
+        if len(legal) == 1:
+            return legal[0]
+        vector = self._vector
+        best, best_total = legal[0], float("-inf")
+        for a, f in zip(legal, self._features(state, player, legal), strict=True):
+            total = _score(vector, f)
+            if total > best_total:  # strict: ties keep the lower action id
+                best, best_total = a, total
+        return best
+
+    def explain(self, state: State, player: int) -> tuple[MoveExplanation, ...]:
+        """Every legal move of ``player`` with its per-term contributions, best first.
+
+        The order is (score descending, action id ascending): the first entry is what
+        :meth:`act` plays.
+        """
+        legal = list(state.legal_actions(player))
+        vector = self._vector
+        out = []
+        for a, f in zip(legal, self._features(state, player, legal), strict=True):
+            out.append(
+                MoveExplanation(
+                    action=a,
+                    description=self.game.describe_action(a),
+                    total=_score(vector, f),
+                    terms=MappingProxyType(
+                        {name: w * x for name, w, x in zip(TERMS, vector, f, strict=True)}
+                    ),
+                    features=MappingProxyType(dict(zip(TERMS, f, strict=True))),
+                )
+            )
+        out.sort(key=lambda m: (-m.total, m.action))
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        changed = {
+            k: v for k, v in self.weights.as_dict().items() if v != getattr(CommanderWeights, k)
+        }
+        return f"Commander(weights={changed or 'defaults'})"
+
+
+def format_explanation(
+    moves: Sequence[MoveExplanation], *, top: int | None = None, all_terms: bool = False
+) -> str:
+    """A readable table: one block per move (best first), its total and its nonzero terms.
+
+    ``top`` limits the number of moves shown; ``all_terms`` also lists zero contributions.
+    """
+    if top is not None and top < 1:
+        raise ValueError(f"top must be None or an int >= 1, got {top!r}")
+    lines = []
+    for rank, m in enumerate(moves[:top] if top else moves, start=1):
+        lines.append(f"{rank:>2}. {m.description:<28} total {m.total:+9.2f}  (action {m.action})")
+        for name, value in sorted(m.terms.items(), key=lambda kv: -abs(kv[1])):
+            if value or all_terms:
+                lines.append(f"      {name:<18} {value:+9.2f}  (feature {m.features[name]:g})")
+    return "\n".join(lines)

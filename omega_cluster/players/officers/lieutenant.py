@@ -1,0 +1,60 @@
+"""Lieutenant, the greedy Mexican Train officer: lay the heaviest playable tile.
+
+The middle anchor of the Ω reference's officer ladder (Ensign 1000 < Lieutenant 1200 <
+Commander 1400): it dumps pips greedily and looks no further. It reads only the legal actions and
+the tile pip table.
+"""
+
+from __future__ import annotations
+
+import random
+
+from omega_cluster.games.api import Game, State
+from omega_cluster.games.mexican_train import MexicanTrainGame
+from omega_cluster.games.mexican_train.tiles import NUM_SLOTS
+
+__all__ = ["Lieutenant", "check_mexican_train"]
+
+
+def check_mexican_train(game: Game, who: str) -> MexicanTrainGame:
+    """The game as a :class:`MexicanTrainGame`, or a clear error naming what was given."""
+    if not isinstance(game, MexicanTrainGame):
+        name = getattr(getattr(game, "spec", None), "name", type(game).__name__)
+        raise TypeError(f"{who} plays only mexican_train, not {name!r}")
+    return game
+
+
+class Lieutenant:
+    """Greedy: the play with the most pips (0|0 counts ``double_blank_value``).
+
+    Ties: a play on the player's own train first, then the lowest action id. Without a play it
+    draws or passes (whichever is legal; with ``must_play=False`` it never draws by choice).
+    Deterministic: ``rng`` is not used.
+    """
+
+    name = "lieutenant"
+
+    def __init__(self, game: Game) -> None:
+        self.game = check_mexican_train(game, "Lieutenant")
+        tiles = self.game.tiles
+        self._draw = tiles.draw_action
+        # key of a play: pips, then own train, then lower id (negated: max() picks the best)
+        pips = list(tiles.pips)
+        pips[0] = self.game.double_blank_value
+        self._pips = tuple(pips)
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        legal = state.legal_actions(player)
+        draw, pips = self._draw, self._pips
+        best, best_key = legal[-1], (-1, False, 0)  # DRAW / PASS sort after every play
+        for a in legal:
+            if a >= draw:
+                break
+            t, s = divmod(a, NUM_SLOTS)
+            key = (pips[t], s == player, -a)
+            if key > best_key:
+                best, best_key = a, key
+        return best
+
+    def __repr__(self) -> str:
+        return "Lieutenant()"

@@ -1,0 +1,110 @@
+"""The Commander's named heuristic terms and their weights: :class:`CommanderWeights`.
+
+One frozen dataclass so a tuner (CMA-ES self-play, as in the smm-mcts reference) can change the
+weights without touching the player: ``Commander(game, weights=CommanderWeights(dump_pips=1.5))``
+or ``CommanderWeights.from_dict({...})`` (unknown keys are rejected by name). Every float field
+named in :data:`TERMS` is the weight of the term of the same name in
+:mod:`omega_cluster.players.officers.terms`; a move's score is ``sum(weight × feature)``. The
+remaining fields are thresholds the features use. The term vocabulary follows the Ω reference's
+heuristic ids (dumpPips, handFlexibility, …).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TERMS", "CommanderWeights"]
+
+TERMS: tuple[str, ...] = (
+    "dump_pips",
+    "campaign_dump",
+    "endgame_dump",
+    "urgent_dump",
+    "hand_flexibility",
+    "stranded_pips",
+    "playable_tiles",
+    "own_train",
+    "unmark_own_train",
+    "mexican_train",
+    "opponent_train",
+    "block_opponent",
+    "feed_opponents",
+    "cover_double",
+    "double_followup",
+    "double_uncovered",
+    "doubles_kept",
+    "goes_out",
+    "draw",
+    "pass_turn",
+)
+"""Term names in feature-vector order (the order :meth:`CommanderWeights.vector` returns)."""
+
+
+@dataclass(frozen=True)
+class CommanderWeights:
+    """Weights of the Commander's terms (feature units in brackets) and the danger threshold.
+
+    Defaults were tuned on seat-rotated 4-player double-12 single rounds (points objective)
+    against Lieutenant and Ensign; see ``tests/unit/test_officers.py`` for the figures.
+    """
+
+    dump_pips: float = 1.0  # [pips] of the tile laid (0|0 counts double_blank_value)
+    campaign_dump: float = 1.0  # [pips] ... when pips left in hand count (points, > 1 round)
+    endgame_dump: float = 1.0  # [pips] ... when the boneyard is empty (a blocked round scores)
+    urgent_dump: float = 1.0  # [pips × urgency] dump faster while an opponent is about to go out
+    hand_flexibility: float = 3.0  # [tiles] longest chain from own train's end after the move
+    stranded_pips: float = -0.2  # [pips] in hand outside that chain (must go on other trains)
+    playable_tiles: float = 1.0  # [tiles] in hand matching an end open to us after the move
+    own_train: float = 1.0  # [0/1] the tile goes on our own train
+    unmark_own_train: float = 4.0  # [0/1] ... and takes our marker down
+    mexican_train: float = 0.0  # [0/1] the tile goes on the Mexican train
+    opponent_train: float = 1.0  # [0/1] the tile goes on another seat's train
+    block_opponent: float = 5.0  # [urgency × (1 − share of unseen tiles matching the new end)]
+    feed_opponents: float = -3.0  # [share of unseen tiles matching a shared train's new end]
+    cover_double: float = 20.0  # [0/1] the tile covers an open double (choice only if lenient)
+    double_followup: float = 8.0  # [0/1] a double laid that we can cover ourselves
+    double_uncovered: float = -6.0  # [0/1] a double laid that we cannot cover
+    doubles_kept: float = -3.0  # [doubles] left in hand after the move
+    goes_out: float = 1000.0  # [0/1] the move lays our last tile
+    draw: float = -5.0  # [0/1] draw while a play is available (must_play=False)
+    pass_turn: float = -20.0  # [0/1] pass / end a first-turn chain
+    danger_hand_size: int = 3  # urgency = 1 at 1 tile, falls linearly to 0 above this size
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "danger_hand_size":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise ValueError(
+                        f"CommanderWeights.danger_hand_size must be an int >= 1, got {value!r}"
+                    )
+            elif isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"CommanderWeights.{f.name} must be a number, got {value!r}")
+            elif value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(f"CommanderWeights.{f.name} must be finite, got {value!r}")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> CommanderWeights:
+        """Build from a mapping of field names (missing ones keep their defaults)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown CommanderWeights key(s) {', '.join(map(repr, unknown))}; "
+                f"allowed: {', '.join(sorted(known))}"
+            )
+        return cls(**dict(values))
+
+    def as_dict(self) -> dict[str, float | int]:
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> CommanderWeights:
+        """A copy with some fields changed (unknown names rejected like :meth:`from_dict`)."""
+        return CommanderWeights.from_dict({**self.as_dict(), **changes})
+
+    def vector(self) -> tuple[float, ...]:
+        """The term weights in :data:`TERMS` order."""
+        return tuple(float(getattr(self, name)) for name in TERMS)

@@ -1,0 +1,242 @@
+"""Registry of players by spec string: ``make_player("commander", game)``.
+
+The arena, the CLI and (later) the gatekeeper name their players with short spec strings, so a
+match can be written on a command line: ``seats=commander,lieutenant,ensign,ensign``. A spec is
+``name[:arg[:arg…]]``; each ``arg`` is either positional (mapped, in order, onto the keyword names
+the entry declares, e.g. ``ismcts:commander_rollout:400`` → ``rollout="commander_rollout",
+simulations=400``) or ``key=value``. Values parse as int, float, ``true``/``false``, ``none`` or
+else stay strings. Every player is built as ``Cls(game, **kw)``.
+
+Built-in entries are lazy ``"module:Class"`` paths, so importing this module imports no player
+(officers, baselines and search players live in modules that may pull in much more). An entry
+either serves every game or maps game names (``game.spec.name``) to a class: ``heuristic`` is the
+game's rule-based player. Users add players with :func:`register_player` and a heuristic for their
+own game with :func:`register_heuristic`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from omega_cluster.games.api import Game
+from omega_cluster.players.base import Player
+
+__all__ = [
+    "PlayerEntry",
+    "PlayerSpecError",
+    "available_players",
+    "make_player",
+    "parse_player_spec",
+    "parse_scalar",
+    "register_heuristic",
+    "register_player",
+]
+
+PlayerFactory: TypeAlias = Callable[..., Player]
+"""Called as ``factory(game, **kw)``; a player class is one."""
+Target: TypeAlias = str | PlayerFactory
+"""A lazy ``"module:Class"`` path or a factory."""
+
+ANY_GAME = "*"  # key of a target that serves every game
+
+
+class PlayerSpecError(ValueError):
+    """An unknown player name, a player that does not support the game, or bad spec arguments."""
+
+
+@dataclass(frozen=True)
+class PlayerEntry:
+    """How to build the players of one name."""
+
+    name: str
+    targets: Mapping[str, Target]  # game name (or ANY_GAME) -> "module:Class" or factory
+    arg_names: tuple[str, ...] = ()  # keyword names of the positional spec arguments, in order
+    doc: str = ""
+
+    def target_for(self, game_name: str) -> Target | None:
+        return self.targets.get(game_name, self.targets.get(ANY_GAME))
+
+    def supports(self, game_name: str) -> bool:
+        return self.target_for(game_name) is not None
+
+
+_RANDOM = "omega_cluster.players.base:RandomPlayer"
+_OFFICERS = "omega_cluster.players.officers"
+_BASELINES = "omega_cluster.players.baselines"
+
+_ENTRIES: dict[str, PlayerEntry] = {
+    "random": PlayerEntry("random", {ANY_GAME: _RANDOM}, doc="uniform over legal actions"),
+    "ensign": PlayerEntry("ensign", {ANY_GAME: _RANDOM}, doc="alias of random (Ω's Ensign)"),
+    "lieutenant": PlayerEntry(
+        "lieutenant",
+        {"mexican_train": f"{_OFFICERS}:Lieutenant"},
+        doc="Mexican Train heuristic officer",
+    ),
+    "commander": PlayerEntry(
+        "commander",
+        {"mexican_train": f"{_OFFICERS}:Commander"},
+        doc="strongest Mexican Train heuristic officer",
+    ),
+    "heuristic": PlayerEntry(
+        "heuristic",
+        {
+            "kuhn_poker": f"{_BASELINES}:KuhnRulePlayer",
+            "leduc_poker": f"{_BASELINES}:LeducRulePlayer",
+            "goofspiel": f"{_BASELINES}:GoofspielMatchPlayer",
+            "mexican_train": f"{_OFFICERS}:Commander",
+        },
+        doc="the game's rule-based player",
+    ),
+}
+
+
+def register_player(
+    name: str,
+    factory: Target,
+    *,
+    games: Iterable[str] | None = None,
+    arg_names: Iterable[str] = (),
+    doc: str = "",
+    replace: bool = False,
+) -> None:
+    """Make ``make_player(name, game)`` build ``factory(game, **kw)``.
+
+    ``games`` limits the entry to those game names (default: every game); ``arg_names`` are the
+    keywords that positional spec arguments fill, in order.
+    """
+    key = _normalize(name)
+    if not key or ":" in key or "," in key or "=" in key:
+        raise PlayerSpecError(f"invalid player name {name!r}: no ':', ',' or '=' and not empty")
+    if key in _ENTRIES and not replace:
+        raise PlayerSpecError(f"a player named {key!r} is already registered (pass replace=True)")
+    targets = {ANY_GAME: factory} if games is None else dict.fromkeys(games, factory)
+    _ENTRIES[key] = PlayerEntry(key, targets, tuple(arg_names), doc)
+
+
+def register_heuristic(game_name: str, factory: Target, *, replace: bool = False) -> None:
+    """Make ``heuristic`` (the game's rule-based player) build ``factory`` for ``game_name``."""
+    entry = _ENTRIES["heuristic"]
+    if game_name in entry.targets and not replace:
+        raise PlayerSpecError(
+            f"game {game_name!r} already has a heuristic player (pass replace=True)"
+        )
+    targets = {**entry.targets, game_name: factory}
+    _ENTRIES["heuristic"] = PlayerEntry(entry.name, targets, entry.arg_names, entry.doc)
+
+
+def available_players(game: Game | str | None = None) -> list[str]:
+    """Registered player names, limited to those that support ``game`` when it is given."""
+    if game is None:
+        return sorted(_ENTRIES)
+    game_name = game if isinstance(game, str) else game.spec.name
+    return sorted(name for name, entry in _ENTRIES.items() if entry.supports(game_name))
+
+
+def parse_scalar(text: str) -> Any:
+    """``"400"`` → 400, ``"0.5"`` → 0.5, ``"true"``/``"false"`` → bool, ``"none"`` → None, else str."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_player_spec(spec: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """Split ``name[:arg…]`` into the name, the positional args and the ``key=value`` args."""
+    name, *raw_args = spec.strip().split(":")
+    name = _normalize(name)
+    if not name:
+        raise PlayerSpecError(
+            f"empty player spec {spec!r}; expected name[:arg…], one of {', '.join(sorted(_ENTRIES))}"
+        )
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for raw in raw_args:
+        key, eq, value = raw.partition("=")
+        if eq:
+            if not key.strip().isidentifier():
+                raise PlayerSpecError(f"player spec {spec!r}: bad argument name {key!r}")
+            kwargs[key.strip()] = parse_scalar(value)
+        elif kwargs:
+            raise PlayerSpecError(f"player spec {spec!r}: positional {raw!r} after key=value")
+        else:
+            args.append(parse_scalar(raw))
+    return name, tuple(args), kwargs
+
+
+def make_player(spec: str, game: Game) -> Player:
+    """Build the player that ``spec`` names for ``game`` (see the module docstring)."""
+    name, args, kwargs = parse_player_spec(spec)
+    game_name = game.spec.name
+    entry = _ENTRIES.get(name)
+    target = entry.target_for(game_name) if entry is not None else None
+    if entry is None or target is None:
+        if entry is None:
+            why = f"unknown player {name!r} (spec {spec!r})"
+        else:
+            why = f"player {name!r} does not support game {game_name!r}"
+        valid = ", ".join(available_players(game_name))
+        raise PlayerSpecError(f"{why}; valid players for {game_name}: {valid}")
+    if len(args) > len(entry.arg_names):
+        takes = ":".join(entry.arg_names) or "no positional arguments"
+        raise PlayerSpecError(f"player spec {spec!r}: too many arguments; {name} takes {takes}")
+    for key, value in zip(entry.arg_names, args, strict=False):
+        if key in kwargs:
+            raise PlayerSpecError(f"player spec {spec!r}: {key} given twice")
+        kwargs[key] = value
+    factory = _load(name, game_name, target)
+    _check_signature(spec, factory, game, kwargs)
+    player = factory(game, **kwargs)
+    if not isinstance(player, Player):
+        raise TypeError(f"player {spec!r}: {factory!r} built {player!r}, which has no name/act")
+    return player
+
+
+def _normalize(name: str) -> str:
+    return name.strip().lower()
+
+
+def _load(name: str, game_name: str, target: Target) -> PlayerFactory:
+    """Import a lazy target. Only a missing target module or class is a spec error (the player
+    is not installed or not written yet); any other import error is a bug and propagates."""
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
+    try:
+        factory: PlayerFactory = getattr(importlib.import_module(module), attr)
+    except ModuleNotFoundError as err:
+        if err.name is None or not (module == err.name or module.startswith(err.name + ".")):
+            raise
+        raise PlayerSpecError(
+            f"player {name!r} for {game_name} needs {target}, but module {err.name} is missing"
+        ) from err
+    except AttributeError as err:
+        raise PlayerSpecError(
+            f"player {name!r} for {game_name} needs {target}, but {module} has no {attr}"
+        ) from err
+    return factory
+
+
+def _check_signature(spec: str, factory: PlayerFactory, game: Game, kwargs: dict[str, Any]) -> None:
+    """Reject bad spec arguments before construction, naming the accepted ones."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # builtins or C extensions: let the call speak for itself
+        return
+    try:
+        signature.bind(game, **kwargs)
+    except TypeError as err:
+        accepted = [p for p in list(signature.parameters)[1:] if p not in ("args", "kwargs")]
+        raise PlayerSpecError(
+            f"player spec {spec!r}: {err}; accepted arguments: {', '.join(accepted) or 'none'}"
+        ) from None
