@@ -191,10 +191,11 @@ def _configure_games(parser: argparse.ArgumentParser) -> None:
 
 
 def run_games(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from omega_cluster.eval.table import wide_console
+
+    console = wide_console()
     for name in available_games():
         try:
             factory = game_class(name)

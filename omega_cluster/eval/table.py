@@ -66,11 +66,19 @@ def format_table(result: MatchResult, *, width: int = 120) -> str:
     return text
 
 
-def print_table(result: MatchResult, *, console: Console | None = None) -> None:
-    """Print the results table to ``console`` (default: stdout)."""
+def wide_console() -> Console:
+    """A stdout console; when stdout is not a terminal (a pipe, a log file, CI) it is 140 columns
+    wide instead of rich's 80, so result tables are not folded."""
+    import sys
+
     from rich.console import Console
 
-    (console or Console()).print(results_table(result))
+    return Console() if sys.stdout.isatty() else Console(width=140)
+
+
+def print_table(result: MatchResult, *, console: Console | None = None) -> None:
+    """Print the results table to ``console`` (default: stdout)."""
+    (console or wide_console()).print(results_table(result))
 
 
 def _pm(ci: ConfidenceInterval) -> str:

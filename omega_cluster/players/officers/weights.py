@@ -47,15 +47,21 @@ TERMS: tuple[str, ...] = (
 class CommanderWeights:
     """Weights of the Commander's terms (feature units in brackets) and the danger threshold.
 
-    Defaults were tuned on seat-rotated 4-player double-12 single rounds (points objective)
-    against Lieutenant and Ensign; see ``tests/unit/test_officers.py`` for the figures.
+    Defaults: hand-set, then one pass of coordinate search (each weight × 0, ½, 2, kept when
+    the variant beat the defaults by > 0.06 mean fair share over 800 seat-rotated double-12
+    single rounds at 2, 4 and 6 players). It moved two weights: raw pip dumping to 0 (in a
+    single round whoever goes out wins whatever the pips, so keeping a long own chain matters
+    far more) and hand_flexibility from 3 to 6; the other terms scored within noise of their
+    hand-set values. Over 3-round points campaigns campaign_dump at 0, 0.25 and 0.5 played
+    level and 2.0 clearly worse. ``cover_double`` only matters under lenient doubles and was
+    set by hand. Strength figures: ``tests/unit/test_officers.py``.
     """
 
-    dump_pips: float = 1.0  # [pips] of the tile laid (0|0 counts double_blank_value)
-    campaign_dump: float = 1.0  # [pips] ... when pips left in hand count (points, > 1 round)
+    dump_pips: float = 0.0  # [pips] of the tile laid (0|0 counts double_blank_value)
+    campaign_dump: float = 0.25  # [pips] ... when pips left in hand count (points, > 1 round)
     endgame_dump: float = 1.0  # [pips] ... when the boneyard is empty (a blocked round scores)
-    urgent_dump: float = 1.0  # [pips × urgency] dump faster while an opponent is about to go out
-    hand_flexibility: float = 3.0  # [tiles] longest chain from own train's end after the move
+    urgent_dump: float = 0.5  # [pips × urgency] dump faster while an opponent is about to go out
+    hand_flexibility: float = 6.0  # [tiles] longest chain from own train's end after the move
     stranded_pips: float = -0.2  # [pips] in hand outside that chain (must go on other trains)
     playable_tiles: float = 1.0  # [tiles] in hand matching an end open to us after the move
     own_train: float = 1.0  # [0/1] the tile goes on our own train
