@@ -7,13 +7,13 @@ Rigged positions set the hands and boneyard of a fresh round-0 state (engine 12|
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from omega_cluster.eval.arena import play_match
+from omega_cluster.eval.arena import MatchResult, play_match
+from omega_cluster.eval.stats import ConfidenceInterval, mean_ci
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import MEXICAN_SLOT, MexicanTrainState, tile_set
 from omega_cluster.players.base import RandomPlayer
@@ -89,6 +89,15 @@ def test_officers_always_choose_legal_moves(params: dict[str, Any]) -> None:
 
 
 # -- Lieutenant --------------------------------------------------------------------------------
+def test_lieutenant_lays_a_double_first() -> None:
+    s = rig([["12|6", "6|6", "12|11", "1|0"], ["12|5", "5|0", "3|3"]])
+    s.apply_action(play("12|6", 0))
+    s.apply_action(play("12|5", 1))
+    # 12|11 (23 pips) fits the Mexican train, but the double 6|6 earns another play this turn
+    assert play("12|11", MEXICAN_SLOT) in s.legal_actions()
+    assert Lieutenant(s.game).act(s, 0, random.Random(0)) == play("6|6", 0)
+
+
 def test_lieutenant_plays_the_heaviest_tile_own_train_on_ties() -> None:
     s = rig([["12|1", "12|9", "12|4"], ["11|0", "2|0"]])
     # 12|9 fits the own and the Mexican train: the heaviest tile, own train breaks the tie
@@ -107,8 +116,10 @@ def test_lieutenant_is_greedy_in_random_positions() -> None:
             plays = [a for a in legal if a < DRAW]
             a = lieutenant.act(state, state.current_player, rng)
             if plays:
-                heaviest = max(TILES.pips[x // 9] for x in plays)
-                assert a in plays and TILES.pips[a // 9] == heaviest
+                doubles = [x for x in plays if TILES.is_double(x // 9)]
+                pool = doubles or plays  # a double first: it earns another play this turn
+                heaviest = max(TILES.pips[x // 9] for x in pool)
+                assert a in pool and TILES.pips[a // 9] == heaviest
                 checked += 1
             else:
                 assert a == legal[0]
@@ -249,43 +260,57 @@ def test_weights_change_the_choice() -> None:
 
 
 # -- strength ----------------------------------------------------------------------------------
-def test_strength_ordering_commander_lieutenant_ensign() -> None:
-    """Fair share (N × mean win share, 1.0 = par) over seat-rotated 4-player double-12 single
-    rounds (points objective, fixed seeds), two tables:
+def pooled_fair_share(match: MatchResult, players: set[int]) -> ConfidenceInterval:
+    """Fair share of several seats played by the same kind of player, pooled per game (the mean
+    over those seats of N × win share), with a t-interval over games."""
+    n = len(match.players)
+    per_game = [
+        sum(n * rec.win_shares[seat] for seat, who in enumerate(rec.seating) if who in players)
+        / len(players)
+        for rec in match.records
+    ]
+    return mean_ci(per_game)
 
-    * commander, lieutenant, ensign, ensign — 400 games (100 deals × 4 rotations): the Commander's
-      estimate lies above the Lieutenant's and each Ensign's whole 95% interval (and theirs below
-      its interval). Measured: commander 2.32 [2.13, 2.51], lieutenant 0.67 [0.52, 0.81],
-      ensigns 0.48 and 0.54 (± 0.13).
-    * lieutenant × 1 vs ensign × 3 — 4000 games: greed beats random play only by a small margin
-      in single rounds (whoever goes out first wins, whatever the pips), so this step needs more
-      games. The Lieutenant's interval lies above each Ensign's estimate and vice versa.
-      Measured: lieutenant 1.13 [1.08, 1.19], ensigns 0.99, 0.95, 0.93 (± 0.05).
 
-    Runtime ~2 s on one idle core (~4 s while other processes share it).
+@pytest.mark.parametrize("seed", [2024, 7])
+def test_strength_ordering_commander_lieutenant_ensign(seed: int) -> None:
+    """The issue's bar: over 400 seat-rotated 4-player double-12 single rounds (100 deals x 4
+    rotations, points objective, fixed seeds) at the table commander, lieutenant, ensign, ensign,
+    fair share (N x mean win share, 1.0 = par) is ordered Commander > Lieutenant > Ensign, each
+    step outside the other's 95% interval: each estimate lies outside its neighbour's interval (the
+    two Ensign seats are pooled into one Ensign figure). Commander vs Lieutenant is also required
+    not to overlap at all. Measured: seed 2024 commander 2.22 [2.03, 2.41], lieutenant 0.76
+    [0.61, 0.91], ensign 0.51 [0.43, 0.59]; seed 7: 2.22 / 0.78 [0.63, 0.94] / 0.50 [0.41, 0.58].
+    Two seeds, so the ordering is not one lucky draw.
     """
     game = make_game("mexican_train", players=4, rounds=1)
-    started = time.perf_counter()
-    mixed = play_match(
+    match = play_match(
         game,
         [Commander(game), Lieutenant(game), RandomPlayer(game), RandomPlayer(game)],
         games=400,
-        seed=2024,
+        seed=seed,
         labels=["commander", "lieutenant", "ensign", "ensign"],
     )
-    commander, *others = mixed.players
-    for other in others:
-        assert commander.fair_share_ci.low > other.fair_share_ci.high, (commander, other)
-    greedy = play_match(
+    assert match.balanced and len(match.records) == 400
+    commander, lieutenant = match.players[0].fair_share_ci, match.players[1].fair_share_ci
+    ensign = pooled_fair_share(match, {2, 3})
+    assert commander.low > lieutenant.high, (commander, lieutenant)
+    assert lieutenant.low > ensign.estimate and ensign.high < lieutenant.estimate, (
+        lieutenant,
+        ensign,
+    )
+
+
+def test_lieutenant_beats_three_ensigns() -> None:
+    """Lieutenant x 1 vs Ensign x 3, 2000 single rounds: greedy play alone is worth a clear edge
+    (measured fair share ~1.5 against ~0.83 for each Ensign)."""
+    game = make_game("mexican_train", players=4, rounds=1)
+    match = play_match(
         game,
         [Lieutenant(game), RandomPlayer(game), RandomPlayer(game), RandomPlayer(game)],
-        games=4000,
+        games=2000,
         seed=2025,
-        labels=["lieutenant", "ensign", "ensign", "ensign"],
     )
-    lieutenant, *ensigns = greedy.players
-    for ensign in ensigns:
-        assert lieutenant.fair_share_ci.low > ensign.fair_share, (lieutenant, ensign)
-        assert ensign.fair_share_ci.high < lieutenant.fair_share, (lieutenant, ensign)
-    assert mixed.balanced and greedy.balanced
-    assert time.perf_counter() - started < 60.0
+    lieutenant = match.players[0].fair_share_ci
+    ensign = pooled_fair_share(match, {1, 2, 3})
+    assert lieutenant.low > 1.2 and ensign.high < 0.95, (lieutenant, ensign)

@@ -1,8 +1,12 @@
-"""Lieutenant, the greedy Mexican Train officer: lay the heaviest playable tile.
+"""Lieutenant, the greedy Mexican Train officer: dump the most pips this turn.
 
 The middle anchor of the Ω reference's officer ladder (Ensign 1000 < Lieutenant 1200 <
-Commander 1400): it dumps pips greedily and looks no further. It reads only the legal actions and
-the tile pip table.
+Commander 1400): it dumps pips greedily and looks no further than its own turn. Greedy over the
+turn, not the tile: a double earns another play, so laying a playable double first gets two tiles
+out of the hand this turn; among doubles, and then among the other tiles, the heaviest goes first.
+(Measured: the plain "heaviest tile" rule reaches a fair share of only ~1.11 against three Ensigns
+in 4-player single rounds, since whoever goes out first wins whatever the pips; doubles first
+reaches ~1.5.) It reads only the legal actions and the tile tables.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ def check_mexican_train(game: Game, who: str) -> MexicanTrainGame:
 
 
 class Lieutenant:
-    """Greedy: the play with the most pips (0|0 counts ``double_blank_value``).
+    """Greedy: a double first (it earns another play), then the play with the most pips (0|0
+    counts ``double_blank_value``).
 
     Ties: a play on the player's own train first, then the lowest action id. Without a play it
     draws or passes (whichever is legal; with ``must_play=False`` it never draws by choice).
@@ -42,16 +47,17 @@ class Lieutenant:
         pips = list(tiles.pips)
         pips[0] = self.game.double_blank_value
         self._pips = tuple(pips)
+        self._double = tuple(tiles.is_double(t) for t in range(tiles.num_tiles))
 
     def act(self, state: State, player: int, rng: random.Random) -> int:
         legal = state.legal_actions(player)
-        draw, pips = self._draw, self._pips
-        best, best_key = legal[-1], (-1, False, 0)  # DRAW / PASS sort after every play
+        draw, pips, double = self._draw, self._pips, self._double
+        best, best_key = legal[-1], (False, -1, False, 0)  # DRAW / PASS sort after every play
         for a in legal:
             if a >= draw:
                 break
             t, s = divmod(a, NUM_SLOTS)
-            key = (pips[t], s == player, -a)
+            key = (double[t], pips[t], s == player, -a)
             if key > best_key:
                 best, best_key = a, key
         return best
