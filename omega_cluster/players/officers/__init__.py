@@ -1,7 +1,7 @@
 """The Mexican Train heuristic officers of the Ω reference: Lieutenant and Commander.
 
 Ensign (uniform random) is :class:`omega_cluster.players.base.RandomPlayer`. Lieutenant
-(:mod:`.lieutenant`) greedily lays the heaviest tile; Commander (:mod:`.commander`) scores every
+(:mod:`.lieutenant`) greedily dumps the most pips this turn (doubles first, then the heaviest); Commander (:mod:`.commander`) scores every
 legal move with the named terms of :mod:`.terms`, weighted by :class:`CommanderWeights`
 (:mod:`.weights`), and can explain its choice term by term. The player registry builds them as
 ``lieutenant`` / ``commander`` / ``heuristic``; the arena uses them as fixed rating anchors and

@@ -1,0 +1,33 @@
+"""Search: ISMCTS for hidden information, SM-MCTS for simultaneous moves, pluggable batched leaves.
+
+Both searches are written as resumable steps (generators that yield leaf requests), so many
+searches in one process share one batched evaluator call (:mod:`.batching`).
+"""
+
+from omega_cluster.search.batching import BatchStats, run_search, run_searches
+from omega_cluster.search.evaluators import (
+    BlendEvaluator,
+    Evaluator,
+    EvaluatorError,
+    FunctionEvaluator,
+    HeuristicEvaluator,
+    Leaf,
+    LeafEvaluation,
+    RolloutEvaluator,
+    check_evaluations,
+)
+
+__all__ = [
+    "BatchStats",
+    "BlendEvaluator",
+    "Evaluator",
+    "EvaluatorError",
+    "FunctionEvaluator",
+    "HeuristicEvaluator",
+    "Leaf",
+    "LeafEvaluation",
+    "RolloutEvaluator",
+    "check_evaluations",
+    "run_search",
+    "run_searches",
+]

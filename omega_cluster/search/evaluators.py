@@ -1,0 +1,264 @@
+"""Leaf evaluation for the searches: one protocol, batched, and its basic implementations.
+
+A search (``ismcts``, ``smmcts``) reaches a leaf — a decision state it has not expanded — and needs
+two things: a value per player (the expected return of every seat from here) and, for PUCT, a prior
+over the acting player's legal actions. It asks an :class:`Evaluator` for a *batch* of
+:class:`Leaf` requests at once, because the network forward pass is the bottleneck of neural search:
+many searches running in one process (one per concurrent self-play game) submit their leaves
+together and one batched call serves them all (:mod:`omega_cluster.search.batching`).
+
+Every leaf carries the ``rng`` of the search that made it, so a stochastic evaluator (a rollout)
+draws from that search's own stream: batched and unbatched runs then give identical results.
+
+Implementations here:
+
+* :class:`RolloutEvaluator` — play the leaf to the end with any Player for every seat (random,
+  Commander, …), ``k`` rollouts averaged: the Ω reference's "Path B" leaf;
+* :class:`FunctionEvaluator` — a batched value/prior callable (the policy/value network plugs in
+  here: the Ω reference's "Path A");
+* :class:`HeuristicEvaluator` — a fixed value function of a state, no prior;
+* :class:`BlendEvaluator` — ``weight_a · a + weight_b · b`` (the n-tuple reference's learned tables
+  plus quarter-strength hand-written terms), the prior taken from whichever provides one.
+
+:func:`check_evaluations` turns a wrong shape, a NaN or a prior that does not cover the legal actions
+into an :class:`EvaluatorError` naming the leaf and the problem.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from omega_cluster.games.api import CHANCE, State
+from omega_cluster.players.base import Player, RandomPlayer
+
+__all__ = [
+    "BlendEvaluator",
+    "Evaluator",
+    "EvaluatorError",
+    "FunctionEvaluator",
+    "HeuristicEvaluator",
+    "Leaf",
+    "LeafEvaluation",
+    "RolloutEvaluator",
+    "check_evaluations",
+]
+
+
+class EvaluatorError(ValueError):
+    """An evaluator returned something the search cannot use (shape, NaN, prior)."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One evaluation request: a state (owned by the search; do not mutate it) and who acts."""
+
+    state: State  # a decision node or a terminal state
+    player: int  # the acting player at ``state`` (-1 when terminal)
+    legal: tuple[int, ...]  # legal_actions(player), the order the prior must follow ((), terminal)
+    rng: random.Random  # the requesting search's own stream (rollouts draw from it)
+
+
+@dataclass(frozen=True)
+class LeafEvaluation:
+    """The answer for one leaf."""
+
+    values: tuple[float, ...]  # float[N]: expected return of every player from the leaf
+    prior: tuple[float, ...] | None = None  # float[len(leaf.legal)], sums to 1; None: no prior
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Evaluates a batch of leaves; returns one :class:`LeafEvaluation` per leaf, in order."""
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]: ...
+
+
+def check_evaluations(
+    leaves: Sequence[Leaf], evaluations: Sequence[LeafEvaluation], num_players: int
+) -> None:
+    """Raise :class:`EvaluatorError` unless every evaluation fits its leaf."""
+    if len(evaluations) != len(leaves):
+        raise EvaluatorError(
+            f"evaluator returned {len(evaluations)} evaluations for {len(leaves)} leaves"
+        )
+    for i, (leaf, ev) in enumerate(zip(leaves, evaluations, strict=True)):
+        if len(ev.values) != num_players:
+            raise EvaluatorError(
+                f"leaf {i}: values {ev.values!r} have {len(ev.values)} entries, "
+                f"expected one per player ({num_players})"
+            )
+        if not all(math.isfinite(v) for v in ev.values):
+            raise EvaluatorError(f"leaf {i}: values {ev.values!r} are not all finite (NaN/inf)")
+        if ev.prior is None:
+            continue
+        if len(ev.prior) != len(leaf.legal):
+            raise EvaluatorError(
+                f"leaf {i}: prior has {len(ev.prior)} entries but player {leaf.player} has "
+                f"{len(leaf.legal)} legal actions {leaf.legal!r}: a prior must cover each one"
+            )
+        if not all(math.isfinite(p) and p >= 0.0 for p in ev.prior):
+            raise EvaluatorError(f"leaf {i}: prior {ev.prior!r} has a negative or NaN entry")
+        total = sum(ev.prior)
+        if leaf.legal and abs(total - 1.0) > 1e-4:
+            raise EvaluatorError(f"leaf {i}: prior sums to {total:.6f}, not 1")
+
+
+def play_out(state: State, players: Sequence[Player], rng: random.Random, max_steps: int) -> State:
+    """Play ``state`` (mutated) to the end: ``players[p]`` moves for seat p, chance from ``rng``."""
+    steps = 0
+    while True:
+        acting = state.current_players
+        if not acting:
+            return state
+        if acting[0] == CHANCE:
+            r = rng.random()
+            outcomes = state.chance_outcomes()
+            action = outcomes[-1][0]
+            for a, p in outcomes:
+                r -= p
+                if r <= 0.0:
+                    action = a
+                    break
+            state.apply_action_unchecked(action)
+        elif len(acting) == 1:
+            p = acting[0]
+            state.apply_action_unchecked(players[p].act(state, p, rng))
+        else:
+            state.apply_joint_action_unchecked(tuple(players[p].act(state, p, rng) for p in acting))
+        steps += 1
+        if steps > max_steps:
+            raise EvaluatorError(f"rollout did not end within {max_steps} steps")
+
+
+class RolloutEvaluator:
+    """Value = mean returns of ``rollouts`` playouts from the leaf; every seat uses ``policy``.
+
+    ``policy`` is a Player (``RandomPlayer``, ``Commander``, …) or a factory ``game -> Player``.
+    For a uniform random policy, a game's own fast ``random_playout(rng)`` is used when it has one
+    (Mexican Train: same rules and random numbers as the generic loop, ~1.25× faster).
+    """
+
+    def __init__(
+        self,
+        policy: Player,
+        *,
+        rollouts: int = 1,
+        max_steps: int = 100_000,
+        use_fast_playout: bool = True,
+    ) -> None:
+        if rollouts < 1:
+            raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+        self.policy = policy
+        self.rollouts = rollouts
+        self.max_steps = max_steps
+        self._fast = use_fast_playout and type(policy) is RandomPlayer
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        return [self._one(leaf) for leaf in leaves]
+
+    def _one(self, leaf: Leaf) -> LeafEvaluation:
+        state = leaf.state
+        if not state.current_players:
+            return LeafEvaluation(tuple(float(r) for r in state.returns()))
+        n = state.game.num_players
+        totals = [0.0] * n
+        seats = [self.policy] * n
+        for _ in range(self.rollouts):
+            sim = state.clone()
+            fast = getattr(sim, "random_playout", None) if self._fast else None
+            if fast is not None:
+                fast(leaf.rng)
+            else:
+                play_out(sim, seats, leaf.rng, self.max_steps)
+            for p, r in enumerate(sim.returns()):
+                totals[p] += r
+        k = float(self.rollouts)
+        return LeafEvaluation(tuple(t / k for t in totals))
+
+    def __repr__(self) -> str:
+        return f"RolloutEvaluator({getattr(self.policy, 'name', self.policy)!r}, rollouts={self.rollouts})"
+
+
+BatchFunction = Callable[[Sequence[Leaf]], Sequence[LeafEvaluation]]
+
+
+class FunctionEvaluator:
+    """Wraps a batched callable ``leaves -> evaluations`` (e.g. a policy/value network).
+
+    Terminal leaves never reach the callable: their values are the game's returns.
+    """
+
+    def __init__(self, fn: BatchFunction, *, name: str = "function") -> None:
+        self.fn = fn
+        self.name = name
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        out: list[LeafEvaluation | None] = [None] * len(leaves)
+        live = []
+        for i, leaf in enumerate(leaves):
+            if leaf.state.current_players:
+                live.append(i)
+            else:
+                out[i] = LeafEvaluation(tuple(float(r) for r in leaf.state.returns()))
+        if live:
+            answers = list(self.fn([leaves[i] for i in live]))
+            if len(answers) != len(live):
+                raise EvaluatorError(
+                    f"{self.name}: returned {len(answers)} evaluations for {len(live)} leaves"
+                )
+            for i, ev in zip(live, answers, strict=True):
+                out[i] = ev
+        return [ev for ev in out if ev is not None]
+
+
+class HeuristicEvaluator:
+    """A fixed value function ``state -> values per player`` (no prior)."""
+
+    def __init__(self, value_fn: Callable[[State], Sequence[float]], *, name: str = "heuristic"):
+        self.value_fn = value_fn
+        self.name = name
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        return [
+            LeafEvaluation(
+                tuple(
+                    float(v)
+                    for v in (
+                        leaf.state.returns()
+                        if not leaf.state.current_players
+                        else self.value_fn(leaf.state)
+                    )
+                )
+            )
+            for leaf in leaves
+        ]
+
+
+class BlendEvaluator:
+    """``weight_a · a + weight_b · b`` per player; the prior comes from ``a`` if it gives one,
+    else from ``b`` (the n-tuple reference: learned tables + quarter-strength hand terms)."""
+
+    def __init__(
+        self, a: Evaluator, b: Evaluator, *, weight_a: float = 1.0, weight_b: float = 0.25
+    ) -> None:
+        if not (math.isfinite(weight_a) and math.isfinite(weight_b)):
+            raise ValueError("blend weights must be finite")
+        self.a, self.b = a, b
+        self.weight_a, self.weight_b = weight_a, weight_b
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        first, second = self.a.evaluate(leaves), self.b.evaluate(leaves)
+        return [
+            LeafEvaluation(
+                tuple(
+                    self.weight_a * x + self.weight_b * y
+                    for x, y in zip(ea.values, eb.values, strict=True)
+                ),
+                ea.prior if ea.prior is not None else eb.prior,
+            )
+            for ea, eb in zip(first, second, strict=True)
+        ]
