@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# torch is pinned to a CPU-capable release (a bare `torch` may pull a multi-GB CUDA build on Linux).
+# Override for a CUDA box or another release, e.g. make test TORCH_SPEC='torch>=2.3'
+TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: help venv lint format test test-fast bench arena clean
 
@@ -15,6 +18,7 @@ help:
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -c 'import torch' 2>/dev/null || $(PY) -m pip install --quiet $(TORCH_SPEC)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 

@@ -47,8 +47,8 @@ _RETURNS = ("win_loss", "point_difference", "total_points")
 # Hands are bit masks; legal moves and chance outcomes come from tables indexed by the mask for
 # games of up to _TABLE_BITS cards (2**14 entries, built on first use), computed otherwise.
 _TABLE_BITS = 14
-_CARDS: list[list[int]] = []  # mask -> sorted card indices
-_OUTCOMES: list[list[tuple[int, float]]] = []  # mask -> uniform chance outcomes over its cards
+_CARDS: list[list[int]] = []  # mask -> sorted card indices (copied before it is handed out)
+_OUTCOMES: list[tuple[tuple[int, float], ...]] = []  # mask -> uniform chance outcomes (immutable)
 _TABLE_SIZE = 1 << _TABLE_BITS
 
 
@@ -57,7 +57,7 @@ def _build_tables() -> None:
         for mask in range(1 << _TABLE_BITS):
             cards = [c for c in range(mask.bit_length()) if mask >> c & 1]
             _CARDS.append(cards)
-            _OUTCOMES.append([(c, 1.0 / len(cards)) for c in cards])
+            _OUTCOMES.append(tuple((c, 1.0 / len(cards)) for c in cards))
 
 
 def _cards_of(mask: int) -> list[int]:
@@ -136,6 +136,11 @@ class GoofspielGame(Game):
         # public code digits: point card + 1, then winner + 2 (1 = tie), alternating
         self._digit_bits = max(nc, n + 1).bit_length()
         self._bid_bits = nc.bit_length()  # own-bid code digits: bid + 1
+        # Turns (counted before the turn) whose two-player joint step takes the inline path of
+        # apply_joint_action: the next turn opens with a plain chance node (random order, no
+        # imp_info, neither the automatic last turn nor the end follows).
+        plain = n == 2 and self.order == 0 and not self.imp_info
+        self._inline_turns = min(turns, nc - 1) - 1 if plain else 0
 
     def new_initial_state(self, seed: int = 0) -> GoofspielState:
         """Before the first point card; ``seed`` is unused (every chance event is explicit)."""
@@ -182,6 +187,8 @@ class GoofspielState(State):
             self._deal(nc - 1 if game.order == 1 else 0)
 
     # -- who acts ------------------------------------------------------------------------------
+    # The benchmark loop (bench/bench_small_games.py) calls these a dozen times per turn: each is
+    # a slot read or a table lookup, with the common case tested first.
     @property
     def current_players(self) -> tuple[int, ...]:
         return self._acting
@@ -206,14 +213,14 @@ class GoofspielState(State):
             return _cards_of(self._remaining)[:]
         return []
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
+    def chance_outcomes(self) -> tuple[tuple[int, float], ...]:
         if self._acting is not _CHANCE_ACTING:
-            return list(super().chance_outcomes())  # raises: not a chance node
+            super().chance_outcomes()  # raises: not a chance node
         mask = self._remaining
         if mask < _TABLE_SIZE:
-            return _OUTCOMES[mask][:]
+            return _OUTCOMES[mask]  # shared, but immutable
         cards = _cards_of(mask)
-        return [(c, 1.0 / len(cards)) for c in cards]
+        return tuple((c, 1.0 / len(cards)) for c in cards)
 
     def is_legal(self, player: int, action: int) -> bool:
         acting = self._acting
@@ -227,26 +234,28 @@ class GoofspielState(State):
 
     def apply_action(self, action: int) -> None:
         """The checked chance step, legal case inline (the base class raises the errors)."""
-        if (
-            self._acting is _CHANCE_ACTING
-            and type(action) is int
-            and action >= 0
-            and self._remaining >> action & 1
-        ):
-            self.history.append(action)
-            game = self.game  # _deal inlined: a chance step per turn
-            self._point_card = action
-            self._remaining ^= 1 << action
-            self._pub = self._pub << game._digit_bits | (action + 1)
-            self._acting = game._all
-        else:
-            State.apply_action(self, action)
+        if self._acting is _CHANCE_ACTING and type(action) is int and action >= 0:
+            remaining = self._remaining
+            if remaining >> action & 1:
+                self.history.append(action)
+                game = self.game  # _deal inlined: a chance step per turn
+                self._point_card = action
+                self._remaining = remaining ^ 1 << action
+                self._pub = self._pub << game._digit_bits | (action + 1)
+                self._acting = game._all
+                return
+        State.apply_action(self, action)
 
     def apply_joint_action(self, actions: Sequence[int]) -> None:
-        """The checked joint step, legal case inline (the base class raises the errors)."""
-        hands = self._hands
-        if len(actions) == 2 and len(self._acting) == 2:  # two players: no loop
+        """The checked joint step, legal case inline (the base class raises the errors).
+
+        A two-player turn followed by a plain chance node (every turn but the last ones of the
+        default game) is played here in full: it is half of all the steps of a random playout.
+        """
+        acting, game = self._acting, self.game
+        if len(actions) == 2 and len(acting) == 2 and self._turn < game._inline_turns:
             a, b = actions
+            hands = self._hands
             if (
                 type(a) is int
                 and type(b) is int
@@ -256,10 +265,20 @@ class GoofspielState(State):
                 and hands[1] >> b & 1
             ):
                 self.history.append((a, b))
-                self._play_turn((a, b))
+                hands[0] ^= 1 << a
+                hands[1] ^= 1 << b
+                if a == b:  # a tied top bid discards the point card: public digit 1
+                    self._pub = self._pub << game._digit_bits | 1
+                else:
+                    winner = int(a < b)
+                    self._points[winner] += self._point_card + 1
+                    self._pub = self._pub << game._digit_bits | (winner + 2)
+                self._turn += 1
+                self._acting = _CHANCE_ACTING
+                self._point_card = -1
                 return
-        elif len(actions) == len(self._acting) > 1:
-            for bid, hand in zip(actions, hands, strict=False):  # lengths checked above
+        elif len(actions) == len(acting) > 1:
+            for bid, hand in zip(actions, self._hands, strict=False):  # lengths checked above
                 if type(bid) is not int or bid < 0 or not hand >> bid & 1:
                     break
             else:
