@@ -31,6 +31,7 @@ from omega_cluster.games.api import (
     CHANCE,
     ConstraintError,
     Game,
+    GameError,
     GameSpec,
     InvalidParameterError,
     ParamSpec,
@@ -44,27 +45,30 @@ __all__ = ["GoofspielGame", "GoofspielObservation", "GoofspielState"]
 _CHANCE_ACTING = (CHANCE,)
 _ORDERS = ("random", "descending", "ascending")
 _RETURNS = ("win_loss", "point_difference", "total_points")
-# Hands are bit masks; legal moves and chance outcomes come from tables indexed by the mask for
-# games of up to _TABLE_BITS cards (2**14 entries, built on first use), computed otherwise.
-_TABLE_BITS = 14
-_CARDS: list[list[int]] = []  # mask -> sorted card indices (copied before it is handed out)
-_OUTCOMES: list[tuple[tuple[int, float], ...]] = []  # mask -> uniform chance outcomes (immutable)
-_TABLE_SIZE = 1 << _TABLE_BITS
-
-
-def _build_tables() -> None:
-    if not _CARDS:
-        for mask in range(1 << _TABLE_BITS):
-            cards = [c for c in range(mask.bit_length()) if mask >> c & 1]
-            _CARDS.append(cards)
-            _OUTCOMES.append(tuple((c, 1.0 / len(cards)) for c in cards))
+# Hands and the deck are bit masks. Legal moves and chance outcomes of up to 14 cards are the
+# concatenation of two lists looked up by the mask's low and high 7 bits: the tables stay a few
+# kB, so they live in the CPU caches (one list per 14-bit mask takes MBs and was ~20 % slower in
+# bench/bench_small_games.py), and the concatenation is the fresh list handed to the caller.
+_SPLIT = 7
+_LOW_MASK = (1 << _SPLIT) - 1
+_LOW_CARDS = [[c for c in range(_SPLIT) if m >> c & 1] for m in range(1 << _SPLIT)]
+_HIGH_CARDS = [[c + _SPLIT for c in low] for low in _LOW_CARDS]
+# deck size k -> (low, high) tables of (card, 1/k); the tuples are shared, one per (k, card)
+_OUTCOMES = [
+    (
+        [[pairs[c] for c in low] for low in _LOW_CARDS],
+        [[pairs[c] for c in high] for high in _HIGH_CARDS],
+    )
+    for pairs in ([(c, 1.0 / max(k, 1)) for c in range(2 * _SPLIT)] for k in range(2 * _SPLIT + 1))
+]
 
 
 def _cards_of(mask: int) -> list[int]:
-    """Sorted set bits of ``mask`` (shared list for small masks: do not mutate)."""
-    if mask < _TABLE_SIZE:
-        return _CARDS[mask]
-    return [c for c in range(mask.bit_length()) if mask >> c & 1]
+    """Sorted set bits of ``mask``, a fresh list."""
+    try:
+        return _LOW_CARDS[mask & _LOW_MASK] + _HIGH_CARDS[mask >> _SPLIT]
+    except IndexError:  # more than 14 cards
+        return [c for c in range(mask.bit_length()) if mask >> c & 1]
 
 
 class GoofspielObservation(NamedTuple):
@@ -132,15 +136,16 @@ class GoofspielGame(Game):
             zero_sum=self.returns_kind != 2,
         )
         self._all = tuple(range(n))
-        _build_tables()  # once per process (~40 ms)
+        self._full = (1 << nc) - 1  # a full hand or deck
         # public code digits: point card + 1, then winner + 2 (1 = tie), alternating
         self._digit_bits = max(nc, n + 1).bit_length()
         self._bid_bits = nc.bit_length()  # own-bid code digits: bid + 1
-        # Turns (counted before the turn) whose two-player joint step takes the inline path of
-        # apply_joint_action: the next turn opens with a plain chance node (random order, no
-        # imp_info, neither the automatic last turn nor the end follows).
-        plain = n == 2 and self.order == 0 and not self.imp_info
-        self._inline_turns = min(turns, nc - 1) - 1 if plain else 0
+        # The inline two-player turn of GoofspielState.apply_joint_action: it runs when the acting
+        # tuple is this one (two players, no imp_info: None never matches), and it opens the next
+        # turn's chance node itself while the turns played stay below _chance_until (random order,
+        # neither the automatic last turn nor the end follows).
+        self._inline_pair = self._all if n == 2 and not self.imp_info else None
+        self._chance_until = min(turns, nc - 1) if self.order == 0 else 0
 
     def new_initial_state(self, seed: int = 0) -> GoofspielState:
         """Before the first point card; ``seed`` is unused (every chance event is explicit)."""
@@ -160,31 +165,29 @@ class GoofspielState(State):
         "_acting",  # current_players tuple: every seat, (CHANCE,) or ()
         "_hands",  # list: bit c set while a player still holds card c
         "_own",  # list: each player's own-bid code (imp_info only)
-        "_point_card",  # index of the face-up point card, -1 while chance deals
+        "_point",  # value (index + 1) of the last point card turned, 0 before the first
         "_points",  # list of points per player
         "_pub",  # public code: point card and turn winner digits, alternating
         "_remaining",  # bit c: point card c not yet turned
-        "_returns",  # tuple once terminal, else None
         "_turn",  # finished turns
     )
 
     game: GoofspielGame
 
     def __init__(self, game: GoofspielGame) -> None:
-        n, nc = game.num_players, game.num_cards
+        n, full = len(game._all), game._full
         self.game = game
         self.history = []
-        self._hands = [(1 << nc) - 1] * n
+        self._hands = [full] * n
         self._own = [0] * n
         self._points = [0] * n
         self._pub = 0
-        self._remaining = (1 << nc) - 1
+        self._remaining = full
         self._turn = 0
-        self._returns: tuple[float, ...] | None = None
-        self._point_card = -1
+        self._point = 0
         self._acting: tuple[int, ...] = _CHANCE_ACTING
         if game.order:
-            self._deal(nc - 1 if game.order == 1 else 0)
+            self._deal(game.num_cards - 1 if game.order == 1 else 0)
 
     # -- who acts ------------------------------------------------------------------------------
     # The benchmark loop (bench/bench_small_games.py) calls these a dozen times per turn: each is
@@ -204,23 +207,26 @@ class GoofspielState(State):
 
     def legal_actions(self, player: int | None = None) -> list[int]:
         acting = self._acting
-        if len(acting) > 1:
-            if player is not None and 0 <= player < len(acting):
-                mask = self._hands[player]
-                return _CARDS[mask][:] if mask < _TABLE_SIZE else _cards_of(mask)
-            return []  # a joint node: ask per player
-        if acting and (player is None or player == CHANCE):
-            return _cards_of(self._remaining)[:]
-        return []
+        if player in acting and acting is not _CHANCE_ACTING:  # a bidder
+            mask = self._hands[player]
+            try:  # _cards_of, inlined
+                return _LOW_CARDS[mask & _LOW_MASK] + _HIGH_CARDS[mask >> _SPLIT]
+            except IndexError:  # more than 14 cards
+                return _cards_of(mask)
+        if acting is _CHANCE_ACTING and (player is None or player == CHANCE):
+            return _cards_of(self._remaining)
+        return []  # the end, a seat that does not act, or a joint node without a player
 
-    def chance_outcomes(self) -> tuple[tuple[int, float], ...]:
-        if self._acting is not _CHANCE_ACTING:
-            super().chance_outcomes()  # raises: not a chance node
-        mask = self._remaining
-        if mask < _TABLE_SIZE:
-            return _OUTCOMES[mask]  # shared, but immutable
-        cards = _cards_of(mask)
-        return tuple((c, 1.0 / len(cards)) for c in cards)
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self._acting is _CHANCE_ACTING:
+            mask = self._remaining
+            try:
+                low, high = _OUTCOMES[mask.bit_count()]
+                return low[mask & _LOW_MASK] + high[mask >> _SPLIT]
+            except IndexError:  # more than 14 cards
+                cards = _cards_of(mask)
+                return [(c, 1.0 / len(cards)) for c in cards]
+        raise GameError(f"{self.game.spec.name}: not a chance node")
 
     def is_legal(self, player: int, action: int) -> bool:
         acting = self._acting
@@ -236,12 +242,12 @@ class GoofspielState(State):
         """The checked chance step, legal case inline (the base class raises the errors)."""
         if self._acting is _CHANCE_ACTING and type(action) is int and action >= 0:
             remaining = self._remaining
-            if remaining >> action & 1:
+            if remaining >> action & 1:  # _deal, inlined: one chance step per turn
                 self.history.append(action)
-                game = self.game  # _deal inlined: a chance step per turn
-                self._point_card = action
+                game = self.game
+                self._point = point = action + 1
                 self._remaining = remaining ^ 1 << action
-                self._pub = self._pub << game._digit_bits | (action + 1)
+                self._pub = self._pub << game._digit_bits | point
                 self._acting = game._all
                 return
         State.apply_action(self, action)
@@ -249,35 +255,35 @@ class GoofspielState(State):
     def apply_joint_action(self, actions: Sequence[int]) -> None:
         """The checked joint step, legal case inline (the base class raises the errors).
 
-        A two-player turn followed by a plain chance node (every turn but the last ones of the
-        default game) is played here in full: it is half of all the steps of a random playout.
+        The two-player turn is played here in full (it is half of all the steps of a random
+        playout), ending in the next turn's chance node on every turn but the last ones.
         """
-        acting, game = self._acting, self.game
-        if len(actions) == 2 and len(acting) == 2 and self._turn < game._inline_turns:
+        game = self.game
+        if self._acting is game._inline_pair and len(actions) == 2:
             a, b = actions
-            hands = self._hands
-            if (
-                type(a) is int
-                and type(b) is int
-                and a >= 0
-                and b >= 0
-                and hands[0] >> a & 1
-                and hands[1] >> b & 1
-            ):
+            ha, hb = hands = self._hands
+            # a | b >= 0: both bids non-negative (a negative shift would raise)
+            if type(a) is int and type(b) is int and a | b >= 0 and ha >> a & 1 and hb >> b & 1:
                 self.history.append((a, b))
-                hands[0] ^= 1 << a
-                hands[1] ^= 1 << b
-                if a == b:  # a tied top bid discards the point card: public digit 1
-                    self._pub = self._pub << game._digit_bits | 1
+                hands[0] = ha ^ 1 << a
+                hands[1] = hb ^ 1 << b
+                # public digit: 1 for a tie (the point card is discarded), else 2 + the winner
+                pub = self._pub << game._digit_bits
+                if a == b:
+                    self._pub = pub | 1
+                elif a > b:
+                    self._points[0] += self._point
+                    self._pub = pub | 2
                 else:
-                    winner = int(a < b)
-                    self._points[winner] += self._point_card + 1
-                    self._pub = self._pub << game._digit_bits | (winner + 2)
-                self._turn += 1
-                self._acting = _CHANCE_ACTING
-                self._point_card = -1
+                    self._points[1] += self._point
+                    self._pub = pub | 3
+                self._turn = turn = self._turn + 1
+                if turn < game._chance_until:
+                    self._acting = _CHANCE_ACTING
+                else:
+                    self._next_turn(turn)
                 return
-        elif len(actions) == len(acting) > 1:
+        elif len(actions) == len(self._acting) > 1:
             for bid, hand in zip(actions, self._hands, strict=False):  # lengths checked above
                 if type(bid) is not int or bid < 0 or not hand >> bid & 1:
                     break
@@ -295,7 +301,7 @@ class GoofspielState(State):
 
     def _deal(self, card: int) -> None:
         game = self.game
-        self._point_card = card
+        self._point = card + 1
         self._remaining &= ~(1 << card)
         self._pub = self._pub << game._digit_bits | (card + 1)
         self._acting = game._all
@@ -305,6 +311,7 @@ class GoofspielState(State):
         self._play_turn(actions)
 
     def _play_turn(self, bids: Sequence[int]) -> None:
+        """Spend the bids, score the point card, then open the next turn."""
         game = self.game
         hands = self._hands
         if len(bids) == 2:  # the common case, without the generic scans
@@ -318,50 +325,50 @@ class GoofspielState(State):
             top = max(bids)
             winner = bids.index(top) if bids.count(top) == 1 else -1
         if winner >= 0:
-            self._points[winner] += self._point_card + 1
+            self._points[winner] += self._point
         self._pub = self._pub << game._digit_bits | (winner + 2)  # digit 1 = tie
         if game.imp_info:
             own, width = self._own, game._bid_bits
             for p, bid in enumerate(bids):
                 own[p] = own[p] << width | (bid + 1)
-        self._turn = turn = self._turn + 1
+        self._turn += 1
+        self._next_turn(self._turn)
+
+    def _next_turn(self, turn: int) -> None:
+        """After ``turn`` finished turns: turn the next point card (or wait for chance), play the
+        automatic last turn, or end the game."""
+        game = self.game
         if turn < game.num_turns:
             if game.order == 0:
                 self._acting = _CHANCE_ACTING
-                self._point_card = -1
-            elif game.order == 1:
-                if self._point_card > 0:
-                    self._deal(self._point_card - 1)
-            elif self._point_card < game.num_cards - 1:
-                self._deal(self._point_card + 1)
+            elif game.order == 1:  # descending: the card below the last one
+                if self._point > 1:
+                    self._deal(self._point - 2)
+            elif self._point < game.num_cards:  # ascending: the card above the last one
+                self._deal(self._point)
         # As OpenSpiel: the last turn has no choice and is played at once, outside the history.
         if turn == game.num_cards - 1:
             if self._acting is _CHANCE_ACTING:
                 self._deal(self._remaining.bit_length() - 1)
-            self._play_turn([hand.bit_length() - 1 for hand in hands])
+            self._play_turn([hand.bit_length() - 1 for hand in self._hands])
         elif turn == game.num_turns:
-            self._finish()
+            self._acting = ()  # the end: returns() reads the points
 
-    def _finish(self) -> None:
-        game = self.game
-        points, n = self._points, len(self._points)
-        if game.returns_kind == 0:
+    def returns(self) -> tuple[float, ...]:
+        if self._acting:
+            return (0.0,) * len(self._points)
+        points, n, kind = self._points, len(self._points), self.game.returns_kind
+        if kind == 0:  # win_loss
             best = max(points)
             winners = points.count(best)
             if winners == n:
-                self._returns = (0.0,) * n
-            else:
-                win, lose = 1.0 / winners, -1.0 / (n - winners)
-                self._returns = tuple(win if x == best else lose for x in points)
-        elif game.returns_kind == 1:
+                return (0.0,) * n
+            win, lose = 1.0 / winners, -1.0 / (n - winners)
+            return tuple([win if x == best else lose for x in points])
+        if kind == 1:  # point_difference
             mean = sum(points) / n
-            self._returns = tuple(x - mean for x in points)
-        else:
-            self._returns = tuple(float(x) for x in points)
-        self._acting = ()
-
-    def returns(self) -> tuple[float, ...]:
-        return self._returns if self._returns is not None else (0.0,) * len(self._points)
+            return tuple([x - mean for x in points])
+        return tuple(map(float, points))  # total_points
 
     def scores(self) -> tuple[float, ...]:
         return tuple(float(x) for x in self._points)
@@ -441,11 +448,10 @@ class GoofspielState(State):
         new._acting = self._acting
         new._hands = self._hands[:]
         new._own = self._own[:]
-        new._point_card = self._point_card
+        new._point = self._point
         new._points = self._points[:]
         new._pub = self._pub
         new._remaining = self._remaining
-        new._returns = self._returns
         new._turn = self._turn
         return new
 
@@ -455,7 +461,7 @@ class GoofspielState(State):
         lines = [
             f"Goofspiel turn {self._turn} | points "
             + " ".join(f"P{p}:{x}" for p, x in enumerate(self._points))
-            + f" | point card {self._point_card + 1 if self._point_card >= 0 else '-'}"
+            + f" | point card {self._point if len(self._acting) > 1 else '-'}"
         ]
         bids = [self.own_bids(p) for p in range(n)]
         for t, (card, win) in enumerate(zip(cards, wins, strict=False)):
@@ -518,7 +524,7 @@ def _sample_bids(
                 free &= ~((1 << (b + 1)) - 1)  # the winner above player's bid
             elif w == -1 and n == 2:
                 free &= 1 << b  # a two-player tie: the same card
-            cards = _cards_of(free)[:]
+            cards = _cards_of(free)
             rng.shuffle(cards)
             out.append((q, cards))
         return out

@@ -12,46 +12,31 @@ wins the pot. Returns are chips won: ``pot - own stake`` for the winner, ``-own 
 Information: a player sees their own card and the public betting. ``information_set_key`` is an int
 built from exactly the fields of OpenSpiel's ``information_state_string`` (own card once dealt, the
 pass/bet sequence), so both induce the same partition of states; ``sample_world`` redraws the cards
-already dealt to the opponents. :mod:`omega_cluster.games.leduc_poker` shares the card names here.
+already dealt to the opponents. What it shares with Leduc (who acts, card names, the redeal) is in
+:mod:`omega_cluster.games._poker`.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, cast
 
-from omega_cluster.games.api import (
-    CHANCE,
-    ConstraintError,
-    Game,
-    GameSpec,
-    ParamSpec,
-    RngLike,
-    State,
-    as_rng,
+from omega_cluster.games._poker import (
+    PLAYERS,
+    TERMINAL,
+    PokerState,
+    poker_spec,
+    rank_names,
+    redeal,
 )
+from omega_cluster.games.api import CHANCE, Game, ParamSpec, RngLike, as_rng
 
-__all__ = [
-    "BET",
-    "PASS",
-    "KuhnObservation",
-    "KuhnPokerGame",
-    "KuhnPokerState",
-    "rank_names",
-    "redeal",
-]
+__all__ = ["BET", "PASS", "KuhnObservation", "KuhnPokerGame", "KuhnPokerState"]
 
 PASS = 0
 BET = 1
 _ACTION_NAMES = ("pass", "bet")
-_CHANCE_ACTING = (CHANCE,)
 _PLAYER_LEGAL = (PASS, BET)
-
-
-def rank_names(num_ranks: int) -> str:
-    """Names of ``num_ranks`` ranks, lowest first: 3 ranks are ``JQK`` as in the classic games."""
-    return "23456789TJQK"[-num_ranks:]
 
 
 class KuhnObservation(NamedTuple):
@@ -67,30 +52,14 @@ class KuhnPokerGame(Game):
 
     name: ClassVar[str] = "kuhn_poker"
     parameters: ClassVar[Mapping[str, ParamSpec]] = {
-        "players": ParamSpec(2, "number of players", int, minimum=2, maximum=10),
+        "players": PLAYERS,
     }
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         n = self.params["players"]
-        self.spec = GameSpec(
-            name=self.name,
-            num_players=n,
-            min_players=2,
-            max_players=10,
-            num_actions=2,
-            simultaneous=False,
-            hidden_information=True,
-            explicit_chance=True,
-            objectives=("chips",),
-            objective="chips",
-            max_game_length=2 * n - 1,
-            min_return=-2.0,
-            max_return=2.0 * (n - 1),
-            zero_sum=True,
-        )
+        self.spec = poker_spec(self.name, n, num_actions=2, max_game_length=2 * n - 1, max_loss=2)
         self.ranks = rank_names(n + 1)
-        self._seats = tuple((p,) for p in range(n))  # cached current_players tuples
 
     def new_initial_state(self, seed: int = 0) -> KuhnPokerState:
         """The deal has not started; ``seed`` is unused (every chance event is explicit)."""
@@ -107,20 +76,18 @@ class KuhnPokerGame(Game):
         return f"unknown action {action}"
 
 
-class KuhnPokerState(State):
+class KuhnPokerState(PokerState):
     """One Kuhn position. Fields are ints and one small tuple, so ``clone`` is a few slot copies."""
 
     __slots__ = (
         "_bet_mask",  # bit p: player p bet (or called)
         "_bets",  # betting sequence code: 1 followed by one bit per action (bet = 1)
         "_cards",  # tuple: each player's card, -1 until dealt
-        "_cur",  # acting player, CHANCE, or -2 once terminal
         "_deck",  # bit c: card c still in the deck
         "_first_bettor",  # seat of the first bet, -1 before
         "_n",
         "_nacts",  # betting actions so far
         "_owner",  # tuple: owner of each card, -1 if undealt
-        "_returns",  # tuple of floats once terminal, else None
     )
 
     game: KuhnPokerGame
@@ -138,25 +105,9 @@ class KuhnPokerState(State):
         self._nacts = 0
         self._first_bettor = -1
         self._bet_mask = 0
-        self._returns: tuple[float, ...] | None = None
+        self._returns = None
 
-    # -- who acts ------------------------------------------------------------------------------
-    @property
-    def current_players(self) -> tuple[int, ...]:
-        cur = self._cur
-        if cur >= 0:
-            return self.game._seats[cur]
-        return _CHANCE_ACTING if cur == CHANCE else ()
-
-    def is_terminal(self) -> bool:
-        return self._cur == -2
-
-    def is_chance_node(self) -> bool:
-        return self._cur == CHANCE
-
-    def is_simultaneous_node(self) -> bool:
-        return False
-
+    # -- who acts (current_players, is_terminal, ... from PokerState) -------------------------
     def legal_actions(self, player: int | None = None) -> list[int]:
         cur = self._cur
         if player is not None and player != cur:
@@ -219,10 +170,7 @@ class KuhnPokerState(State):
         pot = n + bet_mask.bit_count()
         stakes = [2.0 if bet_mask >> p & 1 else 1.0 for p in range(n)]
         self._returns = tuple(pot - s if p == winner else -s for p, s in enumerate(stakes))
-        self._cur = -2
-
-    def returns(self) -> tuple[float, ...]:
-        return self._returns if self._returns is not None else (0.0,) * self._n
+        self._cur = TERMINAL
 
     # -- information ---------------------------------------------------------------------------
     def information_set_key(self, player: int) -> int:
@@ -241,10 +189,7 @@ class KuhnPokerState(State):
         ``constraints`` optionally pins cards: ``{seat: card}`` for seats already dealt.
         """
         cards = redeal(self._cards, list(range(self._n + 1)), player, as_rng(rng), constraints)
-        world = KuhnPokerState(self.game)
-        for action in cards + cast(list[int], self.history)[len(cards) :]:
-            world._apply_action(action)
-        return world
+        return self._replayed(cards)
 
     # -- plumbing ------------------------------------------------------------------------------
     def clone(self) -> KuhnPokerState:
@@ -267,35 +212,4 @@ class KuhnPokerState(State):
         ranks = self.game.ranks
         cards = " ".join(f"P{p}:{ranks[c] if c >= 0 else '-'}" for p, c in enumerate(self._cards))
         bets = " ".join(_ACTION_NAMES[a] for a in cast(list[int], self.history)[self._n :])
-        if self._cur == -2:
-            status = "over, returns " + " ".join(f"{r:+g}" for r in self.returns())
-        else:
-            status = "chance deals" if self._cur == CHANCE else f"P{self._cur} to act"
-        return f"Kuhn poker | cards {cards} | betting: {bets or '-'} | {status}"
-
-
-def redeal(
-    cards: tuple[int, ...],
-    deck: list[int],
-    player: int,
-    rng: random.Random,
-    constraints: Mapping[int, int] | None,
-    exclude: tuple[int, ...] = (),
-) -> list[int]:
-    """New cards for the seats already dealt (seat order), drawn from the multiset ``deck``:
-    ``player`` keeps theirs, pinned seats (``constraints``: ``{seat: card}``) get theirs, the rest
-    are a uniform draw without replacement from what is left once those and ``exclude`` (public
-    cards) are removed. Shared with Leduc, whose suit-isomorphic deck holds each rank twice."""
-    dealt = sum(1 for c in cards if c >= 0)
-    fixed = {player: cards[player]} if cards[player] >= 0 else {}
-    for seat, card in (constraints or {}).items():
-        if not 0 <= seat < dealt or (seat == player and card != cards[player]):
-            raise ConstraintError(f"cannot pin seat {seat} to card {card}: not a dealt seat")
-        fixed[seat] = card
-    pool = list(deck)
-    for card in (*fixed.values(), *exclude):
-        if card not in pool:
-            raise ConstraintError(f"card constraints {dict(fixed)} clash with the deck or board")
-        pool.remove(card)
-    rng.shuffle(pool)
-    return [fixed[seat] if seat in fixed else pool.pop() for seat in range(dealt)]
+        return f"Kuhn poker | cards {cards} | betting: {bets or '-'} | {self._status()}"

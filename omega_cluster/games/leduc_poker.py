@@ -17,34 +17,39 @@ Information: ``information_set_key`` is an int built from exactly what OpenSpiel
 ``information_state_string`` shows (own card, board card, both betting sequences, whether chance is
 dealing — and, at the end of a showdown, who won, which the final chip counts reveal), so both
 partition states identically. ``sample_world`` redraws opponents' private cards, keeping the
-showdown result when the game is over.
+showdown result when the game is over. What it shares with Kuhn (who acts, card names, the
+redeal) is in :mod:`omega_cluster.games._poker`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import Any, ClassVar, NamedTuple
 
+from omega_cluster.games._poker import (
+    PLAYERS,
+    TERMINAL,
+    PokerState,
+    poker_spec,
+    rank_names,
+    redeal,
+)
 from omega_cluster.games.api import (
     CHANCE,
     ConstraintError,
     Game,
-    GameSpec,
     InvalidParameterError,
     ParamSpec,
     RngLike,
     State,
     as_rng,
 )
-from omega_cluster.games.kuhn_poker import rank_names, redeal
 
 __all__ = ["CALL", "FOLD", "RAISE", "LeducObservation", "LeducPokerGame", "LeducPokerState"]
 
 FOLD, CALL, RAISE = 0, 1, 2
 _ACTION_NAMES = ("fold", "call", "raise")
 _SUITS = "♠♥"
-_CHANCE_ACTING = (CHANCE,)
-_TERMINAL = -2
 _RAISE_AMOUNT = (0, 2, 4)  # by round (1, 2)
 _STARTING_MONEY = 100
 _MAX_RAISES = 2
@@ -72,7 +77,7 @@ class LeducPokerGame(Game):
 
     name: ClassVar[str] = "leduc_poker"
     parameters: ClassVar[Mapping[str, ParamSpec]] = {
-        "players": ParamSpec(2, "number of players", int, minimum=2, maximum=10),
+        "players": PLAYERS,
         "action_mapping": ParamSpec(
             False, "every action legal; an impossible fold or raise is played as a call", bool
         ),
@@ -95,24 +100,10 @@ class LeducPokerGame(Game):
         self.starting_player: int = self.params["starting_player"]
         self.num_cards = 2 * (n + 1)  # card ids; rank = id // 2
         max_loss = _MAX_RAISES * _RAISE_AMOUNT[1] + _MAX_RAISES * _RAISE_AMOUNT[2] + 1
-        self.spec = GameSpec(
-            name=self.name,
-            num_players=n,
-            min_players=2,
-            max_players=10,
-            num_actions=3,
-            simultaneous=False,
-            hidden_information=True,
-            explicit_chance=True,
-            objectives=("chips",),
-            objective="chips",
-            max_game_length=2 * (3 * n - 2),
-            min_return=-float(max_loss),
-            max_return=float((n - 1) * max_loss),
-            zero_sum=True,
+        self.spec = poker_spec(
+            self.name, n, num_actions=3, max_game_length=2 * (3 * n - 2), max_loss=max_loss
         )
         self.ranks = rank_names(n + 1)
-        self._seats = tuple((p,) for p in range(n))
         self._outcomes: dict[int, list[tuple[int, float]]] = {}  # deck bit mask -> outcomes
         self._pads = tuple((-1,) * (n - 1 - seat) for seat in range(n))  # undealt seats
         size = n + 1 if self.suit_isomorphism else self.num_cards
@@ -149,7 +140,7 @@ class LeducPokerGame(Game):
         return f"unknown action {action}"
 
 
-class LeducPokerState(State):
+class LeducPokerState(PokerState):
     """One Leduc position: a few ints, one tuple and one short list, so ``clone`` is cheap.
 
     Derived rather than stored (fewer slots, faster clone): the pot is ``sum(ante)``, the round is
@@ -160,13 +151,11 @@ class LeducPokerState(State):
         "_ante",  # list: chips each seat has put in
         "_board",  # public card (id, or rank under isomorphism), -1 before it is turned
         "_calls",  # calls since the last raise in this round
-        "_cur",  # acting seat, CHANCE, or _TERMINAL
         "_deck",  # bit c: card id c still in the deck
         "_folded",  # bit p: seat p folded
         "_private",  # tuple: each seat's card (id, or rank under isomorphism), -1 before the deal
         "_pub",  # public code: one base-32 digit per betting action or board card
         "_raises",  # raises in this round
-        "_returns",  # tuple of floats once terminal, else None
         "_stakes",  # chips each seat must have put in to stay
         "_winners",  # bit p: seat p took (part of) the pot; 0 before the end
     )
@@ -188,25 +177,9 @@ class LeducPokerState(State):
         self._ante = [1] * n
         self._pub = 0
         self._winners = 0
-        self._returns: tuple[float, ...] | None = None
+        self._returns = None
 
-    # -- who acts ------------------------------------------------------------------------------
-    @property
-    def current_players(self) -> tuple[int, ...]:
-        cur = self._cur
-        if cur >= 0:
-            return self.game._seats[cur]
-        return _CHANCE_ACTING if cur == CHANCE else ()
-
-    def is_terminal(self) -> bool:
-        return self._cur == _TERMINAL
-
-    def is_chance_node(self) -> bool:
-        return self._cur == CHANCE
-
-    def is_simultaneous_node(self) -> bool:
-        return False
-
+    # -- who acts (current_players, is_terminal, ... from PokerState) -------------------------
     def legal_actions(self, player: int | None = None) -> list[int]:
         cur = self._cur
         if player is not None and player != cur:
@@ -346,7 +319,7 @@ class LeducPokerState(State):
     def _resolve(self) -> None:
         folded, ante = self._folded, self._ante
         n, pot = len(ante), sum(ante)
-        self._cur = _TERMINAL
+        self._cur = TERMINAL
         if n == 2:
             self._resolve_two(folded, ante, pot)
             return
@@ -395,9 +368,6 @@ class LeducPokerState(State):
             )
             self._winners = 3
 
-    def returns(self) -> tuple[float, ...]:
-        return self._returns if self._returns is not None else (0.0,) * len(self._ante)
-
     # -- information ---------------------------------------------------------------------------
     def information_set_key(self, player: int) -> int:
         """Own card, public code, dealing flag and (at the end) the winners: OpenSpiel's
@@ -442,9 +412,7 @@ class LeducPokerState(State):
         key = self.information_set_key(player)
         for _ in range(max_tries):
             cards = redeal(self._private, game.chance_deck, player, r, constraints, exclude)
-            world = game.new_initial_state()
-            for action in cards + cast(list[int], self.history)[len(cards) :]:
-                world._apply_action(action)
+            world = self._replayed(cards)
             if world._winners == self._winners and world.information_set_key(player) == key:
                 return world
         raise ConstraintError(
@@ -482,13 +450,10 @@ class LeducPokerState(State):
         board = game.card_name(self._board) if self._board >= 0 else "-"
         r1 = " ".join(_ACTION_NAMES[a] for a in obs.round1) or "-"
         r2 = " ".join(_ACTION_NAMES[a] for a in obs.round2) or "-"
-        if self._cur == _TERMINAL:
-            status = "over, returns " + " ".join(f"{x:+g}" for x in self.returns())
-        else:
-            status = "chance deals" if self._cur == CHANCE else f"P{self._cur} to act"
+        pot = sum(self._ante) if self._returns is None else 0
         return (
-            f"Leduc poker | seats (card/chips in) {seats} | board {board} | pot {sum(self._ante) if self._returns is None else 0} | "
-            f"round 1: {r1} | round 2: {r2} | {status}"
+            f"Leduc poker | seats (card/chips in) {seats} | board {board} | pot {pot} | "
+            f"round 1: {r1} | round 2: {r2} | {self._status()}"
         )
 
 

@@ -3,7 +3,7 @@
 The arena, the CLI and (later) the gatekeeper name their players with short spec strings, so a
 match can be written on a command line: ``seats=commander,lieutenant,ensign,ensign``. A spec is
 ``name[:arg[:arg…]]``; each ``arg`` is either positional (mapped, in order, onto the keyword names
-the entry declares, e.g. ``ismcts:commander_rollout:400`` → ``rollout="commander_rollout",
+the entry declares, e.g. ``ismcts:commander_rollout:400`` → ``leaf="commander_rollout",
 simulations=400``) or ``key=value``. Values parse as int, float, ``true``/``false``, ``none`` or
 else stay strings. Every player is built as ``Cls(game, **kw)``.
 
@@ -67,6 +67,8 @@ class PlayerEntry:
 _RANDOM = "omega_cluster.players.base:RandomPlayer"
 _OFFICERS = "omega_cluster.players.officers"
 _BASELINES = "omega_cluster.players.baselines"
+_SEARCH = "omega_cluster.players.search"
+_SEARCH_ARGS = ("leaf", "simulations")
 
 _ENTRIES: dict[str, PlayerEntry] = {
     "random": PlayerEntry("random", {ANY_GAME: _RANDOM}, doc="uniform over legal actions"),
@@ -90,6 +92,24 @@ _ENTRIES: dict[str, PlayerEntry] = {
             "mexican_train": f"{_OFFICERS}:Commander",
         },
         doc="the game's rule-based player",
+    ),
+    "ismcts": PlayerEntry(
+        "ismcts",
+        {ANY_GAME: f"{_SEARCH}:ISMCTSPlayer"},
+        _SEARCH_ARGS,
+        doc="information-set MCTS (turn-based games): ismcts:<leaf>:<simulations>[:key=value]",
+    ),
+    "smmcts": PlayerEntry(
+        "smmcts",
+        {ANY_GAME: f"{_SEARCH}:SMMCTSPlayer"},
+        _SEARCH_ARGS,
+        doc="simultaneous-move MCTS: smmcts:<leaf>:<simulations>[:key=value]",
+    ),
+    "search": PlayerEntry(
+        "search",
+        {ANY_GAME: f"{_SEARCH}:SearchPlayer"},
+        _SEARCH_ARGS,
+        doc="ISMCTS, or SM-MCTS for simultaneous games: search:<leaf>:<simulations>[:key=value]",
     ),
 }
 

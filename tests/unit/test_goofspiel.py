@@ -4,14 +4,13 @@ input, replay, clones, imp_info determinizations, and the matching baseline."""
 from __future__ import annotations
 
 import random
-import statistics
 
 import pytest
+from game_helpers import mean_return_vs_random, sampled_worlds
 
 from omega_cluster.games import CHANCE, IllegalActionError, InvalidParameterError, make_game
 from omega_cluster.games.conformance import check_game
 from omega_cluster.games.goofspiel import GoofspielState
-from omega_cluster.players.base import RandomPlayer
 from omega_cluster.players.baselines import GoofspielMatchPlayer
 
 
@@ -109,12 +108,8 @@ def test_imp_info_sample_world_redraws_bids_consistently() -> None:
     state = _state(num_cards=6, imp_info=True, points_order="descending")
     for joint in [(5, 2), (0, 4), (3, 3), (1, 0)]:  # P0 wins, P1 wins, tie, P0 wins
         state.apply_joint_action(joint)
-    rng = random.Random(9)
     histories = set()
-    for _ in range(50):
-        world = state.sample_world(0, rng)
-        assert world.information_set_key(0) == state.information_set_key(0)
-        assert world.observation(0) == state.observation(0)
+    for world in sampled_worlds(state, 0, random.Random(9), 50):
         bids = [entry[1] for entry in world.history]  # P1's redrawn bids
         assert bids[0] < 5 and bids[1] > 0 and bids[2] == 3 and bids[3] < 1
         assert len(set(bids)) == 4
@@ -122,6 +117,30 @@ def test_imp_info_sample_world_redraws_bids_consistently() -> None:
     assert len(histories) > 3  # P1's first and second bids really vary
     perfect = _state(num_cards=4)
     assert perfect.sample_world(0, 1).render() == perfect.render()
+
+
+@pytest.mark.parametrize("num_cards", [14, 15, 20])
+def test_legal_moves_and_outcomes_past_the_lookup_tables(num_cards: int) -> None:
+    """Hands of up to 14 cards come from lookup tables, wider ones are computed: both agree with
+    the cards still held (a full random game, every node checked)."""
+    state = _state(num_cards=num_cards)
+    rng = random.Random(num_cards)
+    held = [set(range(num_cards)), set(range(num_cards))]
+    deck = set(range(num_cards))
+    while not state.is_terminal():
+        if state.is_chance_node():
+            assert state.chance_outcomes() == [(c, 1 / len(deck)) for c in sorted(deck)]
+            assert state.legal_actions() == sorted(deck)
+            card = rng.choice(state.legal_actions())
+            deck.discard(card)
+            state.apply_action(card)
+        else:
+            assert [state.legal_actions(p) for p in (0, 1)] == [sorted(h) for h in held]
+            joint = tuple(rng.choice(state.legal_actions(p)) for p in (0, 1))
+            for hand, bid in zip(held, joint, strict=True):
+                hand.discard(bid)
+            state.apply_joint_action(joint)
+    assert len(state.history) == 2 * (num_cards - 1)  # the last turn played itself
 
 
 @pytest.mark.parametrize(
@@ -137,23 +156,7 @@ def test_match_player_is_legal_and_beats_random() -> None:
     # Measures the matching strategy's mean win/loss return (+1 win, -1 loss) against a random
     # bidder over 600 games of 6 cards, seats alternating: observed about +0.79; the bar is +0.5.
     game = make_game("goofspiel", num_cards=6)
-    match, rand = GoofspielMatchPlayer(game), RandomPlayer(game)
-    rng = random.Random(4)
-    results = []
-    for i in range(600):
-        seat = i % 2
-        players = [rand, rand]
-        players[seat] = match
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                state.apply_action(rng.choice(state.legal_actions()))
-                continue
-            joint = tuple(players[p].act(state, p, rng) for p in (0, 1))
-            assert joint[seat] in state.legal_actions(seat)
-            state.apply_joint_action(joint)
-        results.append(state.returns()[seat])
-    assert statistics.fmean(results) > 0.5
+    assert mean_return_vs_random(game, GoofspielMatchPlayer(game), games=600, seed=4) > 0.5
 
 
 def test_match_player_falls_back_when_the_prize_card_is_spent() -> None:

@@ -7,11 +7,11 @@ and walk through pagat's rules one action at a time.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from mexican_train_helpers import DRAW, PASS, TILES, play, play_out, random_state, rig, tile
 
 from omega_cluster.games import (
     ConstraintError,
@@ -28,53 +28,10 @@ from omega_cluster.games.mexican_train import (
     DealConstraints,
     MexicanTrainGame,
     MexicanTrainObservation,
-    MexicanTrainState,
     RoundResult,
     fair_share,
     tile_set,
 )
-
-TILES = tile_set(12)
-DRAW, PASS = TILES.draw_action, TILES.pass_action
-
-
-def tile(name: str) -> int:
-    hi, lo = (int(x) for x in name.split("|"))
-    return TILES.index(hi, lo)
-
-
-def play(name: str, slot: int) -> int:
-    return TILES.encode_action(tile(name), slot)
-
-
-def rig(
-    hands: Sequence[Sequence[str]], boneyard: Sequence[str] = (), **params: Any
-) -> MexicanTrainState:
-    """Round 0 (engine 12|12) with the given hands; ``boneyard[-1]`` is drawn first."""
-    params.setdefault("players", len(hands))
-    params.setdefault("rounds", 1)
-    state = MexicanTrainGame(**params).new_initial_state(0)
-    state.hands = [sum(1 << tile(t) for t in h) for h in hands]
-    state.boneyard = [tile(t) for t in boneyard]
-    return state
-
-
-def random_state(game: MexicanTrainGame, seed: int, steps: int) -> MexicanTrainState:
-    state = game.new_initial_state(seed)
-    rng = random.Random(seed)
-    for _ in range(steps):
-        if state.is_terminal():
-            break
-        legal = state.legal_actions()
-        state.apply_action(legal[int(rng.random() * len(legal))])
-    return state
-
-
-def play_out(state: MexicanTrainState, rng: random.Random) -> MexicanTrainState:
-    while not state.is_terminal():
-        legal = state.legal_actions()
-        state.apply_action(legal[int(rng.random() * len(legal))])
-    return state
 
 
 # -- tiles and actions -------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mexican_train_helpers import random_moves
 
 from omega_cluster.games import IllegalActionError
 from omega_cluster.games.mexican_train import MEXICAN_SLOT, MexicanTrainGame, MexicanTrainState
@@ -91,18 +92,10 @@ def test_invariants_hold_at_every_step(
 def test_fast_playout_equals_generic_loop(params: dict[str, Any], seed: int, prefix: int) -> None:
     game = MexicanTrainGame(**params)
     state = game.new_initial_state(seed)
-    rng = random.Random(seed ^ 0x5EED)
-    for _ in range(prefix):
-        if state.is_terminal():
-            break
-        legal = state.legal_actions()
-        state.apply_action(legal[int(rng.random() * len(legal))])
+    random_moves(state, random.Random(seed ^ 0x5EED), prefix)
     fast = state.clone()
     fast.random_playout(random.Random(seed))
-    slow_rng = random.Random(seed)
-    while not state.is_terminal():
-        legal = state.legal_actions()
-        state.apply_action(legal[int(slow_rng.random() * len(legal))])
+    random_moves(state, random.Random(seed))  # the generic loop, to the end
     assert fast.history == state.history and fast.returns() == state.returns()
     assert fast.round_results == state.round_results
 
@@ -113,11 +106,8 @@ def test_sampled_worlds_keep_the_observation(params: dict[str, Any], seed: int, 
     game = MexicanTrainGame(**params)
     state = game.new_initial_state(seed)
     rng = random.Random(seed)
-    for _ in range(steps):
-        if state.is_terminal():
-            return
-        legal = state.legal_actions()
-        state.apply_action(legal[int(rng.random() * len(legal))])
+    if random_moves(state, rng, steps) < steps:
+        return  # the game ended early
     for p in range(game.num_players):
         world = state.sample_world(p, rng)
         assert world.observation(p) == state.observation(p)

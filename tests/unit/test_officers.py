@@ -1,21 +1,22 @@
 """The Mexican Train officers: legality, the Lieutenant's greed, the Commander's terms, strength.
 
-Rigged positions set the hands and boneyard of a fresh round-0 state (engine 12|12) by hand, as
-``tests/unit/test_mexican_train.py`` does, and then move only through ``apply_action``.
+Rigged positions set the hands and boneyard of a fresh round-0 state (engine 12|12) by hand
+(``mexican_train_helpers.rig``, as the rule tests do), and then move only through
+``apply_action``.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from mexican_train_helpers import DRAW, PASS, TILES, play, random_decisions, rig
 
 from omega_cluster.eval.arena import MatchResult, play_match
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci
 from omega_cluster.games import make_game
-from omega_cluster.games.mexican_train import MEXICAN_SLOT, MexicanTrainState, tile_set
+from omega_cluster.games.mexican_train import MEXICAN_SLOT
 from omega_cluster.players.base import RandomPlayer
 from omega_cluster.players.officers import (
     TERMS,
@@ -25,31 +26,6 @@ from omega_cluster.players.officers import (
     format_explanation,
 )
 from omega_cluster.players.registry import make_player
-
-TILES = tile_set(12)
-DRAW, PASS = TILES.draw_action, TILES.pass_action
-
-
-def tile(name: str) -> int:
-    hi, lo = (int(x) for x in name.split("|"))
-    return TILES.index(hi, lo)
-
-
-def play(name: str, slot: int) -> int:
-    return TILES.encode_action(tile(name), slot)
-
-
-def rig(
-    hands: Sequence[Sequence[str]], boneyard: Sequence[str] = (), **params: Any
-) -> MexicanTrainState:
-    """Round 0 (engine 12|12) with the given hands; ``boneyard[-1]`` is drawn first."""
-    params.setdefault("players", len(hands))
-    params.setdefault("rounds", 1)
-    state = make_game("mexican_train", **params).new_initial_state(0)
-    state.hands = [sum(1 << tile(t) for t in h) for h in hands]
-    state.boneyard = [tile(t) for t in boneyard]
-    return state
-
 
 VARIANTS: list[dict[str, Any]] = [
     {"players": 2},
@@ -109,21 +85,17 @@ def test_lieutenant_is_greedy_in_random_positions() -> None:
     lieutenant = Lieutenant(game)
     rng = random.Random(3)
     checked = 0
-    for seed in range(20):
-        state = game.new_initial_state(seed)
-        while not state.is_terminal():
-            legal = state.legal_actions()
-            plays = [a for a in legal if a < DRAW]
-            a = lieutenant.act(state, state.current_player, rng)
-            if plays:
-                doubles = [x for x in plays if TILES.is_double(x // 9)]
-                pool = doubles or plays  # a double first: it earns another play this turn
-                heaviest = max(TILES.pips[x // 9] for x in pool)
-                assert a in pool and TILES.pips[a // 9] == heaviest
-                checked += 1
-            else:
-                assert a == legal[0]
-            state.apply_action(rng.choice(legal))
+    for state, p, legal in random_decisions(game, range(20), rng):
+        plays = [a for a in legal if a < DRAW]
+        a = lieutenant.act(state, p, rng)
+        if plays:
+            doubles = [x for x in plays if TILES.is_double(x // 9)]
+            pool = doubles or plays  # a double first: it earns another play this turn
+            heaviest = max(TILES.pips[x // 9] for x in pool)
+            assert a in pool and TILES.pips[a // 9] == heaviest
+            checked += 1
+        else:
+            assert a == legal[0]
     assert checked > 200
 
 
@@ -184,22 +156,17 @@ def test_explain_lists_every_term_of_every_move_and_its_top_is_act() -> None:
     commander = Commander(game)
     rng = random.Random(11)
     compared = 0
-    for seed in range(8):
-        state = game.new_initial_state(seed)
-        while not state.is_terminal():
-            p = state.current_player
-            legal = state.legal_actions(p)
-            moves = commander.explain(state, p)
-            assert sorted(m.action for m in moves) == sorted(legal)
-            for m in moves:
-                assert tuple(m.terms) == TERMS and tuple(m.features) == TERMS
-                assert m.total == pytest.approx(sum(m.terms.values()))
-                assert m.description == game.describe_action(m.action)
-            totals = [m.total for m in moves]
-            assert totals == sorted(totals, reverse=True)
-            assert commander.act(state, p, rng) == moves[0].action
-            compared += len(legal) > 1
-            state.apply_action(rng.choice(legal))
+    for state, p, legal in random_decisions(game, range(8), rng):
+        moves = commander.explain(state, p)
+        assert sorted(m.action for m in moves) == sorted(legal)
+        for m in moves:
+            assert tuple(m.terms) == TERMS and tuple(m.features) == TERMS
+            assert m.total == pytest.approx(sum(m.terms.values()))
+            assert m.description == game.describe_action(m.action)
+        totals = [m.total for m in moves]
+        assert totals == sorted(totals, reverse=True)
+        assert commander.act(state, p, rng) == moves[0].action
+        compared += len(legal) > 1
     assert compared > 100
 
 

@@ -4,17 +4,16 @@ determinizations, and the rule-based baselines (legal, and better than random)."
 from __future__ import annotations
 
 import random
-import statistics
 from typing import Any
 
 import pytest
+from game_helpers import mean_return_vs_random, sampled_worlds
 
 from omega_cluster.games import CHANCE, IllegalActionError, InvalidParameterError, make_game
 from omega_cluster.games.api import ConstraintError, Game, State
 from omega_cluster.games.conformance import check_game
 from omega_cluster.games.kuhn_poker import BET, PASS
 from omega_cluster.games.leduc_poker import CALL, FOLD, RAISE
-from omega_cluster.players.base import RandomPlayer
 from omega_cluster.players.baselines import KuhnRulePlayer, LeducRulePlayer
 
 
@@ -82,27 +81,11 @@ def test_kuhn_illegal_action_names_action_player_and_legal_set() -> None:
         make_game("kuhn_poker").new_initial_state().apply_action(3)  # card 3 is not in the deck
 
 
-def test_kuhn_replay_and_clone_independence() -> None:
-    game = make_game("kuhn_poker", players=3)
-    state = _play(game, [0, 2, 3, PASS, BET])
-    twin = state.clone()
-    twin.apply_action(BET)
-    assert len(state.history) == 5 and state.current_players == (2,)
-    again = game.replay(0, state.history)
-    assert [again.information_set_key(p) for p in range(3)] == [
-        state.information_set_key(p) for p in range(3)
-    ]
-
-
 def test_kuhn_sample_world_keeps_view_and_redeals_opponents() -> None:
     game = make_game("kuhn_poker", players=3)
     state = _play(game, [0, 2, 3, PASS, BET])
-    rng = random.Random(5)
     seen = set()
-    for _ in range(60):
-        world = state.sample_world(0, rng)
-        assert world.information_set_key(0) == state.information_set_key(0)
-        assert world.observation(0) == state.observation(0)
+    for world in sampled_worlds(state, 0, random.Random(5), 60):
         assert world.history[0] == 0 and 0 not in world.history[1:3]
         seen.add(tuple(world.history[1:3]))
     assert len(seen) == 6  # every ordered pair of the three unseen cards
@@ -169,26 +152,34 @@ def test_leduc_bad_input() -> None:
 def test_leduc_sample_world_after_showdown_keeps_the_winner() -> None:
     game = make_game("leduc_poker")
     state = _play(game, [4, 0, CALL, CALL, 2, CALL, CALL])  # P0 K beats P1 J, board Q
-    rng = random.Random(3)
     opponent_cards = set()
-    for _ in range(40):
-        world = state.sample_world(0, rng)
-        assert world.information_set_key(0) == state.information_set_key(0)
-        assert world.observation(0) == state.observation(0)
+    for world in sampled_worlds(state, 0, random.Random(3), 40):
         assert world.returns() == state.returns()  # P0 still won
         opponent_cards.add(world.history[1])
     # J♠ or J♥: the K♥ would tie and the Q♥ would pair the board, both changing the result
     assert opponent_cards == {0, 1}
 
 
-def test_leduc_clone_and_replay() -> None:
-    game = make_game("leduc_poker", players=3)
-    state = _play(game, [0, 3, 5, RAISE, CALL])
+@pytest.mark.parametrize(
+    ("name", "actions", "twin_action", "seed"),
+    [
+        ("kuhn_poker", [0, 2, 3, PASS, BET], BET, 0),
+        ("leduc_poker", [0, 3, 5, RAISE, CALL], FOLD, 7),
+    ],
+)
+def test_poker_clone_independence_and_replay(
+    name: str, actions: list[int], twin_action: int, seed: int
+) -> None:
+    game = make_game(name, players=3)
+    state = _play(game, actions)
     twin = state.clone()
-    twin.apply_action(FOLD)
-    assert state.current_players == (2,) and not state.is_terminal()
-    again = game.replay(7, state.history)
+    twin.apply_action(twin_action)  # moving the clone leaves the original where it was
+    assert len(state.history) == 5 and state.current_players == (2,) and not state.is_terminal()
+    again = game.replay(seed, state.history)
     assert again.render() == state.render()
+    assert [again.information_set_key(p) for p in range(3)] == [
+        state.information_set_key(p) for p in range(3)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -201,41 +192,18 @@ def test_poker_conformance_suite(name: str, params: dict[str, Any]) -> None:
 
 
 # -- baselines ----------------------------------------------------------------------------------
-def _mean_return_vs_random(game: Game, rule: Any, games: int, seed: int) -> float:
-    """Mean return of ``rule`` against random players, its seat rotating (a minimal arena)."""
-    rng = random.Random(seed)
-    n = game.num_players
-    results = []
-    for i in range(games):
-        seat = i % n
-        players: list[Any] = [RandomPlayer(game) for _ in range(n)]
-        players[seat] = rule
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            (p,) = state.current_players
-            if p == CHANCE:
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[rng.randrange(len(outcomes))][0])
-            else:
-                action = players[p].act(state, p, rng)
-                assert action in state.legal_actions(p)
-                state.apply_action(action)
-        results.append(state.returns()[seat])
-    return statistics.fmean(results)
-
-
 def test_kuhn_rule_player_beats_random() -> None:
     # Measures the rule player's mean chips per hand against random play (seat alternating).
     # Observed about +0.10 (standard error 0.015 over 8000 hands); random vs random is 0.
     game = make_game("kuhn_poker")
-    assert _mean_return_vs_random(game, KuhnRulePlayer(game), games=8000, seed=1) > 0.04
+    assert mean_return_vs_random(game, KuhnRulePlayer(game), games=8000, seed=1) > 0.04
 
 
 def test_leduc_rule_player_beats_random() -> None:
     # Mean chips per hand against random play: observed about +1.1 (standard error 0.1 over
     # 2000 hands); the bar is half of that.
     game = make_game("leduc_poker")
-    assert _mean_return_vs_random(game, LeducRulePlayer(game), games=2000, seed=1) > 0.5
+    assert mean_return_vs_random(game, LeducRulePlayer(game), games=2000, seed=1) > 0.5
 
 
 def test_baselines_refuse_other_games() -> None:

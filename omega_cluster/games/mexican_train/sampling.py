@@ -62,6 +62,7 @@ def sample_world(
                 low = m & -m
                 pool.append(low.bit_length() - 1)
                 m ^= low
+    pool.sort()  # canonical order: the same rng gives the same world in one information set
     rnd = rnd_gen.random
     for i in range(len(pool) - 1, 0, -1):  # Fisher–Yates, inlined (see deal())
         j = int(rnd() * (i + 1))

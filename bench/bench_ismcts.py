@@ -1,0 +1,282 @@
+"""ISMCTS speed against OpenSpiel's ISMCTS bots, Mexican Train speed, and playing strength.
+
+Speed (always run; CPU seconds of this process, so other load on the machine matters less):
+
+* **Leduc poker**, one random rollout per leaf, 2,000 simulations per move, UCT constant 2.0, the
+  same positions (every private deal; P0's first decision and P1's after a check) for three
+  searches: ours (:class:`omega_cluster.search.ismcts.ISMCTS` with a ``RolloutEvaluator``), OpenSpiel's
+  Python ``ISMCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``, and the C++
+  ``pyspiel.ISMCTSBot`` with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s
+  and the ratios (bar: >= 8x the Python bot; the C++ ratio as measured).
+* **Mexican Train 4p** mid-round positions: simulations/s with random rollouts (bar >= 5,000/s)
+  and with Commander rollouts.
+
+Strength (``--strength``; long: 2 processes): ISMCTS + Commander rollouts against Commander in
+single Mexican Train rounds through :func:`omega_cluster.eval.arena.play_match` (seats rotated
+over shared deals): 2p, 400 games (bar: >= 60% wins), and 4p with one ISMCTS and three Commanders
+(bar: fair share >= 1.3), with 95% intervals. ``--quick`` shrinks every part.
+
+Where the time goes (cProfile, ``--profile``; Leduc, 2,000 simulations, the tree saturates after a
+few dozen leaves, so almost every simulation runs to a terminal state without a rollout):
+``sample_world`` ~30 % (Leduc's re-deal replays the history into a fresh state), the selection
+loop ~35 % (own time: the inlined UCT step, dict lookups, list bookkeeping), the game's
+``_apply_action`` / ``information_set_key`` / ``current_players`` / ``is_legal`` ~25 %, backup
+~5 %, rollouts and the generator round trip the rest. On Mexican Train every simulation ends in a
+rollout, which is ~75 % (random, the game's ``random_playout``) to ~97 % (Commander) of the time;
+``sample_world`` ~10 % with random rollouts.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import multiprocessing
+import pstats
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from omega_cluster.eval.arena import play_match
+from omega_cluster.eval.stats import mean_ci, wilson_interval
+from omega_cluster.games import make_game
+from omega_cluster.games.api import State
+from omega_cluster.players.base import RandomPlayer
+from omega_cluster.players.officers import Commander
+from omega_cluster.search.evaluators import RolloutEvaluator
+from omega_cluster.search.ismcts import ISMCTS
+
+UCT_C = 2.0
+LEDUC_SIMULATIONS = 2000
+
+
+class ISMCTSSeat:
+    """A minimal arena player: ``act`` = the search's action; no search with one legal action
+    (the full SearchPlayer lives in ``omega_cluster.players.search``)."""
+
+    name = "ismcts"
+
+    def __init__(self, search: ISMCTS) -> None:
+        self.search = search
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        legal = state.legal_actions(player)
+        if len(legal) == 1:
+            return legal[0]
+        return self.search.search(state, player, rng).action
+
+
+# -- Leduc against OpenSpiel ------------------------------------------------------------------------
+def _leduc_histories(quick: bool) -> list[list[int]]:
+    """Every private deal (card ids as OpenSpiel's), P0's first decision and P1's after a check."""
+    deals = [[a, b] for a in range(6) for b in range(6) if a != b]
+    if quick:
+        deals = deals[::6]
+    return [d + tail for d in deals for tail in ([], [1])]
+
+
+def _timed(run: Callable[[], Any]) -> float:
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
+def bench_leduc(quick: bool) -> None:
+    import numpy as np
+    import pyspiel
+    from open_spiel.python.algorithms import ismcts as os_ismcts
+    from open_spiel.python.algorithms import mcts as os_mcts
+
+    histories = _leduc_histories(quick)
+    game = make_game("leduc_poker")
+    ours = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C)
+    os_game = pyspiel.load_game("leduc_poker")
+    positions = []
+    for h in histories:
+        s, o = game.new_initial_state(), os_game.new_initial_state()
+        for a in h:
+            s.apply_action(a)
+            o.apply_action(a)
+        positions.append((s, o))
+
+    def run_ours() -> None:
+        for i, (s, _) in enumerate(positions):
+            ours.search(s, s.current_players[0], random.Random(i))
+
+    def run_python() -> None:
+        for i, (_, o) in enumerate(positions):
+            bot = os_ismcts.ISMCTSBot(
+                os_game,
+                os_mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(i)),
+                UCT_C,
+                LEDUC_SIMULATIONS,
+                final_policy_type=os_ismcts.ISMCTSFinalPolicyType.NORMALIZED_VISITED_COUNT,
+                random_state=np.random.RandomState(i),
+            )
+            bot.run_search(o)
+
+    def run_cpp() -> None:
+        for i, (_, o) in enumerate(positions):
+            bot = pyspiel.ISMCTSBot(
+                i,
+                pyspiel.RandomRolloutEvaluator(1, i),
+                UCT_C,
+                LEDUC_SIMULATIONS,
+                -1,
+                pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT,
+                False,
+                False,
+            )
+            bot.get_policy(o)
+
+    total = LEDUC_SIMULATIONS * len(positions)
+    rates = {}
+    for name, run in (("ours", run_ours), ("openspiel python", run_python), ("openspiel c++", run_cpp)):
+        best = min(_timed(run) for _ in range(1 if quick else 2))
+        rates[name] = total / best
+    print(
+        f"leduc_poker ISMCTS, {len(positions)} positions x {LEDUC_SIMULATIONS} simulations, "
+        f"one random rollout per leaf, UCT c={UCT_C} (CPU time, best of runs)"
+    )
+    for name, rate in rates.items():
+        print(f"  {name:<18}{rate:>12,.0f} simulations/s")
+    print(f"  ours / openspiel python: {rates['ours'] / rates['openspiel python']:.2f}x (bar >= 8x)")
+    print(f"  ours / openspiel c++:    {rates['ours'] / rates['openspiel c++']:.2f}x")
+
+
+# -- Mexican Train --------------------------------------------------------------------------------
+def _mexican_train_positions(players: int, count: int, seed: int) -> list[State]:
+    """Mid-round positions: random play from seeded deals until the mover has a real choice."""
+    game = make_game("mexican_train", players=players, rounds=1)
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        state = game.new_initial_state(rng.getrandbits(32))
+        for _ in range(4 * players + rng.randrange(2 * players)):
+            if state.is_terminal():
+                break
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+        while not state.is_terminal() and len(state.legal_actions()) < 2:
+            state.apply_action(state.legal_actions()[0])
+        if not state.is_terminal():
+            out.append(state)
+    return out
+
+
+def bench_mexican_train(quick: bool) -> None:
+    game = make_game("mexican_train", players=4, rounds=1)
+    positions = _mexican_train_positions(4, 3 if quick else 8, seed=7)
+    print(f"mexican_train 4p single round, {len(positions)} mid-round positions (CPU time)")
+    for name, policy, sims in (
+        ("random rollouts", RandomPlayer(), 300 if quick else 1000),
+        ("commander rollouts", Commander(game), 40 if quick else 150),
+    ):
+        search = ISMCTS(game, RolloutEvaluator(policy), simulations=sims)
+        seconds = _timed(
+            lambda search=search: [
+                search.search(s, s.current_players[0], random.Random(i))
+                for i, s in enumerate(positions)
+            ]
+        )
+        rate = sims * len(positions) / seconds
+        bar = "  (bar >= 5,000/s)" if policy.name == "random" else ""
+        print(f"  {name:<20}{rate:>10,.0f} simulations/s{bar}")
+
+
+def profile(quick: bool) -> None:
+    """Top functions by own time: Leduc (saturated tree) and Mexican Train (rollouts)."""
+    for label, run in (
+        ("leduc", lambda: bench_leduc_ours_only(quick)),
+        ("mexican_train 4p random rollouts", lambda: bench_mexican_train_ours_only(quick)),
+    ):
+        prof = cProfile.Profile()
+        prof.enable()
+        run()
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(12)
+        print(f"--- profile: {label} ---")
+        print("\n".join(out.getvalue().splitlines()[6:22]))
+
+
+def bench_leduc_ours_only(quick: bool) -> None:
+    game = make_game("leduc_poker")
+    ours = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C)
+    for i, h in enumerate(_leduc_histories(quick)):
+        s = game.new_initial_state()
+        for a in h:
+            s.apply_action(a)
+        ours.search(s, s.current_players[0], random.Random(i))
+
+
+def bench_mexican_train_ours_only(quick: bool) -> None:
+    game = make_game("mexican_train", players=4, rounds=1)
+    search = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=500)
+    for i, s in enumerate(_mexican_train_positions(4, 3 if quick else 6, seed=7)):
+        search.search(s, s.current_players[0], random.Random(i))
+
+
+# -- strength -------------------------------------------------------------------------------------
+def _strength_chunk(job: tuple[int, int, int, dict[str, Any]]) -> list[float]:
+    """Play ``games`` seat-rotated games (seed ``seed``); the ISMCTS seat's win share per game."""
+    players, games, seed, options = job
+    game = make_game("mexican_train", players=players, rounds=1)
+    search = ISMCTS(game, RolloutEvaluator(Commander(game)), **options)
+    table = [ISMCTSSeat(search)] + [Commander(game) for _ in range(players - 1)]
+    match = play_match(game, table, games=games, seed=seed)
+    return [r.win_shares[r.seat_of(0)] for r in match.records]
+
+
+def strength(
+    players: int, games: int, options: dict[str, Any], processes: int = 2
+) -> tuple[list[float], float]:
+    """Win shares of ISMCTS over ``games`` games, split into seat-balanced chunks."""
+    chunk = players * max(1, games // (players * 8))  # multiples of the table: balanced seats
+    jobs = []
+    left, index = games, 0
+    while left > 0:
+        size = min(chunk, left)
+        jobs.append((players, size, 1000 + index, options))
+        left -= size
+        index += 1
+    start = time.perf_counter()
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        shares = [x for part in pool.map(_strength_chunk, jobs) for x in part]
+    return shares, time.perf_counter() - start
+
+
+def report_strength(players: int, games: int, options: dict[str, Any]) -> None:
+    shares, seconds = strength(players, games, options)
+    wins = sum(shares)
+    win = wilson_interval(wins, len(shares))
+    fair = mean_ci([players * s for s in shares])
+    budget = ", ".join(f"{k}={v}" for k, v in options.items())
+    print(
+        f"  {players}p, {len(shares)} games, ISMCTS({budget}) + Commander rollouts vs Commander: "
+        f"win rate {win.estimate:.3f} [{win.low:.3f}, {win.high:.3f}], fair share "
+        f"{fair.estimate:.2f} [{fair.low:.2f}, {fair.high:.2f}] (95%), {seconds:.0f} s"
+    )
+
+
+STRENGTH_OPTIONS: dict[str, Any] = {"simulations": 200, "c_uct": 0.5}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    quick = "--quick" in args
+    bench_leduc(quick)
+    bench_mexican_train(quick)
+    if "--profile" in args:
+        profile(quick)
+    if "--strength" in args:
+        print("mexican_train single rounds, strength (bars: 2p win rate >= 0.60, 4p fair share >= 1.3)")
+        report_strength(2, 16 if quick else 400, STRENGTH_OPTIONS)
+        report_strength(4, 8 if quick else 200, STRENGTH_OPTIONS)
+    else:
+        print("(strength runs: --strength; long, see the module docstring)")
+
+
+if __name__ == "__main__":
+    main()

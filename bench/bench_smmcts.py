@@ -1,0 +1,278 @@
+"""SM-MCTS on Goofspiel-13: iterations per second, and strength against joint-action MCTS.
+
+Speed. :class:`~omega_cluster.search.smmcts.SMMCTS` (decoupled UCB, one uniform-random rollout per
+leaf) searches the same Goofspiel-13 positions on the native engine and on OpenSpiel's C++
+``goofspiel`` through the OpenSpiel adapter (``make_game("openspiel:goofspiel", num_cards=13)``).
+Both engines number actions and chance outcomes alike, so with the same rng the two searches are
+the same search (the bench checks that their visit counts agree) and the ratio is pure engine +
+adapter cost. The imp_info variant (a ``sample_world`` per iteration) is printed too.
+
+Strength. SM-MCTS against *sequential joint-action MCTS* (:class:`JointActionMCTS`, the smm-mcts
+reference's baseline) with the same budget (iterations per move), the same leaf (one random
+rollout) and the same UCB constant, on Goofspiel-13 with ``win_loss`` returns and random point
+order. The baseline runs one UCB1 bandit over joint actions ``(a0, a1)`` at a simultaneous node,
+scored with the searcher's own value, and plays the searcher's part of its most-visited joint action:
+a pure strategy. A second, stronger baseline ``serialized`` lets the searcher pick first and the
+opponent answer with its own UCB, *seeing* the searcher's pick (the usual way to run sequential MCTS
+on a simultaneous game; it plans against a worst case and also plays a pure strategy). Games come in
+seat-swapped pairs over the same point-card deal; a win scores 1, a tie 1/2 (ties count half), a
+loss 0; 95% Wilson intervals. Bar (issue 3): >= 70% for decoupled UCB against the joint-action
+baseline. SM-MCTS plays its default: the action drawn from its mixed strategy (temperature 1).
+
+Where the time goes (cProfile, 5k iterations from the first decision of Goofspiel-13): the random
+rollout (``RolloutEvaluator`` -> ``play_out`` -> the game's steps and ``RandomPlayer.act``) ~60 %;
+the tree walk ~30 % (selection ``_select_ucb`` ~7 %, node creation ~10 %, back-up ~3 %, the
+joint steps on the world ~15 %); the generator round trip and ``check_evaluations`` ~5 %.
+
+``--quick``: fewer iterations and games (a smoke run, ~20 s). Timings are noisy when other
+processes share the cores.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import random
+import sys
+import time
+from collections.abc import Sequence
+from itertools import product
+from typing import Any
+
+from omega_cluster.eval.stats import wilson_interval
+from omega_cluster.games import make_game
+from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.players.base import RandomPlayer
+from omega_cluster.search.evaluators import Evaluator, Leaf, RolloutEvaluator
+from omega_cluster.search.smmcts import SMMCTS
+
+C_UCT = 1.4
+
+
+class _JointNode:
+    __slots__ = ("children", "n", "options", "owner", "visits", "w")
+
+    def __init__(self, owner: int, options: list[Any]) -> None:
+        self.owner = owner  # whose value this node's bandit maximises (-1: chance / terminal)
+        self.options = options  # joint actions, or one player's actions
+        self.n = [0] * len(options)
+        self.w = [0.0] * len(options)
+        self.children: dict[Any, _JointNode] = {}
+        self.visits = 0
+
+
+class JointActionMCTS:
+    """Sequential MCTS applied to a simultaneous game, the baseline SM-MCTS is measured against.
+
+    ``mode="joint"``: one UCB1 bandit over the joint actions at a simultaneous node, maximising the
+    searcher's value (the smm-mcts reference's baseline; |A0|·|A1| arms). ``mode="serialized"``:
+    the searcher picks first, then each other acting player picks by its own UCB knowing the
+    earlier picks. Either way the answer is pure: the searcher's part of the most-visited option.
+    Same leaf as SM-MCTS (``evaluator``, one leaf at a time) and rewards rescaled to [0, 1].
+    """
+
+    def __init__(self, game: Game, evaluator: Evaluator, simulations: int, mode: str) -> None:
+        if mode not in ("joint", "serialized"):
+            raise ValueError(f"mode={mode!r}; allowed: 'joint', 'serialized'")
+        self.game, self.evaluator, self.simulations, self.mode = game, evaluator, simulations, mode
+        spec = game.spec
+        self.lo = spec.min_return if spec.min_return is not None else 0.0
+        hi = spec.max_return if spec.max_return is not None else 1.0
+        self.inv_span = 1.0 / (hi - self.lo)
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        root = self._node(state, player, ())
+        for _ in range(self.simulations):
+            self._iterate(root, state.clone(), player, rng)
+        best = max(range(len(root.options)), key=lambda i: (root.n[i], -i))
+        choice = root.options[best]
+        return choice[state.current_players.index(player)] if isinstance(choice, tuple) else choice
+
+    def _node(self, state: State, player: int, prefix: tuple[int, ...]) -> _JointNode:
+        acting = state.current_players
+        if not acting or acting[0] == CHANCE:
+            return _JointNode(-1, [])
+        if len(acting) == 1:
+            return _JointNode(acting[0], list(state.legal_actions(acting[0])))
+        if self.mode == "joint":
+            legal = [state.legal_actions(p) for p in acting]
+            return _JointNode(player, [tuple(j) for j in product(*legal)])
+        order = self._order(acting, player)
+        who = order[len(prefix)]
+        return _JointNode(who, list(state.legal_actions(who)))
+
+    @staticmethod
+    def _order(acting: tuple[int, ...], player: int) -> list[int]:
+        return [player, *(p for p in acting if p != player)] if player in acting else list(acting)
+
+    def _iterate(self, root: _JointNode, state: State, player: int, rng: random.Random) -> None:
+        node, path, prefix = root, [], ()
+        while True:
+            acting = state.current_players
+            if not acting:
+                values = state.returns()
+                break
+            if node.visits == 0 and node is not root and not prefix and acting[0] != CHANCE:
+                values = self.evaluator.evaluate([Leaf(state, player, (), rng)])[0].values
+                break
+            if acting[0] == CHANCE:
+                outcomes = state.chance_outcomes()
+                key: Any = outcomes[int(rng.random() * len(outcomes))][0]  # uniform in Goofspiel
+                state.apply_action(key)
+            else:
+                i = self._ucb(node, rng)
+                path.append((node, i))
+                key = node.options[i]
+                if self.mode == "serialized" and len(acting) > 1:
+                    prefix = (*prefix, key)
+                    if len(prefix) < len(acting):  # more players to pick at this state
+                        child = node.children.get(key)
+                        if child is None:
+                            child = node.children[key] = self._node(state, player, prefix)
+                        node = child
+                        continue
+                    order = self._order(acting, player)
+                    key = tuple(prefix[order.index(p)] for p in acting)
+                    prefix = ()
+                if len(acting) > 1:
+                    state.apply_joint_action_unchecked(key)
+                else:
+                    state.apply_action_unchecked(key)
+            child = node.children.get(key)
+            if child is None:
+                child = node.children[key] = self._node(state, player, ())
+            node = child
+        node.visits += 1
+        for nd, i in path:
+            nd.visits += 1
+            nd.n[i] += 1
+            nd.w[i] += (values[nd.owner] - self.lo) * self.inv_span
+
+    @staticmethod
+    def _ucb(node: _JointNode, rng: random.Random) -> int:
+        n, w = node.n, node.w
+        untried = [i for i, x in enumerate(n) if x == 0]
+        if untried:
+            return untried[int(rng.random() * len(untried))]
+        cl = C_UCT * math.sqrt(math.log(node.visits)) if node.visits > 1 else 0.0
+        scores = [wi / ni + cl / math.sqrt(ni) for wi, ni in zip(w, n, strict=True)]
+        return scores.index(max(scores))
+
+
+# -- speed -------------------------------------------------------------------------------------
+def _positions(game: Game, count: int) -> list[State]:
+    """Decision positions a few turns in (random play, fixed seeds): the first one and later ones."""
+    out = []
+    for k in range(count):
+        rng, state = random.Random(100 + k), game.new_initial_state()
+        state.apply_action(game.spec.num_actions - 1 - k % 3)
+        for _ in range(k % 4):
+            state.apply_joint_action(tuple(RandomPlayer().act(state, p, rng) for p in (0, 1)))
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+        out.append(state)
+    return out
+
+
+def _speed(
+    name: str, positions: int, sims: int, **params: Any
+) -> tuple[float, list[tuple[int, ...]]]:
+    game = make_game(name, num_cards=13, **params)
+    search = SMMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=sims)
+    total, visits = 0.0, []
+    for i, state in enumerate(_positions(game, positions)):
+        start = time.perf_counter()
+        result = search.search(state, i % 2, random.Random(i))
+        total += time.perf_counter() - start
+        visits.append(result.visits)
+    return positions * sims / total, visits
+
+
+def speed(quick: bool) -> None:
+    positions, sims = (2, 1000) if quick else (6, 3000)
+    print(
+        f"SM-MCTS (decoupled UCB, 1 random rollout/leaf), Goofspiel-13, {positions} positions x "
+        f"{sims} iterations"
+    )
+    native, v_native = _speed("goofspiel", positions, sims)
+    spiel, v_spiel = _speed("openspiel:goofspiel", positions, sims)
+    hidden, _ = _speed("goofspiel", positions, sims // 3, imp_info=True)
+    same = "identical searches" if v_native == v_spiel else "SEARCHES DIFFER"
+    print(f"  native goofspiel            {native:10,.0f} iterations/s")
+    print(
+        f"  openspiel:goofspiel (C++)   {spiel:10,.0f} iterations/s   native / openspiel = "
+        f"{native / spiel:.2f}x ({same})"
+    )
+    print(f"  native, imp_info=True       {hidden:10,.0f} iterations/s   (a sample_world each)")
+
+
+# -- strength ----------------------------------------------------------------------------------
+Task = tuple[str, str, int, int, int, dict[str, Any]]
+
+
+def _game_task(task: Task) -> tuple[str, str, float]:
+    """One game: SM-MCTS (``selection``, ``options``) at ``seat`` vs the baseline (``mode``);
+    returns SM-MCTS's score."""
+    selection, mode, deal, seat, sims, options = task
+    game = make_game("goofspiel", num_cards=13)  # win_loss, random point order
+    evaluator = RolloutEvaluator(RandomPlayer())
+    ours = SMMCTS(game, evaluator, simulations=sims, selection=selection, **options)
+    theirs = JointActionMCTS(game, evaluator, sims, mode)
+    chance = random.Random(deal)  # the deal: the same point-card order for both seatings
+    rngs = [random.Random(deal * 1000 + 10 * seat + p) for p in (0, 1)]
+    state = game.new_initial_state()
+    while state.current_players:
+        acting = state.current_players
+        if acting[0] == CHANCE:
+            outcomes = state.chance_outcomes()
+            state.apply_action(outcomes[int(chance.random() * len(outcomes))][0])
+            continue
+        joint = tuple(
+            ours.search(state, p, rngs[p]).action if p == seat else theirs.act(state, p, rngs[p])
+            for p in acting
+        )
+        state.apply_joint_action(joint)
+    return selection, mode, (state.returns()[seat] + 1.0) / 2.0  # win 1, tie 1/2, loss 0
+
+
+def strength(quick: bool, processes: int = 2) -> None:
+    deals, sims = (6, 100) if quick else (100, 300)
+    matchups = [("ucb", "joint"), ("exp3", "joint"), ("regret_matching", "joint"),
+                ("ucb", "serialized")]  # fmt: skip
+    tasks = [
+        (sel, mode, d, seat, sims)
+        for sel, mode in matchups
+        for d in range(deals)
+        for seat in (0, 1)
+    ]
+    print(
+        f"\nStrength, Goofspiel-13 win_loss, random point order: SM-MCTS vs sequential "
+        f"joint-action MCTS, {sims} iterations/move each, 1 random rollout/leaf, c={C_UCT}; "
+        f"{2 * deals} seat-swapped games per line (ties count half), {processes} processes"
+    )
+    start = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        results = pool.map(_game_task, tasks, chunksize=4)
+    elapsed = time.perf_counter() - start
+    for sel, mode in matchups:
+        scores = [s for a, b, s in results if (a, b) == (sel, mode)]
+        ci = wilson_interval(sum(scores), len(scores))
+        wins, ties = sum(s == 1.0 for s in scores), sum(s == 0.5 for s in scores)
+        bar = "  (bar >= 70%)" if (sel, mode) == ("ucb", "joint") else ""
+        print(
+            f"  SM-MCTS {sel:<16} vs {mode:<10}  score {ci.estimate:6.1%}  95% CI "
+            f"[{ci.low:.1%}, {ci.high:.1%}]  ({wins} wins, {ties} ties, "
+            f"{len(scores) - wins - ties} losses){bar}"
+        )
+    print(f"  ({len(tasks)} games in {elapsed:.0f} s)")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    quick = "--quick" in args
+    speed(quick)
+    strength(quick)
+
+
+if __name__ == "__main__":
+    main()

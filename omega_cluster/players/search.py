@@ -1,0 +1,271 @@
+"""Search players: ISMCTS or SM-MCTS behind the Player protocol, usable in the arena.
+
+:class:`SearchPlayer` turns a search (:class:`~omega_cluster.search.ismcts.ISMCTS` for turn-based
+games, :class:`~omega_cluster.search.smmcts.SMMCTS` when ``game.spec.simultaneous``) and a leaf
+evaluator into a :class:`~omega_cluster.players.base.Player`: ``act(state, player, rng)`` runs one
+search for ``player`` and plays its chosen action. The registry (:mod:`.registry`) builds it from
+spec strings, so a match can be written on a command line::
+
+    omega-cluster arena game=mexican_train players=2 seats=ismcts:commander_rollout:400,commander
+
+Spec names: ``ismcts``, ``smmcts`` and ``search`` (the algorithm chosen by the game's dynamics),
+positional arguments ``leaf`` then ``simulations``, any other search option as ``key=value``
+(``ismcts:random:200:c_uct=2.0``).
+
+Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``commander_rollout``
+(Commander at every seat, Mexican Train only: the Ω reference's "Path B"), ``heuristic_rollout``
+(the game's rule-based player from the registry), or any
+:class:`~omega_cluster.search.evaluators.Evaluator` instance (a network, a blend, …). ``rollouts``
+playouts are averaged per leaf.
+
+A move with one legal action is played without searching (Mexican Train has many forced draws and
+passes). At a simultaneous node the arena asks every acting player separately; each search player
+searches for its own seat. :attr:`SearchPlayer.last_result` keeps the last
+:class:`~omega_cluster.search.result.SearchResult` (``None`` when the last move was forced), and the
+search's tree is dropped when a new game starts, so results never depend on earlier games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from omega_cluster.games.api import Game, HistoryEntry, State
+from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.players.registry import PlayerSpecError, make_player
+from omega_cluster.search.evaluators import Evaluator, RolloutEvaluator
+from omega_cluster.search.result import SearchResult
+
+__all__ = [
+    "ALGORITHMS",
+    "LEAVES",
+    "ISMCTSPlayer",
+    "SMMCTSPlayer",
+    "SearchPlayer",
+    "build_leaf_evaluator",
+]
+
+ALGORITHMS: tuple[str, ...] = ("auto", "ismcts", "smmcts")
+
+
+class _Search(Protocol):
+    """What the player needs of ISMCTS / SMMCTS."""
+
+    def search(self, state: State, player: int, rng: random.Random) -> SearchResult: ...
+
+    def reset(self) -> None: ...
+
+
+def _random_policy(game: Game) -> Player:
+    return RandomPlayer(game)
+
+
+def _commander_policy(game: Game) -> Player:
+    if game.spec.name != "mexican_train":
+        raise PlayerSpecError(
+            f"leaf 'commander_rollout' plays Commander, a Mexican Train officer; game "
+            f"{game.spec.name!r} has none (use random or heuristic_rollout)"
+        )
+    from omega_cluster.players.officers import Commander  # heavy: only when asked for
+
+    return Commander(game)
+
+
+def _heuristic_policy(game: Game) -> Player:
+    try:
+        return make_player("heuristic", game)
+    except PlayerSpecError as err:
+        raise PlayerSpecError(
+            f"leaf 'heuristic_rollout' needs the game's rule-based player: {err}"
+        ) from err
+
+
+LEAVES: dict[str, Callable[[Game], Player]] = {
+    "random": _random_policy,
+    "random_rollout": _random_policy,
+    "commander_rollout": _commander_policy,
+    "heuristic_rollout": _heuristic_policy,
+}
+"""Leaf names -> the rollout policy they play at every seat."""
+
+
+def build_leaf_evaluator(game: Game, leaf: str | Evaluator, *, rollouts: int = 1) -> Evaluator:
+    """The evaluator that ``leaf`` names for ``game`` (an Evaluator instance is returned as is)."""
+    if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
+        raise PlayerSpecError(f"rollouts must be an int >= 1, got {rollouts!r}")
+    if not isinstance(leaf, str):
+        if not callable(getattr(leaf, "evaluate", None)):
+            raise PlayerSpecError(
+                f"leaf must be one of {', '.join(LEAVES)} or an Evaluator, got {leaf!r}"
+            )
+        if rollouts != 1:
+            raise PlayerSpecError("rollouts applies to the named rollout leaves only")
+        return leaf
+    policy = LEAVES.get(leaf.strip().lower())
+    if policy is None:
+        raise PlayerSpecError(
+            f"unknown leaf {leaf!r}; allowed: {', '.join(LEAVES)} or an Evaluator instance"
+        )
+    return RolloutEvaluator(policy(game), rollouts=rollouts)
+
+
+def _check_budget(simulations: Any) -> None:
+    if simulations is None:  # the search config's default count (or D × S from the options)
+        return
+    if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
+        raise PlayerSpecError(
+            f"simulations must be a positive int (or None with another budget), got {simulations!r}"
+        )
+
+
+def _choose_algorithm(game: Game, algorithm: str) -> str:
+    chosen = algorithm.strip().lower() if isinstance(algorithm, str) else algorithm
+    if chosen not in ALGORITHMS:
+        raise PlayerSpecError(f"unknown algorithm {algorithm!r}; allowed: {', '.join(ALGORITHMS)}")
+    if chosen == "auto":
+        return "smmcts" if game.spec.simultaneous else "ismcts"
+    if chosen == "ismcts" and game.spec.simultaneous:
+        raise PlayerSpecError(
+            f"ismcts searches turn-based games; {game.spec.name} has simultaneous moves "
+            "(use smmcts or search, which picks it)"
+        )
+    return str(chosen)
+
+
+def _build_search(
+    game: Game, algorithm: str, evaluator: Evaluator, options: dict[str, Any]
+) -> _Search:
+    """Construct the search; a bad option becomes a spec error naming the accepted ones."""
+    from omega_cluster.search import ismcts, smmcts  # the searches import more than players need
+
+    config_cls: type = ismcts.ISMCTSConfig if algorithm == "ismcts" else smmcts.SMMCTSConfig
+    accepted = [f.name for f in dataclasses.fields(config_cls)]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise PlayerSpecError(
+            f"{algorithm}: unknown option(s) {', '.join(unknown)}; accepted: {', '.join(accepted)}"
+        )
+    try:
+        if algorithm == "ismcts":
+            return ismcts.ISMCTS(game, evaluator, **options)
+        return smmcts.SMMCTS(game, evaluator, **options)
+    except (TypeError, ValueError) as err:
+        if isinstance(err, PlayerSpecError):
+            raise
+        raise PlayerSpecError(f"{algorithm}: {err}") from err
+
+
+class SearchPlayer:
+    """Plays the action an ISMCTS or SM-MCTS search chooses (see the module docstring).
+
+    ``algorithm``: ``auto`` (SM-MCTS if the game has simultaneous moves, else ISMCTS), ``ismcts``
+    or ``smmcts``. ``leaf``: a name of :data:`LEAVES` or an Evaluator. ``simulations``: the
+    simulation budget per move; ``time_limit_s`` adds a wall-clock limit (the first limit
+    reached stops the search, so give a large ``simulations`` for a pure time budget) and
+    ISMCTS's ``determinizations`` × ``simulations_per_determinization`` replaces the count;
+    ``None`` leaves the search config's default.
+    ``rollouts``: playouts averaged per leaf. Every other keyword is an option of the search's
+    config (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        algorithm: str = "auto",
+        leaf: str | Evaluator = "random",
+        simulations: int | None = 400,
+        rollouts: int = 1,
+        **options: Any,
+    ) -> None:
+        _check_budget(simulations)
+        self.game = game
+        self.algorithm = _choose_algorithm(game, algorithm)
+        self.evaluator = build_leaf_evaluator(game, leaf, rollouts=rollouts)
+        if simulations is not None:
+            options["simulations"] = simulations
+        self.options = dict(options)
+        self.search = _build_search(game, self.algorithm, self.evaluator, options)
+        leaf_name = leaf if isinstance(leaf, str) else type(leaf).__name__
+        budget = "" if simulations is None else f":{simulations}"
+        self.name = f"{self.algorithm}:{leaf_name}{budget}"
+        self.last_result: SearchResult | None = None  # None: the last move was forced
+        self.searches = 0  # moves searched
+        self.forced = 0  # moves with one legal action, played without a search
+        self._history: list[HistoryEntry] | None = None  # the game the tree belongs to
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        legal = state.legal_actions(player)
+        if not legal:
+            raise ValueError(f"{self.name}: player {player} does not act in this state")
+        self._follow_game(state)
+        if len(legal) == 1:
+            self.forced += 1
+            self.last_result = None
+            return legal[0]
+        result = self.search.search(state, player, rng)
+        self.searches += 1
+        self.last_result = result
+        return result.action
+
+    def reset(self) -> None:
+        """Forget the search tree (a new game starts)."""
+        self.search.reset()
+        self._history = None
+
+    def _follow_game(self, state: State) -> None:
+        """Drop the tree when ``state`` is not a continuation of the game seen so far."""
+        seen = self._history
+        if seen is not None and state.history[: len(seen)] != seen:
+            self.search.reset()
+        self._history = list(state.history)
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.options.items() if k != "simulations")
+        return f"{type(self).__name__}({self.name!r}, evaluator={self.evaluator!r}{extra})"
+
+
+class ISMCTSPlayer(SearchPlayer):
+    """:class:`SearchPlayer` with ``algorithm="ismcts"`` (the ``ismcts`` spec)."""
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        leaf: str | Evaluator = "random",
+        simulations: int | None = 400,
+        rollouts: int = 1,
+        **options: Any,
+    ) -> None:
+        super().__init__(
+            game,
+            algorithm="ismcts",
+            leaf=leaf,
+            simulations=simulations,
+            rollouts=rollouts,
+            **options,
+        )
+
+
+class SMMCTSPlayer(SearchPlayer):
+    """:class:`SearchPlayer` with ``algorithm="smmcts"`` (the ``smmcts`` spec)."""
+
+    def __init__(
+        self,
+        game: Game,
+        *,
+        leaf: str | Evaluator = "random",
+        simulations: int | None = 400,
+        rollouts: int = 1,
+        **options: Any,
+    ) -> None:
+        super().__init__(
+            game,
+            algorithm="smmcts",
+            leaf=leaf,
+            simulations=simulations,
+            rollouts=rollouts,
+            **options,
+        )

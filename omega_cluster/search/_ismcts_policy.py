@@ -1,0 +1,94 @@
+"""ISMCTS root bookkeeping: Dirichlet root noise, the final policy, the chosen action, the result.
+
+Internal to :mod:`omega_cluster.search.ismcts`; runs once per search, so clarity over speed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+from omega_cluster.search._ismcts_tree import Node
+
+__all__ = ["RootStatistics", "choose_action", "dirichlet_noise", "final_policy", "root_statistics"]
+
+
+class RootStatistics:
+    """The root's figures over its legal actions (ascending), pruned actions included as zeros."""
+
+    __slots__ = ("action_values", "root_value", "visits")
+
+    def __init__(
+        self, visits: list[int], action_values: list[float], root_value: tuple[float, ...]
+    ) -> None:
+        self.visits = visits  # int[len(legal)]
+        self.action_values = action_values  # float[len(legal)], nan when unvisited
+        self.root_value = root_value  # float[N]: visit-weighted mean return of every player
+
+
+def root_statistics(root: Node, legal: Sequence[int], num_players: int) -> RootStatistics:
+    index = {a: j for j, a in enumerate(legal)}
+    visits = [0] * len(legal)
+    values = [math.nan] * len(legal)
+    total = [0.0] * num_players
+    count = 0
+    for i, n in enumerate(root.visits):
+        j = index[root.acts[i]]
+        visits[j] = n
+        if n:
+            values[j] = root.means[i]
+            count += n
+            for p, x in enumerate(root.vec[i]):
+                total[p] += x
+    root_value = tuple(t / count for t in total) if count else (0.0,) * num_players
+    return RootStatistics(visits, values, root_value)
+
+
+def final_policy(kind: str, visits: Sequence[int], values: Sequence[float]) -> list[float]:
+    """``visits``: normalised visits; ``max_visits`` / ``max_value``: uniform over the best
+    action(s) by visits / by mean value among the visited ones (ties share)."""
+    total = sum(visits)
+    if kind == "visits":
+        return [n / total for n in visits]
+    if kind == "max_visits":
+        scores = [float(n) for n in visits]
+    else:  # max_value
+        scores = [v if n else -math.inf for v, n in zip(values, visits, strict=True)]
+    best = max(scores)
+    winners = [s == best for s in scores]
+    share = 1.0 / sum(winners)
+    return [share if w else 0.0 for w in winners]
+
+
+def choose_action(
+    policy: Sequence[float], visits: Sequence[int], temperature: float, rng: random.Random
+) -> int:
+    """Index of the action to play: the policy's argmax (random among ties) at temperature 0,
+    else a draw with probability ∝ visits^(1/T) (AlphaZero's visit temperature)."""
+    if temperature == 0.0:
+        best = max(policy)
+        ties = [j for j, x in enumerate(policy) if x == best]
+        return ties[int(rng.random() * len(ties))] if len(ties) > 1 else ties[0]
+    top = max(visits)
+    weights = [(n / top) ** (1.0 / temperature) if n else 0.0 for n in visits]
+    r = rng.random() * sum(weights)
+    for j, w in enumerate(weights):
+        if r < w:
+            return j
+        r -= w
+    return max(j for j, w in enumerate(weights) if w > 0.0)
+
+
+def dirichlet_noise(
+    prior: Sequence[float], alpha: float, fraction: float, rng: random.Random
+) -> list[float]:
+    """``(1 - fraction)·prior + fraction·Dir(alpha)`` (AlphaZero root noise, Silver et al. 2017),
+    drawn with ``rng.gammavariate`` so the search's own stream stays the only source."""
+    draws = [rng.gammavariate(alpha, 1.0) for _ in prior]
+    total = sum(draws)
+    if total <= 0.0:  # every draw underflowed (tiny alpha): put the noise on one candidate
+        draws = [0.0] * len(prior)
+        draws[int(rng.random() * len(prior))] = 1.0
+        total = 1.0
+    return [(1.0 - fraction) * p + fraction * d / total for p, d in zip(prior, draws, strict=True)]

@@ -1,0 +1,344 @@
+"""The ISMCTS tree: nodes keyed by information set, selection (UCT / PUCT), expansion, backup.
+
+Internal to :mod:`omega_cluster.search.ismcts` (which owns the configuration, the generator that
+talks to the evaluator and the result). Everything here is the inner loop, so it is written for
+CPython speed rather than elegance: integer-keyed dicts (one per player), ``__slots__`` nodes with
+parallel lists, precomputed tables for ``c·sqrt(ln N)`` / ``1/sqrt(n)`` / ``c·sqrt(N)``, local
+variables, list comprehensions for the bandit scores and one ``rng.random()`` per random choice.
+
+A node is the information set of the player to act (Cowling, Powley & Whitehouse 2012, as
+OpenSpiel's ``ISMCTSBot`` keys nodes by (player, information state)). Per candidate action it holds
+the visit count, the running mean of the acting player's return (what selection reads) and the
+vector of summed returns of every player (what the root value reports). The exploration term of
+an action uses how often the action was *available* (the subset-armed bandit of the paper): here
+an action becomes available when progressive widening admits it, so its availability is
+``node.n - born[i]``; without widening every candidate is available from the start.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+
+from omega_cluster.games.api import CHANCE, State
+
+__all__ = ["IllegalSearchStateError", "Node", "Tree"]
+
+
+class IllegalSearchStateError(ValueError):
+    """The game broke an assumption of ISMCTS (simultaneous node, inconsistent action sets)."""
+
+
+class Node:
+    """Statistics of one information set. ``acts``/``prior`` list every candidate in the order
+    widening admits them; ``means``/``visits``/``vec``/``born`` cover the admitted prefix only."""
+
+    __slots__ = (
+        "acts",  # candidate actions: must-keep ones first, then by prior (or legal order)
+        "born",  # node.n when each admitted candidate became available (widening only)
+        "fpu",  # PUCT: value of an unvisited candidate (the node's own evaluation)
+        "fresh",  # UCT: indices of admitted candidates never selected (picked at random first)
+        "keep",  # number of must-keep candidates at the front of ``acts``
+        "means",  # running mean of the acting player's return per admitted candidate
+        "n",  # selections through this node (in-flight ones included)
+        "player",  # the acting player
+        "prior",  # prior per candidate (uniform when the evaluator gives none)
+        "rest",  # legal actions cut by a candidate cap: [(action, prior)], best first
+        "vec",  # per admitted candidate: summed return vector (one entry per player)
+        "visits",  # selections per admitted candidate
+    )
+
+    acts: list[int]
+    born: list[int] | None
+    fpu: float
+    fresh: list[int] | None
+    keep: int
+    means: list[float]
+    n: int
+    player: int
+    prior: list[float]
+    rest: list[tuple[int, float]]
+    vec: list[list[float]]
+    visits: list[int]
+
+
+class Tree:
+    """One search tree (a dict per player) plus the constants of one configuration."""
+
+    def __init__(
+        self,
+        num_players: int,
+        *,
+        puct: bool,
+        c_uct: float,
+        c_puct: float,
+        pw_base: float | None,
+        pw_scale: float,
+        root_cap: int | None,
+        nonroot_cap: int | None,
+        virtual_loss: float | None,
+    ) -> None:
+        self.num_players = num_players
+        self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
+        self.puct = puct
+        self.c = c_puct if puct else c_uct
+        self.pw_base = pw_base
+        self.pw_scale = pw_scale
+        self.root_cap = root_cap
+        self.nonroot_cap = nonroot_cap
+        self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
+        self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
+        self.explore: list[float] = []  # UCT: c·sqrt(ln N); PUCT: c·sqrt(N)
+        self.inv_sqrt: list[float] = []  # 1/sqrt(n) (UCT)
+        self.inv_succ: list[float] = []  # 1/(1+n) (PUCT)
+        self.ensure_tables(1024)
+
+    # -- tables ---------------------------------------------------------------------------------
+    def ensure_tables(self, size: int) -> None:
+        """Make the lookup tables cover visit counts ``0 .. size`` (grown geometrically)."""
+        have = len(self.explore)
+        if size < have:
+            return
+        new = max(size + 1, 2 * have)
+        c = self.c
+        if self.puct:
+            self.explore.extend(c * math.sqrt(n) for n in range(have, new))
+        else:
+            self.explore.extend(
+                c * math.sqrt(math.log(n)) if n > 0 else 0.0 for n in range(have, new)
+            )
+        self.inv_sqrt.extend(1.0 / math.sqrt(n) if n else 0.0 for n in range(have, new))
+        self.inv_succ.extend(1.0 / (1.0 + n) for n in range(have, new))
+
+    def size(self) -> int:
+        return sum(len(t) for t in self.tables)
+
+    # -- expansion ------------------------------------------------------------------------------
+    def new_node(
+        self,
+        player: int,
+        legal: Sequence[int],
+        prior: Sequence[float] | None,
+        value: float,
+        state: State,
+        *,
+        root: bool,
+    ) -> Node:
+        """A node for ``player``'s information set with candidates ordered and capped.
+
+        Order: must-keep actions (``state.must_keep_actions``), then the rest by prior (PUCT; ties
+        in legal order) or in legal order (UCT). ``root_cap``/``nonroot_cap`` cut the rest;
+        widening admits the front of the list first. ``value`` (the acting player's value of the
+        node) is the first-play value of unvisited actions under PUCT.
+        """
+        k = len(legal)
+        priors = list(prior) if prior is not None and self.puct else [1.0 / k] * k
+        cap = self.root_cap if root else self.nonroot_cap
+        widen = self.pw_base is not None
+        node = Node()
+        node.player = player
+        node.n = 0
+        node.fpu = value
+        if (cap is None or cap >= k) and not widen:
+            acts, pri, rest, keep = list(legal), priors, [], 0
+        else:
+            must = set(state.must_keep_actions(player))
+            order = [i for i in range(k) if legal[i] in must]
+            keep = len(order)
+            others = [i for i in range(k) if legal[i] not in must]
+            if self.puct:
+                others.sort(key=lambda i: -priors[i])
+            if cap is not None and len(others) > cap:
+                rest = [(legal[i], priors[i]) for i in others[cap:]]
+                others = others[:cap]
+            else:
+                rest = []
+            order += others
+            acts, pri = [legal[i] for i in order], [priors[i] for i in order]
+        node.acts, node.prior, node.rest, node.keep = acts, pri, rest, keep
+        admit = len(acts) if not widen else min(len(acts), keep + self.allowed(0))
+        node.means = [value] * admit
+        node.visits = [0] * admit
+        node.vec = [[0.0] * self.num_players for _ in range(admit)]
+        node.born = [0] * admit if widen else None
+        node.fresh = None if self.puct else list(range(admit))
+        return node
+
+    def allowed(self, visits: int) -> int:
+        """Progressive widening: candidates admitted after ``visits`` (besides must-keep ones)."""
+        assert self.pw_base is not None
+        return max(1, int(self.pw_base + self.pw_scale * math.sqrt(visits)))
+
+    def widen(self, node: Node) -> None:
+        """Admit candidates while the widening rule allows more than are admitted."""
+        target = min(len(node.acts), node.keep + self.allowed(node.n))
+        have = len(node.means)
+        if target <= have:
+            return
+        value = node.fpu
+        n = node.n
+        for i in range(have, target):
+            node.means.append(value)
+            node.visits.append(0)
+            node.vec.append([0.0] * self.num_players)
+            assert node.born is not None
+            node.born.append(n)
+            if node.fresh is not None:
+                node.fresh.append(i)
+
+    def uncap_root(self, node: Node) -> None:
+        """A node created below the root and now the root gets the root cap's candidates back."""
+        cap = self.root_cap
+        others = len(node.acts) - node.keep
+        extra = len(node.rest) if cap is None else min(len(node.rest), cap - others)
+        if extra <= 0:
+            return
+        for action, p in node.rest[:extra]:
+            node.acts.append(action)
+            node.prior.append(p)
+        del node.rest[:extra]
+        if self.pw_base is None:  # no widening: admit them now
+            for i in range(len(node.means), len(node.acts)):
+                node.means.append(node.fpu)
+                node.visits.append(0)
+                node.vec.append([0.0] * self.num_players)
+                if node.fresh is not None:
+                    node.fresh.append(i)
+
+    # -- selection ------------------------------------------------------------------------------
+    def descend(
+        self, state: State, rng: random.Random, nodes: list[Node], picks: list[int]
+    ) -> tuple[tuple[float, ...] | None, int, object]:
+        """Select from ``state`` (mutated) down to the end or to an information set not in the
+        tree. Appends the nodes and chosen candidate indices to ``nodes``/``picks`` and counts the
+        visits. Returns ``(returns, -1, None)`` at the end, else ``(None, player, key)``."""
+        tables = self.tables
+        rnd = rng.random
+        widen = self.pw_base is not None
+        general = widen or self.puct
+        explore, inv_sqrt = self.explore, self.inv_sqrt
+        vloss = self.virtual_loss
+        # apply_action_unchecked is _apply_action unless a game overrides it: skip one call
+        if type(state).apply_action_unchecked is State.apply_action_unchecked:
+            apply = state._apply_action
+        else:
+            apply = state.apply_action_unchecked
+        while True:
+            acting = state.current_players
+            if not acting:
+                return state.returns(), -1, None
+            p = acting[0]
+            if p == CHANCE:
+                r = rnd()
+                outcomes = state.chance_outcomes()
+                action = outcomes[-1][0]
+                for a, pr in outcomes:
+                    if r < pr:
+                        action = a
+                        break
+                    r -= pr
+                apply(action)
+                continue
+            if len(acting) > 1:
+                raise simultaneous_error(state, acting)
+            key = state.information_set_key(p)
+            node = tables[p].get(key)
+            if node is None:
+                return None, p, key
+            if widen and len(node.means) < len(node.acts):
+                self.widen(node)
+            fresh = node.fresh
+            big_n = node.n
+            if fresh:
+                m = len(fresh)
+                if m == 1:
+                    i = fresh.pop()
+                else:
+                    j = int(rnd() * m)
+                    i = fresh[j]
+                    fresh[j] = fresh[-1]
+                    fresh.pop()
+            elif general:
+                i = self.select(node, big_n, rnd)
+            else:  # UCT, every candidate admitted: the hot path, inlined
+                visits = node.visits
+                means = node.means
+                e = explore[big_n]
+                best = -math.inf
+                i = ties = 0
+                for j in range(len(visits)):
+                    score = means[j] + e * inv_sqrt[visits[j]]
+                    if score > best:
+                        best, i, ties = score, j, 1
+                    elif score == best:  # random tie-breaking (reservoir: uniform among ties)
+                        ties += 1
+                        if rnd() * ties < 1.0:
+                            i = j
+            action = node.acts[i]
+            if not state.is_legal(p, action):
+                raise inconsistent_error(state, p, key, action)
+            node.n = big_n + 1
+            n_i = node.visits[i] + 1
+            node.visits[i] = n_i
+            if vloss is not None:  # virtual loss: the in-flight visit counts as a loss until backup
+                node.means[i] += (vloss - node.means[i]) / n_i
+            nodes.append(node)
+            picks.append(i)
+            apply(action)
+
+    def select(self, node: Node, big_n: int, rnd: Callable[[], float]) -> int:
+        """PUCT and/or widening (availability = ``node.n - born``): the best candidate index,
+        random among ties. Unvisited candidates score their first-play value (PUCT)."""
+        means, visits, prior, born = node.means, node.visits, node.prior, node.born
+        explore = self.explore
+        bonus = self.inv_succ if self.puct else self.inv_sqrt
+        best = -math.inf
+        i = ties = 0
+        for j in range(len(visits)):
+            e = explore[big_n - born[j]] if born is not None else explore[big_n]
+            if self.puct:
+                score = means[j] + e * prior[j] * bonus[visits[j]]
+            else:
+                score = means[j] + e * bonus[visits[j]]
+            if score > best:
+                best, i, ties = score, j, 1
+            elif score == best:
+                ties += 1
+                if rnd() * ties < 1.0:
+                    i = j
+        return i
+
+    # -- backup ---------------------------------------------------------------------------------
+    def backup(self, nodes: list[Node], picks: list[int], values: Sequence[float]) -> None:
+        """Add ``values`` (one per player) along the path; undo virtual losses."""
+        vloss = self.virtual_loss
+        players = range(self.num_players)
+        for node, i in zip(nodes, picks, strict=False):
+            v = values[node.player]
+            means = node.means
+            if vloss is None:
+                means[i] += (v - means[i]) / node.visits[i]
+            else:
+                means[i] += (v - vloss) / node.visits[i]
+            acc = node.vec[i]
+            for j in players:
+                acc[j] += values[j]
+
+
+def simultaneous_error(state: State, acting: tuple[int, ...]) -> IllegalSearchStateError:
+    return IllegalSearchStateError(
+        f"{state.game.spec.name}: players {acting} move simultaneously at this node; ISMCTS needs "
+        "a turn-based view of the game (one acting player per node). Use SM-MCTS "
+        "(omega_cluster.search.smmcts) for simultaneous-move games."
+    )
+
+
+def inconsistent_error(
+    state: State, player: int, key: object, action: int
+) -> IllegalSearchStateError:
+    return IllegalSearchStateError(
+        f"{state.game.spec.name}: action {action} is not legal for player {player} in a state of "
+        f"information set {key!r} where it was legal before: information_set_key must determine "
+        f"the player's legal actions (legal here: {list(state.legal_actions(player))})"
+    )
