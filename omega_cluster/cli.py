@@ -8,6 +8,9 @@ Commands take ``key=value`` arguments, the form the Hydra-based ``train`` comman
   game parameter, checked against the game class's ``parameters``. ``players`` defaults to the
   number of seats; ``seats`` defaults to ``random`` at every seat.
 * ``omega-cluster games`` — the registered games and their parameters.
+* ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
+  (:func:`omega_cluster.model.export.export_bundle`): ``model.onnx``, ``encoder.json``,
+  ``README.md``; keys in :data:`EXPORT_KEYS`. torch is imported only by this command.
 
 Values parse as int, float, ``true``/``false``, ``none``, and ``a,b,c`` as a tuple (``seats`` is
 always a list of player specs; a game parameter declared as ``str`` keeps the raw text). ``game``
@@ -33,7 +36,15 @@ from omega_cluster.games.api import Game, InvalidParameterError, ParamSpec
 from omega_cluster.games.registry import available_games, game_class, make_game
 from omega_cluster.players.registry import PlayerSpecError, parse_scalar
 
-__all__ = ["ARENA_KEYS", "COMMANDS", "Command", "UsageError", "main", "parse_key_values"]
+__all__ = [
+    "ARENA_KEYS",
+    "COMMANDS",
+    "EXPORT_KEYS",
+    "Command",
+    "UsageError",
+    "main",
+    "parse_key_values",
+]
 
 PROG = "omega-cluster"
 
@@ -215,6 +226,48 @@ def run_games(args: argparse.Namespace) -> int:
     return 0
 
 
+EXPORT_KEYS: dict[str, str] = {
+    "checkpoint": "checkpoint directory (model.safetensors + metadata.json)",
+    "out": "directory to write the bundle to (model.onnx, encoder.json, README.md)",
+    "opset": "ONNX opset (default 17)",
+    "verify": "positions of random playouts on which ONNX Runtime must match torch (default 64)",
+    "overwrite": "replace an existing out directory (default false)",
+}
+
+
+def _configure_export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("settings", nargs="*", metavar="key=value", help="export keys")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    pairs = parse_key_values(args.settings)
+    unknown = [key for key in pairs if key not in EXPORT_KEYS]
+    if unknown:
+        raise UsageError(f"unknown key {unknown[0]!r}; export keys: {', '.join(EXPORT_KEYS)}")
+    missing = [key for key in ("checkpoint", "out") if not pairs.get(key)]
+    if missing:
+        raise UsageError(f"export needs {' and '.join(f'{k}=<dir>' for k in missing)}")
+    from omega_cluster.model import CheckpointError, EncoderError, ExportError, export_bundle
+
+    try:
+        result = export_bundle(
+            pairs["checkpoint"],
+            pairs["out"],
+            opset=_int("opset", pairs.get("opset", "17"), minimum=7),
+            verify_positions=_int("verify", pairs.get("verify", "64"), minimum=0),
+            overwrite=_flag("overwrite", pairs.get("overwrite", "false")),
+        )
+    except (CheckpointError, EncoderError, ExportError) as err:
+        raise UsageError(str(err)) from err
+    check = (
+        "not verified"
+        if result.max_difference is None
+        else f"ONNX Runtime matches torch within {result.max_difference:.2g}"
+    )
+    print(f"wrote {result.directory} (model.onnx, encoder.json, README.md); {check}")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "arena": Command(
         "arena",
@@ -229,6 +282,15 @@ COMMANDS: dict[str, Command] = {
     ),
     "games": Command(
         "games", "list the registered games and their parameters", _configure_games, run_games
+    ),
+    "export": Command(
+        "export",
+        "write a portable agent bundle (ONNX + encoder metadata + README) from a checkpoint",
+        _configure_export,
+        run_export,
+        epilog="export keys:\n"
+        + "\n".join(f"  {k:<10} {v}" for k, v in EXPORT_KEYS.items())
+        + "\nexample: omega-cluster export checkpoint=runs/leduc/v3 out=bundles/leduc-v3",
     ),
 }
 

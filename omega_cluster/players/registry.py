@@ -105,6 +105,12 @@ _ENTRIES: dict[str, PlayerEntry] = {
         _SEARCH_ARGS,
         doc="simultaneous-move MCTS: smmcts:<leaf>:<simulations>[:key=value]",
     ),
+    "network": PlayerEntry(
+        "network",
+        {ANY_GAME: "omega_cluster.model.inference:network_player_from_checkpoint"},
+        ("checkpoint", "greedy", "temperature"),
+        doc="the policy network alone, no search: network:<checkpoint dir>[:greedy[:temperature]]",
+    ),
     "search": PlayerEntry(
         "search",
         {ANY_GAME: f"{_SEARCH}:SearchPlayer"},

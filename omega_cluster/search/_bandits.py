@@ -43,7 +43,7 @@ class Bandit:
         "order",  # positions in progressive-widening priority order
         "player",  # whose bandit
         "regret",  # float per position: cumulative regret (RM) or reward estimate (Exp3)
-        "strategy",  # float per position: cumulative selection probability (Exp3, RM)
+        "strategy",  # float per position: summed σ without its γ exploration (Exp3, RM)
         "total",  # selections made at this bandit
         "w",  # float per position: summed reward in [0, 1]
     )

@@ -1,0 +1,51 @@
+"""Records, Arrow shards, the shard store with its manifest and quarantine, and the replay window.
+
+Self-play turns decisions into :class:`Record` rows; a :class:`ShardWriter` writes tables of them
+as Arrow IPC shards to a :class:`ShardStore` (any ``pyarrow.fs`` URI: local, ``s3://``); the
+learner's :class:`ReplayWindow` reads new shards from the manifest and samples
+:class:`TrainingBatch` arrays. This is the only package that imports pyarrow: everything it hands
+out to the model and learner is numpy or plain Python.
+"""
+
+from omega_cluster.data.batch import TrainingBatch, table_to_batch
+from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
+from omega_cluster.data.replay import GrowingWindow, ReplayWindow
+from omega_cluster.data.schema import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    Record,
+    SchemaError,
+    records_to_table,
+    table_to_records,
+    validate_table,
+)
+from omega_cluster.data.shards import (
+    CorruptShardError,
+    QuarantineNote,
+    ShardInfo,
+    ShardReader,
+    ShardStore,
+    ShardWriter,
+)
+
+__all__ = [
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "CorruptShardError",
+    "GrowingWindow",
+    "ManifestEntry",
+    "ManifestPosition",
+    "QuarantineNote",
+    "Record",
+    "ReplayWindow",
+    "SchemaError",
+    "ShardInfo",
+    "ShardReader",
+    "ShardStore",
+    "ShardWriter",
+    "TrainingBatch",
+    "records_to_table",
+    "table_to_batch",
+    "table_to_records",
+    "validate_table",
+]

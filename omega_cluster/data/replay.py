@@ -1,0 +1,215 @@
+"""The replay window: the most recent N rows of a shard store, sampled into training batches.
+
+The learner (:mod:`omega_cluster.train`) owns a :class:`ReplayWindow`; self-play actors write
+shards (:mod:`.shards`). :meth:`ReplayWindow.refresh` reads only manifest entries it has not seen
+(:class:`.shards.ShardReader`), appends their shards in key order and drops whole shards from the
+old end once the newer ones alone hold N rows; :meth:`ReplayWindow.sample` draws a batch among the
+newest N rows, uniformly or in proportion to the record ``weight``, with an explicit
+``numpy.random.Generator``. :attr:`ReplayWindow.position` goes into the learner's checkpoint;
+``ReplayWindow(store, start=position)`` rebuilds the same window (the newest shards up to that
+position) and continues from there. Quarantined shards are skipped and counted. (One difference:
+an entry published more than ``settle_s`` late, ignored by a running window, cannot be told from
+a consumed one when a window is rebuilt, so the rebuilt window may hold it.)
+
+N is fixed (``window_rows``) or grows with the rows seen (:class:`GrowingWindow`, KataGo's rule):
+early on, when the network changes fast, old data is stale and the window is small; later it grows
+sub-linearly so that the data stays diverse without training forever on ancient games.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from omega_cluster.data.batch import TrainingBatch, table_to_batch
+from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
+from omega_cluster.data.shards import CorruptShardError, ShardReader, ShardStore
+
+__all__ = ["GrowingWindow", "ReplayWindow"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GrowingWindow:
+    """KataGo's growing window (Wu 2019, "Accelerating Self-Play Learning in Go", appendix C).
+
+    ``rows(T) = c * (1 + β * ((T / c) ** α - 1) / α)`` for ``T > c`` rows seen (``c`` below),
+    capped at ``max_rows``: the window holds everything up to ``c`` rows, then grows with slope
+    ``β`` at first and ever slower (``T ** α``). KataGo: c = 250k, α = 0.75, β = 0.4.
+    """
+
+    min_rows: int = 250_000  # c: the window before it starts growing
+    exponent: float = 0.75  # α in (0, 1]: how fast growth slows
+    rate: float = 0.4  # β: the window's growth per row seen, at T = c
+    max_rows: int | None = None  # cap (None: none)
+
+    def __post_init__(self) -> None:
+        if self.min_rows < 1 or not 0 < self.exponent <= 1 or self.rate < 0:
+            raise ValueError(
+                f"GrowingWindow needs min_rows >= 1, 0 < exponent <= 1, rate >= 0: {self}"
+            )
+        if self.max_rows is not None and self.max_rows < self.min_rows:
+            raise ValueError(f"max_rows {self.max_rows} < min_rows {self.min_rows}")
+
+    def rows(self, rows_seen: int) -> int:
+        c = self.min_rows
+        if rows_seen <= c:
+            return c
+        alpha = self.exponent
+        size = int(c * (1 + self.rate * ((rows_seen / c) ** alpha - 1) / alpha))
+        return size if self.max_rows is None else min(size, self.max_rows)
+
+
+class ReplayWindow:
+    """The newest N rows of a store, refreshed from its manifest, sampled into batches.
+
+    ``accept`` filters manifest entries before their shards are read (e.g. one game and encoder
+    version: ``lambda e: e.encoder_versions == (3,)``); rejected entries count as consumed.
+    """
+
+    def __init__(
+        self,
+        store: ShardStore,
+        *,
+        window_rows: int = 250_000,
+        growing: GrowingWindow | None = None,
+        start: ManifestPosition | None = None,
+        accept: Callable[[ManifestEntry], bool] | None = None,
+        settle_s: float = 60.0,
+    ) -> None:
+        if window_rows < 1:
+            raise ValueError(f"window_rows must be >= 1, got {window_rows}")
+        self.store = store
+        self.window_rows = window_rows  # N when `growing` is None
+        self.growing = growing
+        self.accept = accept or (lambda entry: True)
+        self._reader = ShardReader(store, start=start, settle_s=settle_s)
+        self._shards: list[tuple[ManifestEntry, pa.Table]] = []
+        self._table: pa.Table | None = None  # concatenation of the window's shards (lazy)
+        self._cumulative: np.ndarray | None = None  # cumulative weights of sampled rows (lazy)
+        self._backfill_quarantined = 0
+        if start is not None and start.key:
+            self._backfill(start)
+
+    @property
+    def position(self) -> ManifestPosition:
+        """How far the manifest was read (store it in checkpoints; pass it back as ``start``)."""
+        return self._reader.position
+
+    @property
+    def capacity(self) -> int:
+        """N, the rows sampled from: fixed, or grown from the rows seen."""
+        if self.growing is None:
+            return self.window_rows
+        return self.growing.rows(self.position.rows_seen)
+
+    @property
+    def rows(self) -> int:
+        """Rows that :meth:`sample` draws from: min(N, rows held)."""
+        return min(self.capacity, self._held())
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @property
+    def quarantined(self) -> int:
+        """Shards this window found corrupt (quarantined, never sampled)."""
+        return self._reader.quarantined + self._backfill_quarantined
+
+    @property
+    def entries(self) -> list[ManifestEntry]:
+        """Manifest entries of the shards held, oldest first."""
+        return [entry for entry, _ in self._shards]
+
+    def _held(self) -> int:
+        return sum(table.num_rows for _, table in self._shards)
+
+    def _backfill(self, start: ManifestPosition) -> None:
+        """Reload the shards the window held at ``start``: the newest consumed ones up to N rows."""
+        horizon = self._reader.horizon(start.key)
+        recent = set(start.recent)
+        consumed = [
+            e
+            for e in self.store.entries()
+            if e.key <= start.key and (e.key <= horizon or e.key in recent) and self.accept(e)
+        ]
+        chosen: list[ManifestEntry] = []
+        for entry in reversed(consumed):
+            if sum(e.rows for e in chosen) >= self.capacity:
+                break
+            chosen.append(entry)
+        for entry in reversed(chosen):
+            try:
+                self._shards.append((entry, self.store.read(entry)))
+            except CorruptShardError:
+                self._backfill_quarantined += 1
+
+    def refresh(self) -> int:
+        """Read new shards from the manifest; returns the rows added."""
+        added = 0
+        for entry in self._reader.new_entries():
+            if not self.accept(entry):
+                log.info("replay window skips shard %s (not accepted)", entry.key)
+                self._reader.consume(entry, 0)
+                continue
+            try:
+                table = self.store.read(entry)
+            except CorruptShardError:
+                self._reader.quarantined += 1
+                self._reader.consume(entry, 0)
+                continue
+            self._reader.consume(entry, table.num_rows)
+            self._shards.append((entry, table))
+            added += table.num_rows
+        if added:
+            self._shards.sort(key=lambda item: item[0].key)  # late arrivals go in key order
+            self._evict()
+            self._table = self._cumulative = None
+        return added
+
+    def _evict(self) -> None:
+        # Keep the shortest suffix of shards holding >= N rows: the oldest shard may be partly
+        # outside the window; sample() only draws from its newest rows.
+        capacity = self.capacity
+        held = self._held()
+        while self._shards and held - self._shards[0][1].num_rows >= capacity:
+            held -= self._shards.pop(0)[1].num_rows
+
+    def table(self) -> pa.Table:
+        """The rows held (oldest first), of which the last :attr:`rows` are sampled."""
+        if self._table is None:
+            if not self._shards:
+                raise ValueError(f"replay window over {self.store.uri} is empty; refresh() first")
+            self._table = pa.concat_tables([table for _, table in self._shards])
+        return self._table
+
+    def sample_indices(
+        self, batch_size: int, rng: np.random.Generator, *, weighted: bool = False
+    ) -> np.ndarray:
+        """int64[batch_size] row indices of :meth:`table`, drawn with replacement from the newest N."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        table = self.table()
+        offset = table.num_rows - self.rows
+        if not weighted:
+            return rng.integers(offset, table.num_rows, size=batch_size, dtype=np.int64)
+        if self._cumulative is None:
+            weights = table.column("weight").to_numpy()[offset:].astype(np.float64)
+            self._cumulative = np.cumsum(weights)
+        total = float(self._cumulative[-1])
+        if not total > 0:
+            raise ValueError("every record weight in the replay window is 0; sample uniformly")
+        draws = rng.random(batch_size) * total
+        return np.searchsorted(self._cumulative, draws, side="right").astype(np.int64) + offset
+
+    def sample(
+        self, batch_size: int, rng: np.random.Generator, *, weighted: bool = False
+    ) -> TrainingBatch:
+        """A batch drawn with replacement: uniform over the newest N rows, or ∝ record weight."""
+        indices = self.sample_indices(batch_size, rng, weighted=weighted)
+        return table_to_batch(self.table().take(indices), validate=False)

@@ -1,0 +1,440 @@
+"""Arrow IPC shards of records on any ``pyarrow.fs`` filesystem, with a manifest and a quarantine.
+
+Layout under a store root::
+
+    shards/<key>.arrow        Arrow IPC files (zstd), one table of records each
+    manifest/<key>.json       one small JSON entry per shard (:class:`.manifest.ManifestEntry`)
+    quarantine/               shards that failed a check, their manifest entries and reason files
+
+A :class:`ShardWriter` writes the IPC file to a temporary name, renames it, then writes the manifest
+entry. On S3 a rename is a copy, so a half-copied shard can exist: readers therefore trust only the
+manifest (written last, in one PUT) and never list ``shards/``. A shard without a manifest entry (its
+writer died in between) is an orphan: invisible, and :meth:`ShardStore.sweep_orphans` finds it.
+:meth:`ShardStore.read` checks size, sha256, schema version and schema; a shard that fails is moved
+to ``quarantine/`` with a ``<key>.reason.json``, logged, and :class:`CorruptShardError` is raised
+(:class:`ShardReader` and the replay window skip it and count it): it is never trained on.
+
+Stores: ``ShardStore("/data/run1")``, ``ShardStore("file:///data/run1")``, or S3 either as
+``ShardStore("s3://bucket/prefix", filesystem=pyarrow.fs.S3FileSystem(endpoint_override=...,
+scheme="http", access_key=..., secret_key=..., region=...))`` or with the options in the URI, as
+pyarrow parses it: ``s3://KEY:SECRET@bucket/prefix?endpoint_override=host:port&scheme=http&
+region=us-east-1`` (credentials may also come from the usual AWS environment variables). The store
+never prints credentials (:attr:`ShardStore.uri` drops them).
+
+Shards are plain Arrow IPC files, so other tools read them as they are::
+
+    import duckdb, polars as pl, pyarrow.dataset as ds
+    files = [store.shard_file(e) for e in store.entries()]   # local paths of manifested shards
+    shards = ds.dataset(files, format="ipc")                  # lazy; DuckDB scans it in place
+    duckdb.sql("SELECT player, avg(weight) AS w, count(*) AS n FROM shards GROUP BY player")
+    pl.read_ipc(files[0]).group_by("player").agg(pl.col("returns").list.get(0).mean())
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from omega_cluster.data.manifest import KeyClock, ManifestEntry, ManifestPosition, key_time_ns
+from omega_cluster.data.schema import (
+    SCHEMA_VERSION,
+    Record,
+    SchemaError,
+    records_to_table,
+    validate_table,
+)
+
+__all__ = [
+    "CorruptShardError",
+    "QuarantineNote",
+    "ShardInfo",
+    "ShardReader",
+    "ShardStore",
+    "ShardWriter",
+]
+
+log = logging.getLogger(__name__)
+
+_IPC_CODECS = ("zstd", "lz4", None)  # the codecs of the Arrow IPC format
+_OBJECT_STORES = frozenset({"s3", "gcs", "abfs"})  # a PUT is atomic there: no temp + rename needed
+
+
+class CorruptShardError(RuntimeError):
+    """A shard failed its checks and was moved to quarantine (``reason`` says why)."""
+
+    def __init__(self, entry: ManifestEntry, reason: str) -> None:
+        super().__init__(f"shard {entry.shard_path} (manifest {entry.key}) quarantined: {reason}")
+        self.entry = entry
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """What :meth:`ShardWriter.write` did."""
+
+    entry: ManifestEntry  # the manifest entry that made the shard visible
+    shard_file: str  # path of the shard on the store's filesystem
+    manifest_file: str  # path of the manifest entry on the store's filesystem
+    seconds: float  # wall-clock time of the write (encode, upload, rename, manifest)
+
+
+@dataclass(frozen=True)
+class QuarantineNote:
+    """One quarantined item, read back from its reason file."""
+
+    name: str  # manifest key, or the orphan file's name
+    reason: str  # why it was quarantined
+    time_unix: float  # when
+    node_id: str  # which machine quarantined it
+
+
+def _sanitized(uri: str) -> str:
+    parts = urlsplit(uri)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else uri
+
+
+class ShardStore:
+    """A root on a ``pyarrow.fs`` filesystem holding shards, their manifest and a quarantine."""
+
+    def __init__(self, uri: str | os.PathLike[str], *, filesystem: pafs.FileSystem | None = None):
+        text = os.fspath(uri)
+        if filesystem is not None:
+            parts = urlsplit(text)
+            path = f"{parts.hostname or ''}{parts.path}" if parts.scheme else text
+            self.fs, self.root = filesystem, path.rstrip("/")
+        elif "://" not in text:
+            self.fs, self.root = pafs.LocalFileSystem(), str(Path(text).resolve())
+        else:
+            self.fs, self.root = pafs.FileSystem.from_uri(text)
+            self.root = self.root.rstrip("/")
+        self.uri = _sanitized(text)  # for messages: no credentials, no query
+        self.node_id = socket.gethostname()
+        self._cache: dict[str, ManifestEntry] = {}
+        self.bad_manifests = 0  # manifest files found unreadable and quarantined
+        for sub in ("shards", "manifest", "quarantine"):
+            try:
+                self.fs.create_dir(self.path(sub), recursive=True)
+            except OSError as err:
+                raise OSError(f"cannot create {sub}/ under shard store {self.uri}: {err}") from err
+
+    def __repr__(self) -> str:
+        return f"ShardStore({self.uri!r})"
+
+    def path(self, relative: str) -> str:
+        """Filesystem path of a path relative to the root."""
+        return f"{self.root}/{relative}"
+
+    def shard_file(self, entry: ManifestEntry) -> str:
+        """Filesystem path of an entry's shard (a local path on a local store)."""
+        return self.path(entry.shard_path)
+
+    @property
+    def atomic_put(self) -> bool:
+        return self.fs.type_name in _OBJECT_STORES
+
+    def put(self, relative: str, payload: bytes | pa.Buffer) -> None:
+        """Write a small file so readers see it whole (temp + rename, except on object stores)."""
+        target = self.path(relative)
+        temp = target if self.atomic_put else f"{target}.tmp-{os.getpid()}-{time.time_ns()}"
+        with self.fs.open_output_stream(temp) as out:
+            out.write(payload)
+        if temp != target:
+            self.fs.move(temp, target)
+
+    def entries(self, *, after: str = "") -> list[ManifestEntry]:
+        """Manifest entries with key > ``after``, ordered by key (only these shards exist for readers)."""
+        selector = pafs.FileSelector(self.path("manifest"), allow_not_found=True)
+        names = sorted(
+            info.base_name[:-5]
+            for info in self.fs.get_file_info(selector)
+            if info.is_file and info.base_name.endswith(".json")
+        )
+        out = []
+        for key in names:
+            if key <= after:
+                continue
+            entry = self._cache.get(key) or self._load_entry(key)
+            if entry is not None:
+                out.append(entry)
+        return out
+
+    def _load_entry(self, key: str) -> ManifestEntry | None:
+        relative = f"manifest/{key}.json"
+        try:
+            with self.fs.open_input_stream(self.path(relative)) as f:
+                entry = ManifestEntry.from_dict(json.loads(f.read()))
+            if entry.key != key:
+                raise ValueError(f"entry key {entry.key} differs from its file name")
+        except FileNotFoundError:
+            return None  # quarantined by another reader since the listing
+        except ValueError as err:  # json.JSONDecodeError is a ValueError
+            self.bad_manifests += 1
+            self._quarantine_files(
+                key, f"unreadable manifest entry: {err}", [(relative, "manifest")]
+            )
+            return None
+        self._cache[key] = entry
+        return entry
+
+    def read(self, entry: ManifestEntry) -> pa.Table:
+        """The shard's table, checked; a failing shard is quarantined and CorruptShardError raised.
+
+        A missing shard file counts as a failure; other I/O errors (a network hiccup) propagate
+        without quarantining anything, so a transient fault never discards a good shard.
+        """
+        try:
+            with self.fs.open_input_file(self.shard_file(entry)) as f:
+                payload = f.read_buffer()
+        except FileNotFoundError as err:
+            self.quarantine(entry, "shard file missing")
+            raise CorruptShardError(entry, "shard file missing") from err
+        try:
+            return _checked_table(entry, payload)
+        except (pa.ArrowException, ValueError) as err:  # SchemaError is a ValueError
+            reason = str(err) or type(err).__name__
+            self.quarantine(entry, reason)
+            raise CorruptShardError(entry, reason) from err
+
+    def quarantine(self, entry: ManifestEntry, reason: str) -> None:
+        """Move a shard and its manifest entry to ``quarantine/`` with a reason file; log it."""
+        moves = [(entry.shard_path, "shard"), (f"manifest/{entry.key}.json", "manifest")]
+        self._quarantine_files(entry.key, reason, moves)
+        self._cache.pop(entry.key, None)
+
+    def _quarantine_files(self, name: str, reason: str, moves: Sequence[tuple[str, str]]) -> None:
+        note = {"name": name, "reason": reason, "time_unix": time.time(), "node_id": self.node_id}
+        note["files"] = [relative for relative, _ in moves]
+        reason_file = f"quarantine/{name}.reason.json"
+        # Another reader may have quarantined it first: keep its (original) reason.
+        if self.fs.get_file_info(self.path(reason_file)).type == pafs.FileType.NotFound:
+            self.put(reason_file, json.dumps(note, indent=1).encode())
+        for relative, kind in moves:
+            suffix = ".manifest.json" if kind == "manifest" else ""
+            target = f"quarantine/{relative.rsplit('/', 1)[-1]}{suffix}"
+            try:
+                self.fs.move(self.path(relative), self.path(target))
+            except OSError:  # already moved by another reader, or never written
+                log.debug("quarantine of %s: %s is gone", name, relative)
+        log.warning("shard store %s: quarantined %s: %s", self.uri, name, reason)
+
+    def quarantined(self) -> list[QuarantineNote]:
+        """The reason files in ``quarantine/``, ordered by name."""
+        selector = pafs.FileSelector(self.path("quarantine"), allow_not_found=True)
+        notes = []
+        for info in sorted(self.fs.get_file_info(selector), key=lambda i: i.base_name):
+            if info.is_file and info.base_name.endswith(".reason.json"):
+                with self.fs.open_input_stream(info.path) as f:
+                    data = json.loads(f.read())
+                notes.append(
+                    QuarantineNote(data["name"], data["reason"], data["time_unix"], data["node_id"])
+                )
+        return notes
+
+    def sweep_orphans(self, older_than_s: float, *, quarantine: bool = False) -> list[str]:
+        """Files in ``shards/`` that no manifest entry names and older than ``older_than_s``.
+
+        Such files come from writers that died between the rename and the manifest entry (or
+        during the upload: temporary files). Returned as paths relative to the root; moved to
+        ``quarantine/`` when ``quarantine`` is true. Keep ``older_than_s`` well above the longest
+        shard write, or a shard still being published is taken for an orphan.
+        """
+        named = {e.shard_path for e in self.entries()}
+        cutoff = time.time_ns() - int(older_than_s * 1e9)
+        selector = pafs.FileSelector(self.path("shards"), allow_not_found=True)
+        orphans = []
+        for info in self.fs.get_file_info(selector):
+            relative = f"shards/{info.base_name}"
+            if info.is_file and relative not in named:
+                mtime = info.mtime_ns
+                if mtime is None or mtime <= cutoff:
+                    orphans.append(relative)
+        orphans.sort()
+        if quarantine:
+            for relative in orphans:
+                name = relative.rsplit("/", 1)[-1]
+                self._quarantine_files(name, "orphan: no manifest entry", [(relative, "shard")])
+        return orphans
+
+
+class ShardWriter:
+    """Writes tables of records as shards of one store: IPC file, rename, then manifest entry."""
+
+    def __init__(
+        self,
+        store: ShardStore,
+        *,
+        writer_id: str,
+        node_id: str | None = None,
+        compression: str | None = "zstd",
+        compression_level: int | None = None,
+        rows_per_shard: int = 8192,
+    ) -> None:
+        if compression not in _IPC_CODECS:
+            raise ValueError(f"compression {compression!r}: Arrow IPC allows one of {_IPC_CODECS}")
+        if rows_per_shard < 1:
+            raise ValueError(f"rows_per_shard must be >= 1, got {rows_per_shard}")
+        self.store = store
+        self.writer_id = writer_id
+        self.node_id = node_id or socket.gethostname()
+        self.rows_per_shard = rows_per_shard  # used by append(): records buffered per shard
+        self._clock = KeyClock(writer_id)
+        codec = None if compression is None else pa.Codec(compression, compression_level)
+        self._options = pa.ipc.IpcWriteOptions(compression=codec)
+        self._buffer: list[Record] = []
+
+    def write(self, data: Sequence[Record] | pa.Table) -> ShardInfo:
+        """Write one shard now (validated first; an empty input is an error)."""
+        start = time.perf_counter()
+        table = data if isinstance(data, pa.Table) else records_to_table(data)
+        if table.num_rows == 0:
+            raise ValueError("cannot write an empty shard")
+        validate_table(table)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, table.schema, options=self._options) as ipc:
+            ipc.write_table(table)
+        payload = sink.getvalue()
+        name = self._clock.next_key()
+        shard_path = f"shards/{name}.arrow"
+        temp = self.store.path(f"shards/.{name}.arrow.tmp")
+        # hashlib and the file write both release the GIL: checksum while the bytes go out.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            digest = pool.submit(lambda: hashlib.sha256(payload).hexdigest())
+            with self.store.fs.open_output_stream(temp) as out:
+                out.write(payload)
+            sha256 = digest.result()
+        self.store.fs.move(temp, self.store.path(shard_path))
+        # The manifest key is taken after the upload, so keys sort by when shards became
+        # complete: a reader's settle window then only has to cover the manifest PUT itself.
+        entry = ManifestEntry(
+            key=self._clock.next_key(),
+            shard_path=shard_path,
+            rows=table.num_rows,
+            bytes=payload.size,
+            sha256=sha256,
+            schema_version=SCHEMA_VERSION,
+            encoder_versions=_distinct(table, "encoder_version"),
+            champion_versions=_distinct(table, "champion_version"),
+            games=_distinct(table, "game"),
+            writer_id=self.writer_id,
+            node_id=self.node_id,
+            created_unix=time.time(),
+        )
+        manifest = f"manifest/{entry.key}.json"
+        self.store.put(manifest, json.dumps(entry.to_dict(), indent=1).encode())
+        seconds = time.perf_counter() - start
+        return ShardInfo(entry, self.store.path(shard_path), self.store.path(manifest), seconds)
+
+    def append(self, records: Sequence[Record]) -> list[ShardInfo]:
+        """Buffer records; write a shard each time ``rows_per_shard`` are buffered."""
+        self._buffer.extend(records)
+        written = []
+        while len(self._buffer) >= self.rows_per_shard:
+            chunk, self._buffer = (
+                self._buffer[: self.rows_per_shard],
+                self._buffer[self.rows_per_shard :],
+            )
+            written.append(self.write(chunk))
+        return written
+
+    def flush(self) -> ShardInfo | None:
+        """Write whatever is buffered (None if nothing is)."""
+        if not self._buffer:
+            return None
+        chunk, self._buffer = self._buffer, []
+        return self.write(chunk)
+
+
+def _checked_table(entry: ManifestEntry, payload: pa.Buffer) -> pa.Table:
+    if entry.schema_version != SCHEMA_VERSION:
+        raise SchemaError(
+            f"manifest says schema version {entry.schema_version}; this code reads {SCHEMA_VERSION}"
+        )
+    if payload.size != entry.bytes:
+        raise ValueError(
+            f"shard has {payload.size} bytes, manifest says {entry.bytes} (truncated?)"
+        )
+    # Checksum before decoding: Arrow does not fully validate IPC buffers, so bytes that fail
+    # the checksum are never parsed (this order costs the read ~sha256 time; see bench_shards).
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != entry.sha256:
+        raise ValueError(f"sha256 {digest} differs from the manifest's {entry.sha256}")
+    table = pa.ipc.open_file(pa.BufferReader(payload)).read_all()
+    validate_table(table)
+    if table.num_rows != entry.rows:
+        raise ValueError(f"shard has {table.num_rows} rows, manifest says {entry.rows}")
+    return table
+
+
+def _distinct(table: pa.Table, name: str) -> tuple[Any, ...]:
+    return tuple(sorted(set(table.column(name).to_pylist())))
+
+
+class ShardReader:
+    """Reads a store's shards in manifest order, once each, remembering its position.
+
+    ``settle_s``: a manifest entry whose key is older than the newest consumed key by less than
+    this is still picked up when it appears late (writers take the key just before the manifest
+    PUT, and node clocks differ a little); older late arrivals are ignored. Keep it above the
+    clock skew between nodes plus the slowest manifest PUT.
+    """
+
+    def __init__(
+        self, store: ShardStore, *, start: ManifestPosition | None = None, settle_s: float = 60.0
+    ) -> None:
+        self.store = store
+        self.settle_ns = int(settle_s * 1e9)
+        self._position = start or ManifestPosition()
+        self.quarantined = 0  # shards that failed their checks while this reader read them
+
+    @property
+    def position(self) -> ManifestPosition:
+        return self._position
+
+    def horizon(self, key: str) -> str:
+        return f"{max(key_time_ns(key) - self.settle_ns, 0):020d}" if key else ""
+
+    def new_entries(self) -> list[ManifestEntry]:
+        """Entries not consumed yet, in key order (reads only manifest files it has not seen)."""
+        pos = self._position
+        recent = set(pos.recent)
+        return [
+            e
+            for e in self.store.entries(after=self.horizon(pos.key))
+            if e.key > pos.key or e.key not in recent
+        ]
+
+    def consume(self, entry: ManifestEntry, rows: int) -> None:
+        """Mark an entry consumed (``rows``: rows it added; 0 for a quarantined shard)."""
+        pos = self._position
+        newest = max(pos.key, entry.key)
+        horizon = self.horizon(newest)
+        recent = tuple(sorted(k for k in {*pos.recent, entry.key} if k > horizon))
+        self._position = ManifestPosition(newest, pos.rows_seen + rows, recent)
+
+    def read_new(self) -> list[tuple[ManifestEntry, pa.Table]]:
+        """Read every new shard; quarantined ones are skipped and counted in ``quarantined``."""
+        out = []
+        for entry in self.new_entries():
+            try:
+                table = self.store.read(entry)
+            except CorruptShardError:
+                self.quarantined += 1
+                self.consume(entry, 0)
+                continue
+            self.consume(entry, table.num_rows)
+            out.append((entry, table))
+        return out

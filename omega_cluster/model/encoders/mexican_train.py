@@ -1,0 +1,416 @@
+"""Mexican Train encoder: the acting player's view of a campaign, seat-relative, plus one feature
+row per legal action (tile × train, DRAW, PASS) for the action-conditioned policy.
+
+Everything is relative to the encoding ``player``: relative seat ``k`` is absolute seat
+``(player + k) % N``, trains are ordered the same way (own train first) with the Mexican train
+last, so one network plays every seat, and ``max_players`` (default 8, the game's maximum) pads
+the seat blocks so one network serves every table size. Inputs use only what ``player`` may know:
+their own hand and the public record (trains, markers, open doubles, hand sizes, boneyard size,
+scores, the recent log of who did what — a draw never names its tile); ``sample_world`` worlds of
+the same information set encode identically (tested).
+
+Observation segments (``info().observation_layout`` lists them with offsets): own hand (tile
+bits), tiles on the trains this round, per-value counts of own and unseen tiles, engine, one row
+per train (exists, marked, open double, must be covered first, length, own tiles matching its
+end, end one-hot), one row per seat (exists, hand size, cumulative pips, rounds won, acting, first
+turn pending), globals (boneyard, round, flags, table size) and the last ``log_length`` public
+actions of this round, most recent first (actor seat, draw/pass/play, target train, tile values).
+
+Action features: kind (play/draw/pass), the tile's values (two-hot), pips, double, target train
+(relative: own, other seats, Mexican), whether that train is marked or an open double being
+covered, its length, the end the play leaves, how many own tiles would match that end, and
+whether the play goes out — the Ω reference's "resulting end" style features, computed from
+precomputed tile tables.
+
+Auxiliary targets (:meth:`MexicanTrainEncoder.aux_targets`): this round's pips per relative seat
+and who goes out (relative seat, or "blocked"), from the round's public :class:`RoundResult`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol, cast
+
+import numpy as np
+
+from omega_cluster.games.api import Game, State
+from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
+from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
+from omega_cluster.model.encoders.base import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
+
+__all__ = ["MexicanTrainEncoder"]
+
+_KINDS: Final = 3  # play, draw, pass
+_PIP_SCALE: Final = 0.01  # cumulative and round pips are scaled by 1/100
+_LENGTH_SCALE: Final = 0.1
+_COUNT_SCALE: Final = 0.25
+
+
+class _Floats(Protocol):
+    """A float32 buffer written one entry at a time (a ``memoryview`` of the output array)."""
+
+    def __setitem__(self, index: int, value: float, /) -> None: ...
+
+
+class MexicanTrainEncoder:
+    """Encoder for ``mexican_train`` games of one tile set (any table size up to ``max_players``)."""
+
+    name = "mexican_train"
+    game_name = "mexican_train"
+    version = 1
+
+    def __init__(self, game: Game, *, max_players: int = 8, log_length: int = 8) -> None:
+        if game.spec.name != self.game_name:
+            raise EncoderError(f"MexicanTrainEncoder serves mexican_train, not {game.spec.name}")
+        n = game.num_players
+        if not n <= max_players <= 8:
+            raise EncoderError(
+                f"max_players={max_players} must be in [{n}, 8] (the table has {n} players)"
+            )
+        if not 0 <= log_length <= 64:
+            raise EncoderError(f"log_length={log_length} must be in [0, 64]")
+        tiles = game.tiles  # type: ignore[attr-defined]
+        self.tiles = tiles
+        self.double_set: int = tiles.double_set
+        self.max_players = max_players
+        self.log_length = log_length
+        self.num_tiles = t = tiles.num_tiles
+        self.num_values = v = tiles.double_set + 1
+        m = max_players
+        s = m + 1  # train rows: relative seats 0..m-1, then the Mexican train
+        self._nbytes = (t + 7) // 8
+        # value_matrix[t, v] = 1 if tile t shows value v
+        vm = np.zeros((t, v), np.float32)
+        for i, (hi, lo) in enumerate(tiles.tiles):
+            vm[i, hi] = vm[i, lo] = 1.0
+        self._value_matrix = vm
+        self._obs_layout(t, v, m, s)
+        self._action_layout(v, s)
+
+    # -- layouts -----------------------------------------------------------------------------
+    def _obs_layout(self, t: int, v: int, m: int, s: int) -> None:
+        lay = LayoutBuilder()
+        self._o_hand = lay.add("hand", t, "own tiles (bit per tile index, ascending (hi, lo))")
+        self._o_board = lay.add("board", t, "tiles laid on any train this round")
+        self._o_hand_values = lay.add("hand_values", v, "own tiles showing value v, × 1/4")
+        self._o_unseen_values = lay.add(
+            "unseen_values", v, "unseen tiles (others' hands + boneyard) showing value v, × 1/4"
+        )
+        self._o_engine = lay.add("engine", v, "engine double of the round, one-hot")
+        self._train_width = 6 + v
+        self._o_trains = lay.add(
+            "trains",
+            s * self._train_width,
+            f"{s} rows (own train, relative seats 1..{m - 1}, Mexican): exists, marked, "
+            "open double, open double to cover first, length × 1/10, own tiles matching the end "
+            "× 1/4, open end one-hot",
+        )
+        self._seat_width = 6
+        self._o_seats = lay.add(
+            "seats",
+            m * self._seat_width,
+            f"{m} rows (relative seats): exists, hand size / deal size, cumulative pips × 1/100, "
+            "rounds won / rounds, acting now, first turn of the round still pending",
+        )
+        self._o_globals = lay.add(
+            "globals",
+            8 + (m - 1),
+            "boneyard / tiles, round / rounds, drawn, must cover, chain, bonus (just laid a "
+            f"double), own hand pips × 1/100, own hand size / deal size, players one-hot 2..{m}",
+        )
+        self._log_width = m + _KINDS + s + v + 1
+        self._o_log = lay.add(
+            "log",
+            self.log_length * self._log_width,
+            f"last {self.log_length} actions of this round, most recent first: actor relative "
+            "seat one-hot, play/draw/pass, target train (relative) one-hot, tile values, double",
+        )
+        self.observation_size = lay.size
+        self._observation_layout = tuple(lay.segments)
+
+    def _action_layout(self, v: int, s: int) -> None:
+        lay = LayoutBuilder()
+        self._a_kind = lay.add("kind", _KINDS, "play, draw, pass (one-hot)")
+        self._a_values = lay.add("tile_values", v, "values shown by the tile (two-hot)")
+        self._a_tile = lay.add("tile", 2, "pips / (2 × double set), is a double")
+        self._a_target = lay.add("target", s, "target train: own, relative seats, Mexican")
+        self._a_train = lay.add(
+            "target_state", 3, "target marked, covers an open double, length × 1/10"
+        )
+        self._a_end = lay.add("resulting_end", v, "open end the play leaves, one-hot")
+        self._a_after = lay.add(
+            "after", 2, "own remaining tiles matching the resulting end × 1/4, goes out"
+        )
+        self.action_feature_size = lay.size
+        self._action_layout_segments = tuple(lay.segments)
+        # per-tile constant part of a play row
+        rows = np.zeros((self.num_tiles, lay.size), np.float32)
+        rows[:, self._a_kind] = 1.0
+        rows[:, self._a_values : self._a_values + v] = self._value_matrix
+        for i, (hi, lo) in enumerate(self.tiles.tiles):
+            rows[i, self._a_tile] = (hi + lo) / (2 * self.double_set)
+            rows[i, self._a_tile + 1] = float(hi == lo)
+        self._play_rows = rows
+
+    def info(self) -> EncoderInfo:
+        return EncoderInfo(
+            name=self.name,
+            version=self.version,
+            game_name=self.game_name,
+            observation_size=self.observation_size,
+            action_feature_size=self.action_feature_size,
+            max_players=self.max_players,
+            options={
+                "double_set": self.double_set,
+                "max_players": self.max_players,
+                "log_length": self.log_length,
+            },
+            observation_layout=self._observation_layout,
+            action_layout=self._action_layout_segments,
+            aux_heads=(
+                AuxHeadSpec(
+                    "round_pips",
+                    self.max_players,
+                    "regression",
+                    "pips left in hand at the end of this round per relative seat × 1/100",
+                ),
+                AuxHeadSpec(
+                    "goes_out",
+                    self.max_players + 1,
+                    "classification",
+                    "relative seat that goes out this round; the last class: blocked round",
+                ),
+            ),
+        )
+
+    # -- observation ---------------------------------------------------------------------------
+    def _bits(self, mask: int) -> np.ndarray:
+        raw = np.frombuffer(mask.to_bytes(self._nbytes, "little"), np.uint8)
+        return np.unpackbits(raw, count=self.num_tiles, bitorder="little")
+
+    def encode_observation(self, state: State, player: int) -> np.ndarray:
+        s = _check_state(state)
+        g = s.game
+        n, m, t = g.num_players, self.max_players, self.num_tiles
+        out = np.zeros(self.observation_size, np.float32)
+        o = cast(_Floats, out.data)  # memoryview writes cost a fifth of numpy's scalar writes
+        hand_mask = s.hands[player]
+        out[self._o_hand : self._o_hand + t] = self._bits(hand_mask)
+        out[self._o_board : self._o_board + t] = self._bits(s.board)
+        tiles = self.tiles
+        em = tiles.end_mask
+        unseen = tiles.full_mask & ~(hand_mask | s.board | 1 << tiles.double(s.engine))
+        base_hand, base_unseen = self._o_hand_values, self._o_unseen_values
+        for value in range(self.num_values):
+            o[base_hand + value] = (hand_mask & em[value]).bit_count() * _COUNT_SCALE
+            o[base_unseen + value] = (unseen & em[value]).bit_count() * _COUNT_SCALE
+        o[self._o_engine + s.engine] = 1.0
+        self._encode_trains(o, s, player, n, hand_mask)
+        self._encode_seats(o, s, player, n)
+        deal = float(g.hand_size)
+        b = self._o_globals
+        o[b] = len(s.boneyard) / t
+        o[b + 1] = s.round_index / g.num_rounds
+        o[b + 2] = s.drawn
+        o[b + 3] = bool(s.open_doubles) and g.strict_doubles
+        o[b + 4] = s.chain
+        o[b + 5] = s.bonus
+        o[b + 6] = tiles.mask_pips(hand_mask, g.double_blank_value) * _PIP_SCALE
+        o[b + 7] = hand_mask.bit_count() / deal
+        o[b + 8 + n - 2] = 1.0
+        if self.log_length:
+            self._encode_log(o, s, player, n, m)
+        return out
+
+    def _encode_trains(
+        self, o: _Floats, s: MexicanTrainState, player: int, n: int, hand: int
+    ) -> None:
+        em, ends, lengths, marked = self.tiles.end_mask, s.ends, s.lengths, s.marked
+        od = s.open_doubles
+        width = self._train_width
+        for rel in range(n + 1):
+            if rel == n:
+                slot, row = MEXICAN_SLOT, self._o_trains + self.max_players * width
+            else:
+                slot = player + rel if player + rel < n else player + rel - n
+                row = self._o_trains + rel * width
+            end = ends[slot]
+            o[row] = 1.0
+            o[row + 1] = marked >> slot & 1
+            if slot in od:
+                o[row + 2] = 1.0
+                o[row + 3] = od[0] == slot
+            o[row + 4] = lengths[slot] * _LENGTH_SCALE
+            o[row + 5] = (hand & em[end]).bit_count() * _COUNT_SCALE
+            o[row + 6 + end] = 1.0
+
+    def _encode_seats(self, o: _Floats, s: MexicanTrainState, player: int, n: int) -> None:
+        g = s.game
+        deal, rounds = float(g.hand_size), float(g.num_rounds)
+        width, hands, pips, outs = self._seat_width, s.hands, s.pip_totals, s.outs
+        cur, pending = s.current, s.first_pending
+        for rel in range(n):
+            seat = player + rel if player + rel < n else player + rel - n
+            row = self._o_seats + rel * width
+            o[row] = 1.0
+            o[row + 1] = hands[seat].bit_count() / deal
+            o[row + 2] = pips[seat] * _PIP_SCALE
+            o[row + 3] = outs[seat] / rounds
+            o[row + 4] = cur == seat
+            o[row + 5] = pending >> seat & 1
+
+    def _encode_log(self, o: _Floats, s: MexicanTrainState, player: int, n: int, m: int) -> None:
+        tiles = self.tiles
+        draw, pas = tiles.draw_action, tiles.pass_action
+        high, low = tiles.high, tiles.low
+        width = self._log_width
+        o_kind, o_target = m, m + _KINDS
+        o_values = o_target + m + 1
+        o_double = o_values + self.num_values
+        row = self._o_log
+        for actor, action in recent_actions(s, self.log_length):
+            o[row + (actor - player) % n] = 1.0
+            if action == draw:
+                o[row + o_kind + 1] = 1.0
+            elif action == pas:
+                o[row + o_kind + 2] = 1.0
+            else:
+                tile, slot = divmod(action, NUM_SLOTS)
+                o[row + o_kind] = 1.0
+                o[row + o_target + (m if slot == MEXICAN_SLOT else (slot - player) % n)] = 1.0
+                o[row + o_values + high[tile]] = 1.0
+                o[row + o_values + low[tile]] = 1.0
+                o[row + o_double] = high[tile] == low[tile]
+            row += width
+
+    # -- actions -------------------------------------------------------------------------------
+    def encode_actions(self, state: State, player: int, legal: Sequence[int]) -> np.ndarray:
+        s = _check_state(state)
+        n, m = s.game.num_players, self.max_players
+        tiles = self.tiles
+        draw, pips, em = tiles.draw_action, tiles.pips, tiles.end_mask
+        ends, lengths, marked, od = s.ends, s.lengths, s.marked, s.open_doubles
+        hand = s.hands[player]
+        feats = np.zeros((len(legal), self.action_feature_size), np.float32)
+        play_rows, play_tiles = [], []
+        cols: list[int] = []
+        vals: list[float] = []
+        rows: list[int] = []
+        for i, action in enumerate(legal):
+            if action >= draw:
+                feats[i, self._a_kind + 1 + (action - draw)] = 1.0
+                continue
+            tile, slot = divmod(action, NUM_SLOTS)
+            play_rows.append(i)
+            play_tiles.append(tile)
+            rel = m if slot == MEXICAN_SLOT else (slot - player) % n
+            new_end = pips[tile] - ends[slot]
+            rest = hand & ~(1 << tile)
+            rows += (i, i, i, i, i, i, i)
+            cols += (
+                self._a_target + rel,
+                self._a_train,
+                self._a_train + 1,
+                self._a_train + 2,
+                self._a_end + new_end,
+                self._a_after,
+                self._a_after + 1,
+            )
+            vals += (
+                1.0,
+                float(marked >> slot & 1),
+                float(slot in od),
+                lengths[slot] * _LENGTH_SCALE,
+                1.0,
+                (rest & em[new_end]).bit_count() * _COUNT_SCALE,
+                float(rest == 0),
+            )
+        if play_rows:
+            feats[play_rows] = self._play_rows[play_tiles]
+            feats[rows, cols] = vals
+        return feats
+
+    # -- auxiliary targets -----------------------------------------------------------------------
+    def aux_targets(self, result: RoundResult, player: int) -> dict[str, np.ndarray]:
+        """Labels of the aux heads for a decision of ``player`` in the round ``result`` ended:
+        ``round_pips`` float32[max_players] (relative seats, × 1/100, padding 0) and
+        ``goes_out`` int64 scalar (relative seat, or ``max_players`` for a blocked round)."""
+        n = len(result.pips)
+        pips = np.zeros(self.max_players, np.float32)
+        for rel in range(n):
+            pips[rel] = result.pips[(player + rel) % n] * _PIP_SCALE
+        out = self.max_players if result.went_out is None else (result.went_out - player) % n
+        return {"round_pips": pips, "goes_out": np.asarray(out, np.int64)}
+
+
+def _check_state(state: State) -> MexicanTrainState:
+    if not isinstance(state, MexicanTrainState):
+        raise EncoderError(f"MexicanTrainEncoder needs a MexicanTrainState, got {type(state)}")
+    return state
+
+
+def recent_actions(s: MexicanTrainState, count: int) -> list[tuple[int, int]]:
+    """The last ``count`` ``(actor, action)`` pairs of the current round, most recent first.
+
+    Who made each move is public but not stored; it follows from the turn structure. Without
+    first-turn chains it is read backwards from the acting seat in O(count): a draw or a double
+    keeps the turn (a double grants another play), a pass or any other play hands it to the next
+    seat. With chains the round is replayed forwards (a chain's own-train plays keep the turn).
+    """
+    hist = s.history
+    start = s.round_starts[-1]
+    if s.over or count == 0 or start >= len(hist):
+        return []
+    g = s.game
+    n = g.num_players
+    tiles = g.tiles
+    draw, pas, high, low = tiles.draw_action, tiles.pass_action, tiles.high, tiles.low
+    if g.first_turn_chain:
+        return _replay_actors(s, start, count)
+    out: list[tuple[int, int]] = []
+    nxt = s.current
+    i = len(hist) - 1
+    while i >= start and len(out) < count:
+        a = hist[i]
+        assert isinstance(a, int)
+        if a == draw:
+            actor = nxt
+        elif a == pas:
+            actor = nxt - 1 if nxt else n - 1
+        else:
+            tile = a // NUM_SLOTS
+            actor = nxt if high[tile] == low[tile] else (nxt - 1 if nxt else n - 1)
+        out.append((actor, a))
+        nxt = actor
+        i -= 1
+    return out
+
+
+def _replay_actors(s: MexicanTrainState, start: int, count: int) -> list[tuple[int, int]]:
+    """Forward replay of the turn structure of the current round (used with first-turn chains)."""
+    g = s.game
+    n = g.num_players
+    tiles = g.tiles
+    cur, pending, chain = s.round_index % n, (1 << n) - 1, False
+    chains = g.first_turn_chain
+    pairs: list[tuple[int, int]] = []
+    for a in s.history[start:]:
+        assert isinstance(a, int)
+        pairs.append((cur, a))
+        if a == tiles.draw_action:
+            continue
+        if a == tiles.pass_action:
+            ended = True
+        else:
+            tile, slot = divmod(a, NUM_SLOTS)
+            in_chain = chain or (chains and slot == cur and bool(pending >> cur & 1))
+            if tiles.high[tile] == tiles.low[tile]:
+                chain, ended = in_chain, False
+            else:
+                chain, ended = in_chain, not in_chain
+        if ended:
+            pending &= ~(1 << cur)
+            chain = False
+            cur = (cur + 1) % n
+    pairs.reverse()
+    return pairs[:count]

@@ -1,0 +1,79 @@
+"""OpenSpiel adapter encoder: pyspiel's own tensors for any ``openspiel:<name>`` game.
+
+Observation: pyspiel's ``information_state_tensor(player)`` where the game provides it (perfect
+recall), else its ``observation_tensor(player)`` — exactly what
+:meth:`omega_cluster.games.openspiel.OpenSpielState.observation_tensor` returns. These tensors are
+not seat-relative (most include the player's one-hot), but the network's values still are.
+Action features: the action id one-hot over pyspiel's ``num_distinct_actions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from omega_cluster.games.api import Game, State
+from omega_cluster.games.openspiel import OpenSpielGame, OpenSpielState
+from omega_cluster.model.encoders.base import (
+    EncoderError,
+    EncoderInfo,
+    OneHotActions,
+    Segment,
+)
+
+__all__ = ["OpenSpielEncoder"]
+
+
+class OpenSpielEncoder:
+    """Encoder for games wrapped by :class:`~omega_cluster.games.openspiel.OpenSpielGame`."""
+
+    name = "openspiel"
+    version = 1
+
+    def __init__(self, game: Game) -> None:
+        if not isinstance(game, OpenSpielGame):
+            raise EncoderError(
+                f"OpenSpielEncoder serves openspiel:<name> games, not {game.spec.name}"
+            )
+        self.game_name = game.spec.name
+        self.max_players = game.num_players
+        pg = game.pyspiel_game
+        game_type = pg.get_type()
+        if game_type.provides_information_state_tensor:
+            self.tensor = "information_state_tensor"
+            self.observation_size = int(pg.information_state_tensor_size())
+        elif game_type.provides_observation_tensor:
+            self.tensor = "observation_tensor"
+            self.observation_size = int(pg.observation_tensor_size())
+        else:
+            raise EncoderError(
+                f"{game.spec.name}: pyspiel provides neither an information-state nor an "
+                "observation tensor; write an encoder for it (see omega_cluster.model.encoders)"
+            )
+        self._params = {k: v for k, v in game.params.items()}
+        self._actions = OneHotActions(game.spec.num_actions)
+        self.action_feature_size = game.spec.num_actions
+
+    def info(self) -> EncoderInfo:
+        return EncoderInfo(
+            name=self.name,
+            version=self.version,
+            game_name=self.game_name,
+            observation_size=self.observation_size,
+            action_feature_size=self.action_feature_size,
+            max_players=self.max_players,
+            options={"tensor": self.tensor, "game_params": self._params},
+            observation_layout=(
+                Segment(self.tensor, 0, self.observation_size, f"pyspiel's {self.tensor}"),
+            ),
+            action_layout=self._actions.layout,
+        )
+
+    def encode_observation(self, state: State, player: int) -> np.ndarray:
+        if not isinstance(state, OpenSpielState):
+            raise EncoderError(f"OpenSpielEncoder needs an OpenSpielState, got {type(state)}")
+        return state.observation_tensor(player)
+
+    def encode_actions(self, state: State, player: int, legal: Sequence[int]) -> np.ndarray:
+        return self._actions(legal)

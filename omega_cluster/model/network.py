@@ -1,0 +1,367 @@
+"""The action-conditioned policy/value network (the Pokemon-TCG reference's design, smaller).
+
+A state encoder (the *trunk*) turns an encoded observation into a state vector; an action encoder
+turns each legal action's features into an action vector; the policy logit of an action scores
+the pair (state vector, action vector) — an MLP on their concatenation plus a dot product — so one
+network handles a legal set that changes every move (Mexican Train: a handful of tile × train
+plays out of 821 ids). Heads on the state vector: one value per seat and optional auxiliary heads.
+
+Shapes (``B`` batch, ``D`` observation size, ``L`` legal actions after padding, ``F`` action
+features, ``S`` value seats): ``forward(observations [B, D], action_features [B, L, F],
+legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B, size]})``.
+
+* ``logits`` are masked: padded entries (``legal_mask`` False) are ``-inf``, so a softmax over a
+  row is the prior over that row's legal actions.
+* ``values[:, k]`` is the expected return of relative seat ``k`` — absolute seat
+  ``(player + k) % num_players``, ``player`` being the seat the observation was encoded for
+  (column 0 is the acting player's own value). Seats beyond the table size are padding.
+  Values are in the game's own return units: with ``ModelConfig.value_range = (lo, hi)`` they are
+  ``lo + (hi - lo) · sigmoid(raw)`` (Mexican Train win shares: ``(0, 1)``; Leduc chips:
+  ``(-13, 13)`` heads-up); with ``None`` they are raw linear outputs.
+* ``aux`` holds one tensor per :class:`~omega_cluster.model.encoders.base.AuxHeadSpec` in the
+  config: raw regression outputs or classification logits.
+
+Trunks: ``"mlp"`` (default: input projection + pre-norm residual MLP blocks) and ``"transformer"``
+(a small pre-norm transformer over state tokens: the observation cut into fixed chunks of
+``token_size`` entries, each a token with a learned position embedding, plus a summary token whose
+output is the state vector). :func:`select_device` picks CUDA, then MPS, then CPU.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from omega_cluster.games.api import Game
+from omega_cluster.model.encoders.base import AuxHeadSpec, Encoder
+
+__all__ = [
+    "TRUNKS",
+    "ModelConfig",
+    "ModelConfigError",
+    "NetOutput",
+    "PolicyValueNet",
+    "pad_batch",
+    "select_device",
+]
+
+TRUNKS = ("mlp", "transformer")
+
+
+class ModelConfigError(ValueError):
+    """A model configuration value outside its allowed range (naming the field)."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes and options of a :class:`PolicyValueNet` (validated on construction)."""
+
+    trunk: str = "mlp"  # "mlp" or "transformer"
+    hidden_size: int = 256  # width of the state vector (the transformer's model width)
+    num_layers: int = 2  # residual MLP blocks, or transformer layers
+    action_embedding_size: int = 128  # width of each action vector
+    policy_hidden_size: int = 128  # hidden width of the (state, action) scorer
+    value_hidden_size: int = 128  # hidden width of the value and aux heads
+    num_value_seats: int = (
+        2  # values per seat, relative to the encoded player (encoder.max_players)
+    )
+    value_range: tuple[float, float] | None = None  # sigmoid-squash values into [lo, hi]; None: raw
+    token_size: int = 64  # transformer: observation entries per state token
+    num_heads: int = 4  # transformer: attention heads (must divide hidden_size)
+    dropout: float = 0.0  # dropout in the trunk (0 for self-play nets)
+    aux_heads: tuple[AuxHeadSpec, ...] = field(default_factory=tuple)  # extra targets
+
+    def __post_init__(self) -> None:
+        if self.trunk not in TRUNKS:
+            raise ModelConfigError(f"trunk={self.trunk!r} is not allowed; allowed: {TRUNKS}")
+        for name in (
+            "hidden_size",
+            "action_embedding_size",
+            "policy_hidden_size",
+            "value_hidden_size",
+            "num_value_seats",
+            "token_size",
+            "num_heads",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ModelConfigError(f"{name}={value!r} must be an int >= 1")
+        if isinstance(self.num_layers, bool) or not isinstance(self.num_layers, int):
+            raise ModelConfigError(f"num_layers={self.num_layers!r} must be an int >= 0")
+        if self.num_layers < (1 if self.trunk == "transformer" else 0):
+            raise ModelConfigError(f"num_layers={self.num_layers} is too small for {self.trunk}")
+        if self.trunk == "transformer" and self.hidden_size % self.num_heads:
+            raise ModelConfigError(
+                f"num_heads={self.num_heads} must divide hidden_size={self.hidden_size}"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise ModelConfigError(f"dropout={self.dropout!r} must be in [0, 1)")
+        if self.value_range is not None:
+            lo, hi = self.value_range
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ModelConfigError(f"value_range={self.value_range!r} must be finite lo < hi")
+            object.__setattr__(self, "value_range", (float(lo), float(hi)))
+        heads = tuple(a if isinstance(a, AuxHeadSpec) else AuxHeadSpec(**a) for a in self.aux_heads)
+        for head in heads:
+            if head.kind not in ("regression", "classification") or head.size < 1:
+                raise ModelConfigError(
+                    f"aux head {head!r}: kind regression/classification, size>=1"
+                )
+        if len({h.name for h in heads}) != len(heads):
+            raise ModelConfigError(f"aux head names must be unique: {[h.name for h in heads]}")
+        object.__setattr__(self, "aux_heads", heads)
+
+    @classmethod
+    def for_encoder(
+        cls, encoder: Encoder, game: Game | None = None, *, aux: bool = False, **overrides: Any
+    ) -> ModelConfig:
+        """A config sized for ``encoder``: its value seats, the game's return range (when the
+        spec bounds it) and, with ``aux=True``, the encoder's auxiliary heads."""
+        kwargs: dict[str, Any] = {"num_value_seats": encoder.max_players}
+        if game is not None:
+            lo, hi = game.spec.min_return, game.spec.max_return
+            if lo is not None and hi is not None and lo < hi:
+                kwargs["value_range"] = (float(lo), float(hi))
+        if aux:
+            kwargs["aux_heads"] = encoder.info().aux_heads
+        kwargs.update(overrides)
+        return cls(**kwargs)
+
+    def replace(self, **changes: Any) -> ModelConfig:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["value_range"] = list(self.value_range) if self.value_range else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelConfig:
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ModelConfigError(
+                f"unknown model config field(s) {unknown}; known: {sorted(known)}"
+            )
+        kwargs = dict(data)
+        if kwargs.get("value_range") is not None:
+            kwargs["value_range"] = tuple(kwargs["value_range"])
+        kwargs["aux_heads"] = tuple(AuxHeadSpec(**a) for a in kwargs.get("aux_heads", ()))
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class NetOutput:
+    """What :meth:`PolicyValueNet.forward` returns."""
+
+    logits: torch.Tensor  # float[B, L]: policy logits, -inf where legal_mask is False
+    values: torch.Tensor  # float[B, S]: value per relative seat (0 = the encoded player)
+    aux: dict[str, torch.Tensor]  # name -> float[B, size]: aux regression outputs or logits
+
+
+class _ResidualBlock(nn.Module):
+    """Pre-norm residual MLP block."""
+
+    def __init__(self, width: int, dropout: float) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.fc1 = nn.Linear(width, 2 * width)
+        self.fc2 = nn.Linear(2 * width, width)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.drop(self.fc2(F.gelu(self.fc1(self.norm(x)))))
+
+
+class _MLPTrunk(nn.Module):
+    def __init__(self, observation_size: int, config: ModelConfig) -> None:
+        super().__init__()
+        width = config.hidden_size
+        self.inp = nn.Linear(observation_size, width)
+        self.blocks = nn.ModuleList(
+            _ResidualBlock(width, config.dropout) for _ in range(config.num_layers)
+        )
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = F.gelu(self.inp(obs))
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x)
+
+
+class _AttentionBlock(nn.Module):
+    """Pre-norm transformer block (written out so it exports to ONNX as plain ops)."""
+
+    def __init__(self, width: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.norm2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(
+            nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width)
+        )
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        tokens, width = x.shape[1], x.shape[2]
+        head = width // self.heads
+        qkv = self.qkv(self.norm1(x)).reshape(-1, tokens, 3, self.heads, head)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each [B, heads, tokens, head]
+        weights = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(head)), dim=-1)
+        attended = (weights @ v).transpose(1, 2).reshape(-1, tokens, width)
+        x = x + self.drop(self.proj(attended))
+        return x + self.drop(self.mlp(self.norm2(x)))
+
+
+class _TransformerTrunk(nn.Module):
+    def __init__(self, observation_size: int, config: ModelConfig) -> None:
+        super().__init__()
+        width, size = config.hidden_size, config.token_size
+        self.token_size = size
+        self.num_tokens = -(-observation_size // size)
+        self.pad = self.num_tokens * size - observation_size
+        self.embed = nn.Linear(size, width)
+        self.position = nn.Parameter(torch.randn(1, self.num_tokens + 1, width) * 0.02)
+        self.summary = nn.Parameter(torch.zeros(1, 1, width))
+        self.blocks = nn.ModuleList(
+            _AttentionBlock(width, config.num_heads, config.dropout)
+            for _ in range(config.num_layers)
+        )
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        if self.pad:
+            obs = F.pad(obs, (0, self.pad))
+        tokens = self.embed(obs.reshape(-1, self.num_tokens, self.token_size))
+        summary = self.summary.expand(tokens.shape[0], -1, -1)
+        x = torch.cat((summary, tokens), dim=1) + self.position
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x[:, 0])
+
+
+class PolicyValueNet(nn.Module):
+    """Action-conditioned policy/value network; see the module docstring for shapes."""
+
+    def __init__(self, config: ModelConfig, observation_size: int, action_feature_size: int):
+        super().__init__()
+        if observation_size < 1 or action_feature_size < 1:
+            raise ModelConfigError(
+                f"observation_size={observation_size} and action_feature_size="
+                f"{action_feature_size} must be >= 1"
+            )
+        self.config = config
+        self.observation_size = observation_size
+        self.action_feature_size = action_feature_size
+        h, a, p, v = (
+            config.hidden_size,
+            config.action_embedding_size,
+            config.policy_hidden_size,
+            config.value_hidden_size,
+        )
+        trunk = _MLPTrunk if config.trunk == "mlp" else _TransformerTrunk
+        self.trunk: nn.Module = trunk(observation_size, config)
+        self.action_encoder = nn.Sequential(
+            nn.Linear(action_feature_size, a), nn.GELU(), nn.Linear(a, a), nn.LayerNorm(a)
+        )
+        # score(s, a) = w · gelu(W_s s + W_a a + b) + (U s) · a: an MLP on the concatenation
+        # (its first layer split in two, so the state half runs once per row, not per action)
+        self.policy_state = nn.Linear(h, p)
+        self.policy_action = nn.Linear(a, p, bias=False)
+        self.policy_out = nn.Linear(p, 1)
+        self.policy_dot = nn.Linear(h, a, bias=False)
+        self.value_head = nn.Sequential(
+            nn.Linear(h, v), nn.GELU(), nn.Linear(v, config.num_value_seats)
+        )
+        self.aux_heads = nn.ModuleDict(
+            {
+                spec.name: nn.Sequential(nn.Linear(h, v), nn.GELU(), nn.Linear(v, spec.size))
+                for spec in config.aux_heads
+            }
+        )
+        # A fresh network is neutral: uniform priors, values at the middle of the range.
+        for layer in (self.policy_out, self.value_head[-1]):
+            assert isinstance(layer, nn.Linear)
+            nn.init.zeros_(layer.weight)
+            nn.init.zeros_(layer.bias)
+        nn.init.zeros_(self.policy_dot.weight)
+        lo, hi = config.value_range or (0.0, 1.0)
+        self._value_low, self._value_span = lo, hi - lo
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(
+        self,
+        observations: torch.Tensor,
+        action_features: torch.Tensor,
+        legal_mask: torch.Tensor,
+    ) -> NetOutput:
+        state = self.trunk(observations)  # [B, H]
+        actions = self.action_encoder(action_features)  # [B, L, A]
+        hidden = F.gelu(self.policy_state(state).unsqueeze(1) + self.policy_action(actions))
+        logits = self.policy_out(hidden).squeeze(-1)
+        logits = logits + (self.policy_dot(state).unsqueeze(1) * actions).sum(-1)
+        logits = logits.masked_fill(~legal_mask, float("-inf"))
+        values = self.value_head(state)
+        if self.config.value_range is not None:
+            values = self._value_low + self._value_span * torch.sigmoid(values)
+        aux = {name: head(state) for name, head in self.aux_heads.items()}
+        return NetOutput(logits, values, aux)
+
+
+def pad_batch(
+    observations: Sequence[np.ndarray],
+    action_features: Sequence[np.ndarray],
+    *,
+    min_actions: int = 1,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Stack encoded positions into a padded batch: ``observations [B, D]``, ``action_features
+    [B, L, F]`` (zeros past each row's legal actions) and ``legal_mask [B, L]`` (bool), with
+    ``L = max(len(row), min_actions)``."""
+    if len(observations) != len(action_features):
+        raise ValueError(
+            f"{len(observations)} observations but {len(action_features)} action feature sets"
+        )
+    if not observations:
+        raise ValueError("pad_batch needs at least one position")
+    obs = np.stack(observations).astype(np.float32, copy=False)
+    width = action_features[0].shape[1]
+    longest = max(max(len(f) for f in action_features), min_actions)
+    feats = np.zeros((len(obs), longest, width), np.float32)
+    mask = np.zeros((len(obs), longest), np.bool_)
+    for i, f in enumerate(action_features):
+        feats[i, : len(f)] = f
+        mask[i, : len(f)] = True
+    return torch.from_numpy(obs), torch.from_numpy(feats), torch.from_numpy(mask)
+
+
+def select_device(preference: str | torch.device = "auto") -> torch.device:
+    """``"auto"``: CUDA if available, then Apple MPS, then CPU; or the named device, checked."""
+    if isinstance(preference, torch.device):
+        preference = str(preference)
+    choice = preference.strip().lower()
+    mps = getattr(torch.backends, "mps", None)
+    mps_ok = mps is not None and mps.is_available()
+    if choice == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps" if mps_ok else "cpu")
+    kind = choice.split(":")[0]
+    if kind not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device {preference!r} is not allowed; allowed: auto, cpu, cuda[:i], mps")
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {preference!r} requested but CUDA is not available here")
+    if kind == "mps" and not mps_ok:
+        raise ValueError(f"device {preference!r} requested but MPS is not available here")
+    return torch.device(choice)

@@ -1,0 +1,165 @@
+"""Encoders: shapes, layouts, versions, only-what-the-player-knows (sample_world invariance),
+seat-relativity and the Mexican Train log's actors."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from model_helpers import GAMES, game_id
+
+from omega_cluster.games.registry import make_game
+from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
+from omega_cluster.model.encoders import check_encoder_matches
+from omega_cluster.model.encoders.mexican_train import (
+    MexicanTrainEncoder,
+    _replay_actors,
+    recent_actions,
+)
+
+
+@pytest.mark.parametrize("case", GAMES, ids=game_id)
+def test_shapes_layout_and_sample_world_invariance(case: tuple[str, dict[str, object]]) -> None:
+    name, params = case
+    game = make_game(name, **params)
+    encoder = encoder_for(game)
+    info = encoder.info()
+    assert info.version >= 1 and info.name == encoder.name and info.game_name == game.spec.name
+    assert info.observation_size == encoder.observation_size
+    # the layout segments tile each vector exactly, in order
+    for layout, size in (
+        (info.observation_layout, encoder.observation_size),
+        (info.action_layout, encoder.action_feature_size),
+    ):
+        assert [s.start for s in layout] == [0, *np.cumsum([s.size for s in layout])[:-1]]
+        assert sum(s.size for s in layout) == size
+    rng = random.Random(7)
+    positions = random_positions(game, 60, seed=3)
+    assert len(positions) == 60
+    distinct = set()
+    for state, player in positions:
+        legal = state.legal_actions(player)
+        obs = encoder.encode_observation(state, player)
+        feats = encoder.encode_actions(state, player, legal)
+        assert obs.shape == (encoder.observation_size,) and obs.dtype == np.float32
+        assert feats.shape == (len(legal), encoder.action_feature_size)
+        assert feats.dtype == np.float32 and np.isfinite(obs).all() and np.isfinite(feats).all()
+        assert len({row.tobytes() for row in feats}) == len(legal)  # actions are distinguishable
+        distinct.add(obs.tobytes())
+        if game.spec.hidden_information:
+            for _ in range(2):  # a world of the same information set encodes identically
+                world = state.sample_world(player, rng)
+                assert np.array_equal(encoder.encode_observation(world, player), obs)
+                assert np.array_equal(encoder.encode_actions(world, player, legal), feats)
+    assert len(distinct) > 10
+
+
+def test_mexican_train_is_seat_relative() -> None:
+    game = make_game("mexican_train", players=3, rounds=1)
+    encoder = MexicanTrainEncoder(game)
+    seg = {s.name: s for s in encoder.info().observation_layout}
+    v, m = encoder.num_values, encoder.max_players
+    width = 6 + v
+    for state, player in random_positions(game, 40, seed=11)[::5]:
+        obs = encoder.encode_observation(state, player)
+        trains = obs[seg["trains"].start : seg["trains"].start + seg["trains"].size]
+        trains = trains.reshape(m + 1, width)
+        seats = obs[seg["seats"].start : seg["seats"].start + seg["seats"].size].reshape(m, 6)
+        for rel in range(3):
+            seat = (player + rel) % 3
+            assert np.argmax(trains[rel, 6:]) == state.ends[seat]
+            assert seats[rel, 1] == pytest.approx(state.hands[seat].bit_count() / game.hand_size)
+        assert np.argmax(trains[m, 6:]) == state.ends[8]  # Mexican train last
+        assert trains[3:m].sum() == 0 and seats[3:].sum() == 0  # padding seats
+        hand = obs[seg["hand"].start : seg["hand"].start + seg["hand"].size]
+        assert sum(1 << int(t) for t in np.flatnonzero(hand)) == state.hands[player]
+        # an action on the player's own train targets relative train 0, Mexican targets m
+        target = {s.name: s for s in encoder.info().action_layout}["target"].start
+        legal = state.legal_actions(player)
+        for action, row in zip(legal, encoder.encode_actions(state, player, legal), strict=True):
+            if action < game.tiles.draw_action:
+                slot = action % 9
+                rel = m if slot == 8 else (slot - player) % 3
+                assert row[target + rel] == 1.0 and row[target : target + m + 1].sum() == 1.0
+
+
+@pytest.mark.parametrize("chain", [False, True])
+def test_mexican_train_log_actors(chain: bool) -> None:
+    game = make_game("mexican_train", players=4, rounds=2, first_turn_chain=chain)
+    rng = random.Random(5)
+    state = game.new_initial_state(9)
+    actors: list[tuple[int, int]] = []
+    checked = 0
+    while not state.is_terminal():
+        start = state.round_starts[-1]
+        if len(state.history) > start:
+            expected = list(reversed(actors[start:]))
+            assert recent_actions(state, 10_000) == expected
+            assert _replay_actors(state, start, 10_000) == expected
+            assert recent_actions(state, 5) == expected[:5]
+            checked += 1
+        legal = state.legal_actions()
+        action = legal[int(rng.random() * len(legal))]
+        actors.append((state.current, action))
+        state.apply_action(action)
+    assert checked > 100
+
+
+def test_mexican_train_aux_targets_and_options() -> None:
+    from omega_cluster.games.mexican_train import RoundResult
+
+    game = make_game("mexican_train", players=3, rounds=1)
+    encoder = MexicanTrainEncoder(game, max_players=4, log_length=2)
+    assert encoder.info().options == {"double_set": 12, "max_players": 4, "log_length": 2}
+    result = RoundResult(0, 12, (10, 0, 25), went_out=1, blocked=False)
+    aux = encoder.aux_targets(result, player=2)
+    assert aux["round_pips"].tolist() == pytest.approx([0.25, 0.10, 0.0, 0.0])
+    assert int(aux["goes_out"]) == 2  # seat 1 is relative seat 2 for player 2
+    blocked = RoundResult(0, 12, (1, 2, 3), went_out=None, blocked=True)
+    assert int(encoder.aux_targets(blocked, 0)["goes_out"]) == 4
+    with pytest.raises(EncoderError, match="max_players=2 must be in"):
+        MexicanTrainEncoder(game, max_players=2)
+
+
+def test_leduc_chips_replayed_from_public_betting() -> None:
+    game = make_game("leduc_poker", players=3)
+    encoder = encoder_for(game)
+    seg = {s.name: s for s in encoder.info().observation_layout}
+    for state, player in random_positions(game, 80, seed=2):
+        obs = encoder.encode_observation(state, player)
+        chips = obs[seg["chips"].start : seg["chips"].start + 3] * 13
+        folded = obs[seg["folded"].start : seg["folded"].start + 3]
+        for rel in range(3):
+            seat = (player + rel) % 3
+            assert chips[rel] == pytest.approx(state._ante[seat])
+            assert folded[rel] == state._folded >> seat & 1
+
+
+def test_goofspiel_imp_info_hides_other_hands() -> None:
+    game = make_game("goofspiel", num_cards=4, imp_info=True)
+    encoder = encoder_for(game)
+    seg = {s.name: s for s in encoder.info().observation_layout}["hands"]
+    for state, player in random_positions(game, 20, seed=1):
+        obs = encoder.encode_observation(state, player)
+        assert obs[seg.start + 4 : seg.start + 8].sum() == 0  # the opponent's hand
+        assert obs[seg.start : seg.start + 4].sum() == len(state.legal_actions(player))
+
+
+def test_registry_errors_and_rebuild() -> None:
+    class Fake:
+        spec = type("S", (), {"name": "no_such_game"})()
+
+    with pytest.raises(EncoderError, match="no encoder for game 'no_such_game'"):
+        encoder_for(Fake())  # type: ignore[arg-type]
+    game = make_game("mexican_train", players=2, rounds=1)
+    encoder = encoder_for(game, max_players=4)
+    rebuilt = encoder_from_info(make_game("mexican_train", players=3), encoder.info())
+    assert rebuilt.observation_size == encoder.observation_size and rebuilt.max_players == 4
+    stale = encoder.info().__class__(**{**encoder.info().__dict__, "version": 99})
+    with pytest.raises(EncoderError, match="version mismatch.*version=99"):
+        check_encoder_matches(encoder, stale)
+    with pytest.raises(EncoderError, match="made for game 'mexican_train', not 'kuhn_poker'"):
+        encoder_from_info(make_game("kuhn_poker"), encoder.info())
+    with pytest.raises(EncoderError, match="bad options"):
+        encoder_for(make_game("kuhn_poker"), max_players=3)
