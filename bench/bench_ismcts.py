@@ -90,7 +90,9 @@ def bench_leduc(quick: bool) -> None:
 
     histories = _leduc_histories(quick)
     game = make_game("leduc_poker")
-    ours = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C)
+    ours = ISMCTS(
+        game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C
+    )
     os_game = pyspiel.load_game("leduc_poker")
     positions = []
     for h in histories:
@@ -132,7 +134,11 @@ def bench_leduc(quick: bool) -> None:
 
     total = LEDUC_SIMULATIONS * len(positions)
     rates = {}
-    for name, run in (("ours", run_ours), ("openspiel python", run_python), ("openspiel c++", run_cpp)):
+    for name, run in (
+        ("ours", run_ours),
+        ("openspiel python", run_python),
+        ("openspiel c++", run_cpp),
+    ):
         best = min(_timed(run) for _ in range(1 if quick else 2))
         rates[name] = total / best
     print(
@@ -141,7 +147,9 @@ def bench_leduc(quick: bool) -> None:
     )
     for name, rate in rates.items():
         print(f"  {name:<18}{rate:>12,.0f} simulations/s")
-    print(f"  ours / openspiel python: {rates['ours'] / rates['openspiel python']:.2f}x (bar >= 8x)")
+    print(
+        f"  ours / openspiel python: {rates['ours'] / rates['openspiel python']:.2f}x (bar >= 8x)"
+    )
     print(f"  ours / openspiel c++:    {rates['ours'] / rates['openspiel c++']:.2f}x")
 
 
@@ -203,7 +211,9 @@ def profile(quick: bool) -> None:
 
 def bench_leduc_ours_only(quick: bool) -> None:
     game = make_game("leduc_poker")
-    ours = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C)
+    ours = ISMCTS(
+        game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C
+    )
     for i, h in enumerate(_leduc_histories(quick)):
         s = game.new_initial_state()
         for a in h:
@@ -271,7 +281,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "--profile" in args:
         profile(quick)
     if "--strength" in args:
-        print("mexican_train single rounds, strength (bars: 2p win rate >= 0.60, 4p fair share >= 1.3)")
+        print(
+            "mexican_train single rounds, strength (bars: 2p win rate >= 0.60, 4p fair share >= 1.3)"
+        )
         report_strength(2, 16 if quick else 400, STRENGTH_OPTIONS)
         report_strength(4, 8 if quick else 200, STRENGTH_OPTIONS)
     else:

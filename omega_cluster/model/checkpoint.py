@@ -184,6 +184,7 @@ def save_checkpoint(
             weights_sha256=_sha256(tmp / WEIGHTS_FILE),
         )
         _write_json(tmp / METADATA_FILE, meta.to_json())
+        meta = CheckpointMetadata.from_json(meta.to_json())  # exactly what a load returns
         _fsync_dir(tmp)
         if target.exists():
             old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"

@@ -13,7 +13,8 @@ ISMCTS revisits the same information sets across determinizations and simulation
 cache hits. It is an LRU of ``cache_size`` entries; :meth:`NetworkEvaluator.clear_cache` (called by
 :meth:`NetworkEvaluator.load_state_dict`) must run whenever the weights change.
 
-CPU actors: ``threads`` sets ``torch.set_num_threads`` (process-wide) so N actor processes on N
+Device: ``device=None`` means CPU (pass ``"auto"`` for CUDA → MPS → CPU); the evaluator moves the
+model there and puts it in eval mode. CPU actors: ``threads`` sets ``torch.set_num_threads`` (process-wide) so N actor processes on N
 cores do not oversubscribe them; ``torch.inference_mode`` skips autograd bookkeeping.
 
 :class:`NetworkPlayer` plays from the policy alone, no search: greedy (argmax) or sampled at a

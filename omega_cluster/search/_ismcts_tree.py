@@ -78,6 +78,8 @@ class Tree:
         root_cap: int | None,
         nonroot_cap: int | None,
         virtual_loss: float | None,
+        searcher: int = -1,
+        opponent_policy: Callable[[State, int, random.Random], int] | None = None,
     ) -> None:
         self.num_players = num_players
         self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
@@ -87,6 +89,8 @@ class Tree:
         self.pw_scale = pw_scale
         self.root_cap = root_cap
         self.nonroot_cap = nonroot_cap
+        self.searcher = searcher  # the player whose tree this is (opponent_policy skips others)
+        self.opponent_policy = opponent_policy  # picks other players' actions instead of nodes
         self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
         self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
         self.explore: list[float] = []  # UCT: c·sqrt(ln N); PUCT: c·sqrt(N)
@@ -219,6 +223,7 @@ class Tree:
         general = widen or self.puct
         explore, inv_sqrt = self.explore, self.inv_sqrt
         vloss = self.virtual_loss
+        opponent, searcher = self.opponent_policy, self.searcher
         # apply_action_unchecked is _apply_action unless a game overrides it: skip one call
         if type(state).apply_action_unchecked is State.apply_action_unchecked:
             apply = state._apply_action
@@ -242,6 +247,15 @@ class Tree:
                 continue
             if len(acting) > 1:
                 raise simultaneous_error(state, acting)
+            if opponent is not None and p != searcher:  # a modelled opponent: no node
+                action = opponent(state, p, rng)
+                if not state.is_legal(p, action):
+                    raise IllegalSearchStateError(
+                        f"{state.game.spec.name}: opponent_policy chose {action!r} for player "
+                        f"{p}; legal: {list(state.legal_actions(p))}"
+                    )
+                apply(action)
+                continue
             key = state.information_set_key(p)
             node = tables[p].get(key)
             if node is None:

@@ -81,7 +81,10 @@ from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
-__all__ = ["ISMCTS", "ISMCTSConfig", "IllegalSearchStateError"]
+__all__ = ["ISMCTS", "ISMCTSConfig", "IllegalSearchStateError", "OpponentPolicy"]
+
+OpponentPolicy = Callable[[State, int, random.Random], int]
+"""``(state, player, rng) -> action``: picks another player's move in the tree instead of a node."""
 
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
@@ -128,6 +131,7 @@ class ISMCTSConfig:
     nonroot_cap: int | None = None  # the same below the root
     reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
+    opponent_policy: OpponentPolicy | None = None  # picks other players' moves in the tree
 
     def __post_init__(self) -> None:
         _check_int("simulations", self.simulations, 1)
@@ -174,6 +178,11 @@ class ISMCTSConfig:
         if not isinstance(self.reuse_tree, bool):
             raise ValueError(f"ISMCTSConfig.reuse_tree must be a bool, got {self.reuse_tree!r}")
         _check_int("leaves_in_flight", self.leaves_in_flight, 1)
+        if self.opponent_policy is not None and not callable(self.opponent_policy):
+            raise ValueError(
+                "ISMCTSConfig.opponent_policy must be None or a callable (state, player, rng) -> "
+                f"action (e.g. Commander(game).act), got {self.opponent_policy!r}"
+            )
 
     @property
     def budget(self) -> int:
@@ -313,6 +322,8 @@ class ISMCTS:
             root_cap=cfg.root_cap,
             nonroot_cap=cfg.nonroot_cap,
             virtual_loss=virtual_loss,
+            searcher=player,
+            opponent_policy=cfg.opponent_policy,
         )
         return tree, False
 

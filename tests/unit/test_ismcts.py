@@ -429,3 +429,21 @@ def test_perfect_information_game_needs_no_determinization() -> None:
     assert result.diagnostics.determinizations == 0
     assert result.diagnostics.tree_nodes == 401  # the root, then one new node per simulation
     assert result.action == 4  # the centre
+
+
+def test_opponent_policy_replaces_the_opponents_nodes() -> None:
+    """Kuhn, P0 holds the Queen: with the opponent modelled as 'always bet', P0's tree holds only
+    P0's information sets (the root and the reply to the bet after a check)."""
+    game = make_game("kuhn_poker")
+    search = ISMCTS(
+        game, RANDOM_ROLLOUT, simulations=600, reuse_tree=True, opponent_policy=lambda s, p, r: BET
+    )
+    result = search.search(_play(game, [1, 0]), 0, random.Random(0))
+    assert search._tree is not None and not search._tree.tables[1]
+    assert result.diagnostics.tree_nodes == len(search._tree.tables[0]) == 2
+    with pytest.raises(IllegalSearchStateError, match="opponent_policy chose 7"):
+        ISMCTS(game, RANDOM_ROLLOUT, opponent_policy=lambda s, p, r: 7).search(
+            _play(game, [1, 0]), 0, random.Random(0)
+        )
+    with pytest.raises(ValueError, match="opponent_policy must be None or a callable"):
+        ISMCTSConfig(opponent_policy=3)  # type: ignore[arg-type]

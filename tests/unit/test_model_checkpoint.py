@@ -128,7 +128,7 @@ def test_bad_checkpoints_get_clear_errors(tmp_path: Path) -> None:
     (path / "metadata.json").write_text(json.dumps(meta))
     with pytest.raises(
         CheckpointError,
-        match=r"tensor 'trunk.inp.weight' has shape \(32, 37\) in the file, the model expects \(48, 37\)",
+        match=r"tensor 'policy_dot.weight' has shape \(16, 32\) in the file, the model expects \(16, 48\)",
     ):
         load_checkpoint(path)
     bigger = small_net(game, encoder, num_layers=2)
