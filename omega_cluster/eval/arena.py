@@ -43,6 +43,7 @@ from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.players.base import Player
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "ArenaError",
     "CountsHook",
     "GameRecord",
@@ -53,6 +54,7 @@ __all__ = [
     "play_game",
     "play_match",
     "print_table",
+    "progress_bar",
     "results_table",
 ]
 
@@ -196,7 +198,7 @@ def play_match(
     n = game.num_players
     started = time.perf_counter()
     records: list[GameRecord] = []
-    with _progress_bar(progress, games, game.spec.name) as advance:
+    with progress_bar(progress, games, game.spec.name) as advance:
         for i in range(games):
             deal, rotation = (i // n, i % n) if rotate_seats else (i, 0)
             seating = tuple((s - rotation) % n for s in range(n))  # player j at seat (j + r) % n
@@ -362,7 +364,7 @@ def _unique_labels(names: Sequence[str]) -> list[str]:
 
 
 @contextmanager
-def _progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], None]]:
+def progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], None]]:
     """A rich progress bar on stderr (the table goes to stdout), or a no-op ``advance``."""
     if not enabled:
         yield lambda: None

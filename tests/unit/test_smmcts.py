@@ -183,8 +183,8 @@ def test_decoupled_ucb_stays_mixed() -> None:
 # -- strength and hidden information ---------------------------------------------------------
 def test_goofspiel5_beats_random() -> None:
     """60 seat-alternated Goofspiel-5 games vs uniform random, 200 iterations, argmax play (the best
-    response to a fixed opponent): measured 80 wins / 13 losses per 100; bar: wins >= 2x losses
-    and > 55% of the games."""
+    response to a fixed opponent): measured 48 wins / 10 losses; bar: wins >= 2x losses and > 55%
+    of the games."""
     game = make_game("goofspiel", num_cards=5)
     search = SMMCTS(game, ROLLOUT, simulations=200, temperature=0.0)
     results = [_play(game, search, i % 2, 1000 + i) for i in range(60)]
@@ -194,7 +194,8 @@ def test_goofspiel5_beats_random() -> None:
 
 def test_goofspiel_imp_info_samples_worlds_and_stays_legal() -> None:
     """With hidden bids every iteration draws a world (sample_world); moves stay legal (the arena's
-    checked apply_joint_action) and the searcher still beats random."""
+    checked apply_joint_action) and the searcher still beats random: 30 games, measured 23 wins /
+    6 losses; bar: wins >= 2x losses."""
     game = make_game("goofspiel", num_cards=5, imp_info=True)
     search = SMMCTS(game, ROLLOUT, simulations=150, temperature=0.0)
     state = _goofspiel_after(game, [4, (4, 2), 3])
@@ -202,7 +203,7 @@ def test_goofspiel_imp_info_samples_worlds_and_stays_legal() -> None:
     assert result.diagnostics.determinizations == 151  # one per iteration + the root's bandits
     assert result.legal == (0, 1, 2, 3) and result.action in result.legal
     results = [_play(game, search, i % 2, 2000 + i) for i in range(30)]
-    assert sum(r > 0 for r in results) > sum(r < 0 for r in results)
+    assert sum(r > 0 for r in results) >= 2 * sum(r < 0 for r in results)
 
 
 def test_hidden_information_does_not_leak() -> None:

@@ -1,0 +1,99 @@
+"""Game-specific counts of a finished game, per seat: the arena's and the bench's counts hooks.
+
+A counts hook (:data:`omega_cluster.eval.arena.CountsHook`) maps a terminal state to named
+per-seat figures; the arena stores them on each :class:`~omega_cluster.eval.arena.GameRecord` and
+the slice breakdown of :mod:`omega_cluster.eval.matches` averages them per slice. Hooks are
+registered by game name (:func:`register_counts_hook`) so a match specification, which names its
+game by string, finds its hook wherever it is played; :func:`counts_hook` returns ``None`` for a
+game without one.
+
+Mexican Train (:func:`mexican_train_counts`) reads the state's public record: ``round_results``
+(pips left, who went out, blocked rounds) and the action history, which it replays once from the
+deal seed to see who put a marker up — the state keeps only the markers up *now*, and a PASS
+marks the passer's train unless it ends a first-turn chain (rules in
+:mod:`omega_cluster.games.mexican_train.state`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
+
+from omega_cluster.games.api import State
+
+if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train import MexicanTrainState
+
+__all__ = [
+    "MEXICAN_TRAIN_COUNTS",
+    "counts_hook",
+    "mexican_train_counts",
+    "register_counts_hook",
+]
+
+Hook = Callable[[State], Mapping[str, Sequence[float]]]
+
+MEXICAN_TRAIN_COUNTS = (
+    "went_out",  # rounds the seat ended by laying its last tile
+    "blocked_rounds",  # rounds that ended blocked (the same figure for every seat of a game)
+    "markers_placed",  # times the seat's marker went up (a PASS outside a first-turn chain)
+    "pips_left",  # mean pips left in the seat's hand at the end of a round
+    "rounds_won",  # rounds the seat won under the objective (tied winners each count one)
+)
+
+
+def mexican_train_counts(state: State) -> dict[str, tuple[float, ...]]:
+    """The :data:`MEXICAN_TRAIN_COUNTS` of a finished Mexican Train game, one value per seat."""
+    mt = cast("MexicanTrainState", state)
+    game = mt.game
+    n = game.num_players
+    results = mt.round_results
+    rounds = max(len(results), 1)
+    went_out = [0.0] * n
+    won = [0.0] * n
+    pips = [0.0] * n
+    blocked = float(sum(r.blocked for r in results))
+    for result in results:
+        if result.went_out is not None:
+            went_out[result.went_out] += 1.0
+        for seat in result.round_winners(game.objective):
+            won[seat] += 1.0
+        for seat, left in enumerate(result.pips):
+            pips[seat] += left / rounds
+    return {
+        "went_out": tuple(went_out),
+        "blocked_rounds": (blocked,) * n,
+        "markers_placed": _markers_placed(mt),
+        "pips_left": tuple(pips),
+        "rounds_won": tuple(won),
+    }
+
+
+def _markers_placed(state: MexicanTrainState) -> tuple[float, ...]:
+    """Replay the history from the deal and count, per seat, the PASSes that raised a marker."""
+    game = state.game
+    replay = game.new_initial_state(state.chance_seed)
+    pass_action = game.pass_action
+    placed = [0.0] * game.num_players
+    for action in cast("list[int]", state.history):
+        if action == pass_action and not replay.chain:
+            seat = replay.current
+            if not replay.marked >> seat & 1:  # a marker already up is not placed again
+                placed[seat] += 1.0
+        replay.apply_action_unchecked(action)
+    return tuple(placed)
+
+
+_HOOKS: dict[str, Hook] = {"mexican_train": mexican_train_counts}
+
+
+def register_counts_hook(game_name: str, hook: Hook, *, replace: bool = False) -> None:
+    """Make :func:`counts_hook` return ``hook`` for ``game_name`` (``game.spec.name``)."""
+    if game_name in _HOOKS and not replace:
+        raise ValueError(f"game {game_name!r} already has a counts hook (pass replace=True)")
+    _HOOKS[game_name] = hook
+
+
+def counts_hook(game_name: str) -> Hook | None:
+    """The registered counts hook of a game, or ``None`` when it has none."""
+    return _HOOKS.get(game_name)

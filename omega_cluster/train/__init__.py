@@ -1,0 +1,65 @@
+"""Training: self-play that turns games into records, the losses, the learner and a one-process loop.
+
+* :mod:`.selfplay` — :class:`SelfPlay`: K concurrent games (searches batched through
+  ``run_searches``, or moves sampled from the network), records with visit targets, playout-cap
+  randomisation, Dirichlet noise, a temperature schedule and per-round credit labels;
+* :mod:`.losses` — AlphaZero (visit cross-entropy, value MSE, aux) and actor-critic (REINFORCE
+  with a baseline, standardised clipped advantages, entropy bonus) losses;
+* :mod:`.learner` — :class:`Learner`: AdamW + schedule, gradient clipping, mixed precision on CUDA,
+  checkpoints that resume exactly, a stop with a clear error on a NaN loss;
+* :mod:`.loop` — :func:`run_loop`: collect → shards → replay window → train → checkpoint.
+
+Pure code: no Ray, no MLflow (``omega_cluster.cluster`` wraps these classes in actors). Imports
+flow ``games → search → model, data → train``.
+"""
+
+from omega_cluster.train.learner import (
+    LEARNER_MODES,
+    Learner,
+    LearnerConfig,
+    LearnerError,
+    LearnerStats,
+    NonFiniteLossError,
+)
+from omega_cluster.train.loop import IterationReport, LoopConfig, run_loop, selfplay_evaluator
+from omega_cluster.train.losses import (
+    LossError,
+    LossTerms,
+    TensorBatch,
+    actor_critic_loss,
+    alphazero_loss,
+    aux_loss,
+    to_tensors,
+)
+from omega_cluster.train.selfplay import (
+    SelfPlay,
+    SelfPlayConfig,
+    SelfPlayError,
+    SelfPlayStats,
+    play_games,
+)
+
+__all__ = [
+    "LEARNER_MODES",
+    "IterationReport",
+    "Learner",
+    "LearnerConfig",
+    "LearnerError",
+    "LearnerStats",
+    "LoopConfig",
+    "LossError",
+    "LossTerms",
+    "NonFiniteLossError",
+    "SelfPlay",
+    "SelfPlayConfig",
+    "SelfPlayError",
+    "SelfPlayStats",
+    "TensorBatch",
+    "actor_critic_loss",
+    "alphazero_loss",
+    "aux_loss",
+    "play_games",
+    "run_loop",
+    "selfplay_evaluator",
+    "to_tensors",
+]

@@ -1,0 +1,460 @@
+"""The learner: AdamW steps on batches sampled from a replay window, checkpoints that resume.
+
+:class:`Learner` owns a :class:`~omega_cluster.model.PolicyValueNet`, its AdamW optimizer (Loshchilov
+& Hutter 2019) with a warmup + cosine (or constant) learning-rate schedule, the numpy generator
+that samples batches and the manifest position of the replay window it trains from.
+:meth:`Learner.train_steps` refreshes the window (new shards), samples batches (the next one is
+prepared on a helper thread while the current one trains) and takes steps with the
+:mod:`.losses` of the configured mode: ``"alphazero"`` (visit cross-entropy + value MSE) or
+``"actor_critic"`` (REINFORCE with a baseline, standardised clipped advantages, entropy bonus),
+both with gradient-norm clipping (the Ω reference's fixes). On CUDA it runs under autocast with a
+GradScaler (``mixed_precision``); elsewhere in float32.
+
+A loss that is not finite stops training with :class:`NonFiniteLossError` *before* the step is
+applied: the weights and optimizer stay those of the last good step and any checkpoint on disk is
+untouched (nothing is overwritten).
+
+:meth:`Learner.save` / :meth:`Learner.load` go through :mod:`omega_cluster.model.checkpoint`
+(safetensors + JSON, optimizer state without pickle) and add the learner's own state — step,
+config, sampling generator, torch RNG, replay-window position — so a restarted learner continues
+exactly: on CPU with fixed seeds, interrupted + resumed training gives the same weights as
+uninterrupted training (tested). :meth:`Learner.window` rebuilds the replay window at the saved
+position, accepting only shards of this game and encoder version.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import math
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from omega_cluster.data import (
+    ManifestEntry,
+    ManifestPosition,
+    ReplayWindow,
+    ShardStore,
+    TrainingBatch,
+)
+from omega_cluster.games.api import Game
+from omega_cluster.model.checkpoint import (
+    CheckpointMetadata,
+    load_checkpoint,
+    read_metadata,
+    save_checkpoint,
+)
+from omega_cluster.model.encoders import encoder_from_info
+from omega_cluster.model.encoders.base import Encoder
+from omega_cluster.model.network import PolicyValueNet, select_device
+from omega_cluster.train.losses import (
+    VALUE_TARGETS,
+    LossTerms,
+    TensorBatch,
+    actor_critic_loss,
+    alphazero_loss,
+    to_tensors,
+)
+
+__all__ = [
+    "LEARNER_MODES",
+    "Learner",
+    "LearnerConfig",
+    "LearnerError",
+    "LearnerStats",
+    "NonFiniteLossError",
+]
+
+LEARNER_MODES = ("alphazero", "actor_critic")
+SCHEDULES = ("constant", "cosine")
+
+
+class LearnerError(ValueError):
+    """A bad learner configuration, or data the learner must not train on."""
+
+
+class NonFiniteLossError(RuntimeError):
+    """A NaN/inf loss or gradient: training stopped before applying the step."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearnerConfig:
+    """How the learner trains (validated on construction; errors name the field)."""
+
+    mode: str = "alphazero"  # "alphazero" (visit targets) or "actor_critic" (REINFORCE)
+    value_target: str = "final"  # "final" returns or the decision's "round" outcome
+    lr: float = 3e-4  # peak AdamW learning rate (the Ω reference: 3e-4 for warm starts)
+    weight_decay: float = 1e-4  # AdamW decoupled weight decay
+    betas: tuple[float, float] = (0.9, 0.999)  # AdamW moments
+    schedule: str = "constant"  # "constant" or "cosine" (after warmup, down to min_lr_fraction)
+    warmup_steps: int = 0  # linear warmup from 0 to lr
+    total_steps: int = 10_000  # cosine horizon
+    min_lr_fraction: float = 0.1  # cosine floor, as a fraction of lr
+    batch_size: int = 256  # rows per step
+    steps_per_call: int = 100  # steps of train_steps() when n is not given
+    weighted_sampling: bool = False  # sample rows ∝ record weight (else uniform, weights in loss)
+    policy_coef: float = 1.0  # alphazero: weight of the policy cross-entropy
+    value_coef: float = 1.0  # weight of the value MSE
+    aux_coef: float = 0.25  # weight of the auxiliary losses (when the batch has aux targets)
+    entropy_coef: float = 0.05  # actor_critic: entropy bonus (the Ω reference: 0.05)
+    advantage_clip: float = 3.0  # actor_critic: clip standardised advantages at ±k σ
+    grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
+    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"
+    mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
+    prefetch: bool = True  # prepare the next batch on a helper thread
+    seed: int = 0  # seed of the batch-sampling generator
+
+    def __post_init__(self) -> None:
+        def fail(name: str, allowed: str) -> LearnerError:
+            return LearnerError(f"LearnerConfig.{name}={getattr(self, name)!r}; allowed: {allowed}")
+
+        if self.mode not in LEARNER_MODES:
+            raise fail("mode", ", ".join(LEARNER_MODES))
+        if self.value_target not in VALUE_TARGETS:
+            raise fail("value_target", ", ".join(VALUE_TARGETS))
+        if self.schedule not in SCHEDULES:
+            raise fail("schedule", ", ".join(SCHEDULES))
+        for name in ("lr", "min_lr_fraction", "advantage_clip"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise fail(name, "a finite number > 0")
+        for name in ("weight_decay", "policy_coef", "value_coef", "aux_coef", "entropy_coef"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise fail(name, "a finite number >= 0")
+        for name, low in (("warmup_steps", 0), ("total_steps", 1), ("batch_size", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise fail(name, f"an int >= {low}")
+        if isinstance(self.steps_per_call, bool) or self.steps_per_call < 1:
+            raise fail("steps_per_call", "an int >= 1")
+        if self.grad_clip is not None and not (
+            math.isfinite(self.grad_clip) and self.grad_clip > 0
+        ):
+            raise fail("grad_clip", "None or a finite number > 0")
+        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
+            raise fail("betas", "two numbers in [0, 1)")
+        object.__setattr__(self, "betas", (float(self.betas[0]), float(self.betas[1])))
+        select_device(self.device)  # raises naming the allowed devices
+
+    def lr_at(self, step: int) -> float:
+        """The learning rate of step ``step`` (0-based): linear warmup, then constant or cosine."""
+        if step < self.warmup_steps:
+            return self.lr * (step + 1) / self.warmup_steps
+        if self.schedule == "constant":
+            return self.lr
+        span = max(1, self.total_steps - self.warmup_steps)
+        progress = min(1.0, (step - self.warmup_steps) / span)
+        floor = self.min_lr_fraction
+        return self.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+@dataclass(frozen=True)
+class LearnerStats:
+    """What one :meth:`Learner.train_steps` call did (losses are means over its steps)."""
+
+    steps: int  # steps taken in this call
+    step: int  # the learner's total steps after the call
+    samples: int  # rows trained on (steps × batch size)
+    seconds: float  # wall-clock time of the call (sampling included)
+    loss: float
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    aux_loss: float
+    grad_norm: float  # mean gradient norm before clipping
+    lr: float  # learning rate of the last step
+    window_rows: int  # rows the replay window sampled from
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.samples / self.seconds if self.seconds > 0 else 0.0
+
+
+class Learner:
+    """Trains ``model`` (module docstring). ``game`` and ``encoder`` go into every checkpoint."""
+
+    def __init__(
+        self,
+        model: PolicyValueNet,
+        config: LearnerConfig,
+        *,
+        game: Game,
+        encoder: Encoder,
+        version: int = 0,
+        parent_version: int | None = None,
+    ) -> None:
+        if (model.observation_size, model.action_feature_size) != (
+            encoder.observation_size,
+            encoder.action_feature_size,
+        ):
+            raise LearnerError(
+                f"model inputs ({model.observation_size}, {model.action_feature_size}) do not fit "
+                f"encoder {encoder.name} v{encoder.version} ({encoder.observation_size}, "
+                f"{encoder.action_feature_size})"
+            )
+        self.config, self.game, self.encoder = config, game, encoder
+        self.version, self.parent_version = version, parent_version
+        self.device = select_device(config.device)
+        self.model = model.to(self.device).train()
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(),
+            lr=config.lr,
+            betas=config.betas,
+            weight_decay=config.weight_decay,
+        )
+        self.amp = config.mixed_precision and self.device.type == "cuda"
+        self.scaler = torch.amp.GradScaler("cuda") if self.amp else None
+        self.step = 0
+        self.sampling_rng = np.random.default_rng(config.seed)
+        self.window_position: ManifestPosition | None = None
+        lo, hi = model.config.value_range or (-1.0, 1.0)
+        self.value_scale = (hi - lo) / 2.0  # value errors in half-ranges of the head
+        self.seats = model.config.num_value_seats
+
+    # -- the replay window ------------------------------------------------------------------
+    def accepts(self, entry: ManifestEntry) -> bool:
+        """Whether a shard holds only this game and encoder version (others are skipped)."""
+        return entry.games == (self.game.spec.name,) and entry.encoder_versions == (
+            self.encoder.version,
+        )
+
+    def window(self, store: ShardStore, **options: Any) -> ReplayWindow:
+        """A replay window over ``store`` at this learner's saved position (if any), accepting
+        only shards of this game and encoder version; ``options`` go to ReplayWindow."""
+        options.setdefault("accept", self.accepts)
+        return ReplayWindow(store, start=self.window_position, **options)
+
+    # -- training ---------------------------------------------------------------------------
+    def tensors(self, batch: TrainingBatch) -> TensorBatch:
+        """Check a batch (encoder version, sizes) and move it to the device."""
+        versions = np.unique(batch.encoder_versions)
+        if versions.size != 1 or int(versions[0]) != self.encoder.version:
+            raise LearnerError(
+                f"batch has encoder versions {versions.tolist()}; this learner trains encoder "
+                f"{self.encoder.name} version {self.encoder.version} only"
+            )
+        width = batch.observations.shape[1]
+        if width != self.model.observation_size:
+            raise LearnerError(
+                f"batch observations have {width} entries, the model expects "
+                f"{self.model.observation_size}"
+            )
+        return to_tensors(
+            batch, seats=self.seats, value_target=self.config.value_target, device=self.device
+        )
+
+    def loss(self, tb: TensorBatch) -> LossTerms:
+        """The configured loss of a batch under the current weights (autograd on)."""
+        cfg = self.config
+        with torch.autocast(device_type=self.device.type, dtype=torch.float16, enabled=self.amp):
+            output = self.model(tb.observations, tb.action_features, tb.legal_mask)
+        heads = self.model.config.aux_heads
+        if cfg.mode == "actor_critic":
+            return actor_critic_loss(
+                output, tb, value_scale=self.value_scale, value_coef=cfg.value_coef,
+                entropy_coef=cfg.entropy_coef, advantage_clip=cfg.advantage_clip,
+                aux_coef=cfg.aux_coef, aux_heads=heads,
+            )  # fmt: skip
+        return alphazero_loss(
+            output, tb, value_scale=self.value_scale, policy_coef=cfg.policy_coef,
+            value_coef=cfg.value_coef, aux_coef=cfg.aux_coef, aux_heads=heads,
+        )  # fmt: skip
+
+    def evaluate(self, batch: TrainingBatch) -> dict[str, float]:
+        """The losses of ``batch`` without a step (eval mode, no gradients)."""
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                return self.loss(self.tensors(batch)).as_floats()
+        finally:
+            self.model.train()
+
+    def train_batch(self, tb: TensorBatch) -> tuple[LossTerms, float]:
+        """One optimizer step on a batch; returns its losses and the gradient norm."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.config.lr_at(self.step)
+        self.optimizer.zero_grad(set_to_none=True)
+        terms = self.loss(tb)
+        if not torch.isfinite(terms.total):
+            raise NonFiniteLossError(
+                f"non-finite loss at learner step {self.step} ({terms.as_floats()}); the step was "
+                f"not applied: the weights are those of step {self.step} (the last good one) and "
+                "no checkpoint was written. Check the records (NaN inputs?) and the lr."
+            )
+        clip = self.config.grad_clip
+        if self.scaler is not None:
+            self.scaler.scale(terms.total).backward()
+            self.scaler.unscale_(self.optimizer)
+            norm = self._grad_norm(clip)
+            self.scaler.step(self.optimizer)  # skips the step itself on inf/NaN gradients
+            self.scaler.update()
+        else:
+            terms.total.backward()
+            norm = self._grad_norm(clip)
+            if not math.isfinite(norm):
+                self.optimizer.zero_grad(set_to_none=True)
+                raise NonFiniteLossError(
+                    f"non-finite gradient norm at learner step {self.step}; the step was not "
+                    f"applied: the weights are those of step {self.step} (the last good one)"
+                )
+            self.optimizer.step()
+        self.step += 1
+        return terms, norm
+
+    def _grad_norm(self, clip: float | None) -> float:
+        params = [p for p in self.model.parameters() if p.grad is not None]
+        limit = clip if clip is not None else float("inf")
+        return float(torch.nn.utils.clip_grad_norm_(params, limit))
+
+    def train_steps(
+        self,
+        window: ReplayWindow,
+        n: int | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> LearnerStats:
+        """Refresh ``window`` and take ``n`` steps (default ``steps_per_call``) on batches drawn
+        with ``rng`` (default: the learner's own generator, saved in checkpoints)."""
+        cfg = self.config
+        steps = cfg.steps_per_call if n is None else n
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise LearnerError(f"n={n!r} must be an int >= 1")
+        rng = self.sampling_rng if rng is None else rng
+        started = time.perf_counter()
+        window.refresh()
+        if window.rows == 0:
+            raise LearnerError(f"the replay window over {window.store.uri} holds no rows yet")
+
+        def draw() -> TensorBatch:
+            return self.tensors(window.sample(cfg.batch_size, rng, weighted=cfg.weighted_sampling))
+
+        sums = dict.fromkeys(("loss", "policy_loss", "value_loss", "entropy", "aux_loss"), 0.0)
+        norms = 0.0
+        pool = ThreadPoolExecutor(max_workers=1) if cfg.prefetch and steps > 1 else None
+        try:
+            upcoming: Future[TensorBatch] | None = None
+            for i in range(steps):
+                tb = upcoming.result() if upcoming is not None else draw()
+                # draw exactly `steps` batches: a resumed learner's generator then matches
+                upcoming = pool.submit(draw) if pool is not None and i + 1 < steps else None
+                terms, norm = self.train_batch(tb)
+                for key, value in terms.as_floats().items():
+                    sums[key] += value
+                norms += norm
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        self.window_position = window.position
+        seconds = time.perf_counter() - started
+        means = {k: v / steps for k, v in sums.items()}
+        return LearnerStats(
+            steps=steps,
+            step=self.step,
+            samples=steps * cfg.batch_size,
+            seconds=seconds,
+            grad_norm=norms / steps,
+            lr=cfg.lr_at(self.step - 1),
+            window_rows=window.rows,
+            **means,
+        )
+
+    # -- checkpoints ------------------------------------------------------------------------
+    def training_state(self) -> dict[str, Any]:
+        """The JSON-able state a checkpoint needs to resume this learner exactly."""
+        torch_rng = base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode()
+        return {
+            "config": dataclasses.asdict(self.config),
+            "sampling_rng": self.sampling_rng.bit_generator.state,
+            "torch_rng": torch_rng,
+            "window_position": None
+            if self.window_position is None
+            else self.window_position.to_dict(),
+        }
+
+    def save(
+        self,
+        directory: str | Path,
+        *,
+        metrics: dict[str, float] | None = None,
+        overwrite: bool = True,
+    ) -> CheckpointMetadata:
+        """Write a checkpoint (weights, optimizer, learner state) atomically to ``directory``."""
+        return save_checkpoint(
+            directory,
+            self.model,
+            game=self.game,
+            encoder=self.encoder,
+            optimizer=self.optimizer,
+            step=self.step,
+            version=self.version,
+            parent_version=self.parent_version,
+            metrics=metrics,
+            training_state=self.training_state(),
+            overwrite=overwrite,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        *,
+        game: Game | None = None,
+        encoder: Encoder | None = None,
+        config: LearnerConfig | None = None,
+    ) -> Learner:
+        """A learner restored from a checkpoint (weights, optimizer, step, generators, window
+        position). ``game`` / ``encoder``: check the checkpoint against them (a checkpoint of
+        another game or encoder raises CheckpointError); default: rebuilt from its metadata.
+        ``config``: override the saved config (e.g. a new lr for the next phase)."""
+        meta = read_metadata(directory)
+        if game is None:
+            from omega_cluster.games.registry import make_game
+
+            game = make_game(meta.game, **meta.game_params)
+        if encoder is None:
+            encoder = encoder_from_info(game, meta.encoder)
+        state = meta.training_state
+        if config is None:
+            saved = dict(state.get("config", {}))
+            config = LearnerConfig(**saved) if saved else LearnerConfig()
+        loaded = load_checkpoint(
+            directory, expected_game=game, expected_encoder=encoder, device="cpu"
+        )
+        learner = cls(
+            loaded.model, config, game=game, encoder=encoder,
+            version=meta.version, parent_version=meta.parent_version,
+        )  # fmt: skip
+        if loaded.optimizer_state is not None:
+            learner.optimizer.load_state_dict(loaded.optimizer_state)
+        learner.step = meta.step
+        learner._restore(state)
+        return learner
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        rng_state = state.get("sampling_rng")
+        if rng_state is not None:
+            self.sampling_rng.bit_generator.state = _plain(rng_state)
+        torch_rng = state.get("torch_rng")
+        if torch_rng:
+            raw = np.frombuffer(base64.b64decode(torch_rng), np.uint8).copy()
+            torch.set_rng_state(torch.from_numpy(raw))
+        position = state.get("window_position")
+        if position is not None:
+            data = dict(position)
+            data["recent"] = list(data.get("recent", ()))
+            self.window_position = ManifestPosition.from_dict(data)
+
+
+def _plain(value: Any) -> Any:
+    """Checkpoint JSON comes back with tuples for lists: numpy's state wants dicts and ints."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value

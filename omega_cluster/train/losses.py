@@ -1,0 +1,248 @@
+"""Training losses: AlphaZero (policy cross-entropy + value MSE) and actor-critic (REINFORCE).
+
+The learner (:mod:`.learner`) turns a sampled :class:`~omega_cluster.data.TrainingBatch` (numpy,
+absolute seats) into a :class:`TensorBatch` (torch, on the device, values **seat-relative** as the
+network predicts them: column ``k`` is seat ``(player + k) % N``) with :func:`to_tensors`, runs the
+network and calls one of:
+
+* :func:`alphazero_loss` — cross-entropy of the policy to the search's visit distribution over the
+  legal actions (rows weighted by ``policy_weight × record weight``: playout-cap "fast" searches
+  have policy weight 0), plus value MSE to the final returns or to the decision's round outcome
+  (the Ω reference's per-round credit), plus auxiliary losses when the batch carries aux targets
+  (Silver et al. 2017; Wu 2019 for the weights). Record weights down-weight weak teachers (the
+  Pokemon-TCG reference).
+* :func:`actor_critic_loss` — for search-free self-play: REINFORCE on the chosen action with the
+  value head as baseline, and the Ω reference's fixes against policy collapse: advantages
+  standardised per batch (zero mean, unit variance: "the policy learns relative move quality
+  instead of pushing every losing move down") and clipped at ``k·σ``, plus an entropy bonus.
+  (Gradient-norm clipping, the fourth fix, is the learner's.)
+
+Value errors are measured in half-ranges of the value head (``value_scale``): a win share in
+[0, 1] and Leduc's chips in [-13, 13] then give losses of the same size. Padded actions (``-inf``
+logits) and padded seats are masked out everywhere; all loss arithmetic runs in float32, also
+under mixed precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from omega_cluster.data import TrainingBatch
+from omega_cluster.model.encoders.base import AuxHeadSpec
+from omega_cluster.model.network import NetOutput
+
+__all__ = [
+    "VALUE_TARGETS",
+    "LossError",
+    "LossTerms",
+    "TensorBatch",
+    "actor_critic_loss",
+    "alphazero_loss",
+    "aux_loss",
+    "relative_seats",
+    "to_tensors",
+]
+
+VALUE_TARGETS = ("final", "round")
+
+
+class LossError(ValueError):
+    """A batch that does not fit the network (seats, features) or a bad loss option."""
+
+
+@dataclass(frozen=True, eq=False)
+class TensorBatch:
+    """A training batch as tensors on the learner's device (``S`` = the network's value seats)."""
+
+    observations: torch.Tensor  # float32[B, D]
+    action_features: torch.Tensor  # float32[B, L, F]
+    legal_mask: torch.Tensor  # bool[B, L]
+    policy_targets: torch.Tensor  # float32[B, L]: visit distribution (zeros where none)
+    policy_weights: torch.Tensor  # float32[B]: policy_weight × record weight
+    action_indices: torch.Tensor  # int64[B]: position of the chosen action in the legal row
+    value_targets: torch.Tensor  # float32[B, S]: seat-relative value targets (0 past N)
+    seat_mask: torch.Tensor  # bool[B, S]: True for the seats at the row's table
+    weights: torch.Tensor  # float32[B]: record weights
+    aux_targets: dict[str, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    # name -> (target [B, size] float32 for regression / [B] int64 class, mask bool[B])
+
+    @property
+    def size(self) -> int:
+        return int(self.weights.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class LossTerms:
+    """The loss of one batch (scalar tensors; ``total`` is what is minimised)."""
+
+    total: torch.Tensor
+    policy: torch.Tensor  # cross-entropy (alphazero) or the REINFORCE surrogate (actor-critic)
+    value: torch.Tensor  # weighted MSE in half-ranges of the value head
+    entropy: torch.Tensor  # mean policy entropy (nats)
+    aux: torch.Tensor  # summed auxiliary losses (0 without aux targets)
+
+    def as_floats(self) -> dict[str, float]:
+        return {
+            "loss": float(self.total.detach()),
+            "policy_loss": float(self.policy.detach()),
+            "value_loss": float(self.value.detach()),
+            "entropy": float(self.entropy.detach()),
+            "aux_loss": float(self.aux.detach()),
+        }
+
+
+def relative_seats(
+    values: np.ndarray, players: np.ndarray, num_players: np.ndarray, seats: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Absolute per-seat values ``[B, Nmax]`` → seat-relative ``[B, seats]`` and its mask:
+    ``out[b, k] = values[b, (players[b] + k) % num_players[b]]`` for ``k < num_players[b]``."""
+    n_max = values.shape[1]
+    if n_max > seats:
+        raise LossError(
+            f"the batch has tables of up to {n_max} players, the network values only {seats} "
+            "seats (train a network with more value seats, or filter the replay window)"
+        )
+    k = np.arange(seats)[None, :]
+    mask = k < num_players[:, None]
+    index = (players[:, None] + k) % np.maximum(num_players[:, None], 1)
+    out = np.take_along_axis(values, np.minimum(index, max(n_max - 1, 0)), axis=1)
+    return np.where(mask, out, 0.0).astype(np.float32), mask
+
+
+def to_tensors(
+    batch: TrainingBatch,
+    *,
+    seats: int,
+    value_target: str = "final",
+    device: torch.device | str = "cpu",
+    aux_targets: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+) -> TensorBatch:
+    """A :class:`TensorBatch` of ``batch`` for a network with ``seats`` value seats."""
+    if value_target not in VALUE_TARGETS:
+        raise LossError(f"value_target={value_target!r} is not allowed; allowed: {VALUE_TARGETS}")
+    if batch.action_features is None:
+        raise LossError(
+            "the batch has no action features; the action-conditioned network needs them "
+            "(records written without an encoder's encode_actions)"
+        )
+    targets = batch.value_targets(per_round=value_target == "round")
+    rel, mask = relative_seats(targets, batch.players, batch.num_players, seats)
+
+    def tensor(array: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:
+        t = torch.from_numpy(np.ascontiguousarray(array))
+        return t.to(device=device, dtype=dtype, non_blocking=True)
+
+    aux = {
+        name: (tensor(target), tensor(present.astype(np.bool_)))
+        for name, (target, present) in (aux_targets or {}).items()
+    }
+    return TensorBatch(
+        observations=tensor(batch.observations),
+        action_features=tensor(batch.action_features),
+        legal_mask=tensor(batch.legal_mask),
+        policy_targets=tensor(batch.policy_targets),
+        policy_weights=tensor(batch.policy_weights * batch.weights),
+        action_indices=tensor(batch.action_indices, torch.int64),
+        value_targets=tensor(rel),
+        seat_mask=tensor(mask),
+        weights=tensor(batch.weights),
+        aux_targets=aux,
+    )
+
+
+def _weighted_mean(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    total = weights.sum()
+    return (values * weights).sum() / total.clamp_min(1e-12)
+
+
+def _log_policy(output: NetOutput, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked log-probabilities (0 at padding, never ``0 · -inf``) and the row entropies."""
+    log_p = torch.log_softmax(output.logits.float(), dim=-1)
+    log_p = torch.where(mask, log_p, torch.zeros_like(log_p))
+    entropy = -(log_p.exp() * log_p * mask).sum(-1)
+    return log_p, entropy
+
+
+def _value_loss(output: NetOutput, tb: TensorBatch, value_scale: float) -> torch.Tensor:
+    err = (output.values.float() - tb.value_targets) / value_scale
+    seats = tb.seat_mask.float()
+    per_row = (err.square() * seats).sum(-1) / seats.sum(-1).clamp_min(1.0)
+    return _weighted_mean(per_row, tb.weights)
+
+
+def aux_loss(output: NetOutput, tb: TensorBatch, heads: tuple[AuxHeadSpec, ...]) -> torch.Tensor:
+    """Sum over the aux heads that have targets in ``tb``: MSE (regression) or cross-entropy
+    (classification), each a mean over the rows whose target is present, record-weighted."""
+    total = torch.zeros((), device=tb.weights.device)
+    for head in heads:
+        if head.name not in tb.aux_targets:
+            continue
+        if head.name not in output.aux:
+            raise LossError(f"aux target {head.name!r} has no head in the network")
+        target, present = tb.aux_targets[head.name]
+        predicted = output.aux[head.name].float()
+        if head.kind == "classification":
+            per_row = F.cross_entropy(predicted, target.long(), reduction="none")
+        else:
+            per_row = (predicted - target.float()).square().mean(-1)
+        total = total + _weighted_mean(per_row, tb.weights * present.float())
+    return total
+
+
+def alphazero_loss(
+    output: NetOutput,
+    tb: TensorBatch,
+    *,
+    value_scale: float = 1.0,
+    policy_coef: float = 1.0,
+    value_coef: float = 1.0,
+    aux_coef: float = 0.25,
+    aux_heads: tuple[AuxHeadSpec, ...] = (),
+) -> LossTerms:
+    """Policy cross-entropy to the visit distribution + value MSE (+ aux); module docstring."""
+    log_p, entropy = _log_policy(output, tb.legal_mask)
+    cross_entropy = -(tb.policy_targets * log_p).sum(-1)
+    policy = _weighted_mean(cross_entropy, tb.policy_weights)
+    value = _value_loss(output, tb, value_scale)
+    aux = aux_loss(output, tb, aux_heads)
+    total = policy_coef * policy + value_coef * value + aux_coef * aux
+    return LossTerms(total, policy, value, _weighted_mean(entropy, tb.weights), aux)
+
+
+def actor_critic_loss(
+    output: NetOutput,
+    tb: TensorBatch,
+    *,
+    value_scale: float = 1.0,
+    value_coef: float = 1.0,
+    entropy_coef: float = 0.05,
+    advantage_clip: float = 3.0,
+    aux_coef: float = 0.25,
+    aux_heads: tuple[AuxHeadSpec, ...] = (),
+) -> LossTerms:
+    """REINFORCE with the value head as baseline, standardised + clipped advantages, entropy bonus.
+
+    The advantage of a row is (its own seat's target − the value head's prediction, detached);
+    it is standardised over the batch and clipped to ``±advantage_clip`` σ (the Ω reference).
+    """
+    log_p, entropy = _log_policy(output, tb.legal_mask)
+    chosen = log_p.gather(1, tb.action_indices[:, None]).squeeze(1)
+    baseline = output.values[:, 0].detach().float()
+    advantage = (tb.value_targets[:, 0] - baseline) / value_scale
+    if advantage.numel() > 1:
+        std = advantage.std(unbiased=False)
+        advantage = (advantage - advantage.mean()) / (std + 1e-8)
+    else:
+        advantage = torch.zeros_like(advantage)
+    advantage = advantage.clamp(-advantage_clip, advantage_clip)
+    policy = -_weighted_mean(advantage * chosen, tb.weights)
+    value = _value_loss(output, tb, value_scale)
+    mean_entropy = _weighted_mean(entropy, tb.weights)
+    aux = aux_loss(output, tb, aux_heads)
+    total = policy + value_coef * value - entropy_coef * mean_entropy + aux_coef * aux
+    return LossTerms(total, policy, value, mean_entropy, aux)

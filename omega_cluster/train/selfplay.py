@@ -1,0 +1,454 @@
+"""Self-play: K games played concurrently, every decision turned into a training record.
+
+A pure loop (no Ray, no I/O): :class:`SelfPlay` plays ``config.games`` games of one game, keeping
+``config.concurrent_games`` (K) of them in flight, and yields :class:`~omega_cluster.data.Record`
+rows as games finish. The :mod:`omega_cluster.cluster` actors wrap it and write the records to
+shards (:class:`~omega_cluster.data.ShardWriter`); the learner (:mod:`.learner`) trains on them.
+
+Two modes (``SelfPlayConfig.mode``):
+
+* ``"search"`` — every decision is a search: ISMCTS for turn-based games, SM-MCTS where moves are
+  simultaneous (each acting player searches for its own seat and is its own record). All K games'
+  searches advance together through :func:`~omega_cluster.search.batching.run_searches`, so their
+  leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the Ω
+  reference's Path A; or a rollout evaluator: Path B). The visit distribution is the policy
+  target (AlphaZero). **Playout-cap randomisation** (Wu 2019, KataGo): with probability
+  ``full_search_probability`` a move gets a full search of ``simulations`` and its visits are a
+  policy target (``policy_weight=1``), else a cheap search of ``fast_simulations`` that only picks
+  the move (``policy_weight=0``; the row still trains the value). Dirichlet root noise goes on
+  full searches only (KataGo), so the cheap moves stay the network's best play.
+* ``"network"`` — no search: each move is sampled from the network's policy (the evaluator's
+  prior), all K games' positions in one forward pass: the data of the actor-critic learner
+  (REINFORCE with a baseline, the Ω reference's first stage).
+
+Both use a temperature schedule (``temperature`` for each game's first ``temperature_moves``
+decisions, then ``final_temperature``; 0 = argmax) for exploration early and strength late.
+Chance nodes are sampled from ``chance_outcomes`` with the game's own rng; moves with a single
+legal action are played without a search (recorded only with ``record_forced``). Every game is
+reproducible: its seed (``Game.replay(seed, history)`` rebuilds any recorded position), chance rng
+and search rng derive from ``(config.seed, game index)`` only.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from omega_cluster.data import Record
+from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.model.encoders.base import Encoder
+from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
+from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
+from omega_cluster.search.result import SearchResult
+from omega_cluster.train._records import (
+    PendingDecision,
+    derive_seed,
+    game_params_json,
+    game_records,
+)
+
+__all__ = ["MODES", "SelfPlay", "SelfPlayConfig", "SelfPlayError", "SelfPlayStats", "play_games"]
+
+MODES = ("search", "network")
+
+
+class SelfPlayError(ValueError):
+    """A bad self-play configuration or an evaluator that cannot serve the chosen mode."""
+
+
+def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SelfPlayError(f"SelfPlayConfig.{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _number(name: str, value: Any, low: float, high: float = math.inf) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and low <= value <= high):
+        bound = f"in [{low:g}, {high:g}]" if high != math.inf else f">= {low:g}"
+        raise SelfPlayError(f"SelfPlayConfig.{name} must be a finite number {bound}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfPlayConfig:
+    """One self-play run (validated on construction; errors name the field and the range)."""
+
+    games: int = 64  # games to play
+    concurrent_games: int = 16  # K games in flight; their searches share evaluator batches
+    mode: str = "search"  # "search" (visit targets) or "network" (sample the policy, no search)
+    simulations: int = 200  # full search budget per move
+    fast_simulations: int = 32  # cheap search budget (playout-cap randomisation)
+    full_search_probability: float = 1.0  # p of a full search; 1.0 = every move a full search
+    selection: str = "uct"  # ISMCTS selection: "uct" or "puct" (PUCT uses the evaluator's prior)
+    c_uct: float = 1.4  # ISMCTS UCT constant
+    c_puct: float = 1.5  # ISMCTS PUCT constant
+    temperature: float = 1.0  # move temperature for each game's first `temperature_moves` moves
+    temperature_moves: int = 30  # decisions (all players) played at `temperature`
+    final_temperature: float = 0.0  # temperature afterwards (0 = the best move)
+    dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero ~10 / branching)
+    dirichlet_fraction: float = 0.0  # root noise weight on full searches (0 = off; needs PUCT)
+    search_options: Mapping[str, Any] = field(default_factory=dict)  # more ISMCTS/SMMCTS knobs
+    record_forced: bool = False  # also record moves with a single legal action
+    max_moves: int | None = None  # abandon a game after this many decisions (its rows dropped)
+    seed: int = 0  # every game's deal, chance and search streams derive from it
+    champion_version: int = 0  # version of the network that plays (stamped on every record)
+    actor: str = "selfplay"  # writer id stamped on records and game ids
+
+    def __post_init__(self) -> None:
+        _positive_int("games", self.games)
+        _positive_int("concurrent_games", self.concurrent_games)
+        if self.mode not in MODES:
+            raise SelfPlayError(
+                f"SelfPlayConfig.mode={self.mode!r} is not allowed; allowed: {MODES}"
+            )
+        _positive_int("simulations", self.simulations)
+        _positive_int("fast_simulations", self.fast_simulations)
+        _number("full_search_probability", self.full_search_probability, 0.0, 1.0)
+        if self.selection not in ("uct", "puct"):
+            raise SelfPlayError(f"SelfPlayConfig.selection={self.selection!r}; allowed: uct, puct")
+        for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
+            _number(name, getattr(self, name), 0.0)
+        _positive_int("temperature_moves", self.temperature_moves, 0)
+        _number("dirichlet_alpha", self.dirichlet_alpha, 1e-9)
+        _number("dirichlet_fraction", self.dirichlet_fraction, 0.0, 1.0)
+        if self.dirichlet_fraction > 0 and self.selection != "puct":
+            raise SelfPlayError(
+                "SelfPlayConfig.dirichlet_fraction > 0 perturbs the root prior, which only "
+                "selection='puct' reads; set selection='puct' or dirichlet_fraction=0"
+            )
+        if self.max_moves is not None:
+            _positive_int("max_moves", self.max_moves)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise SelfPlayError(f"SelfPlayConfig.seed must be an int, got {self.seed!r}")
+        _positive_int("champion_version", self.champion_version, 0)
+
+    def temperature_at(self, move: int) -> float:
+        """The move temperature of a game's ``move``-th decision (0-based)."""
+        return self.temperature if move < self.temperature_moves else self.final_temperature
+
+
+@dataclass(frozen=True)
+class SelfPlayStats:
+    """Throughput and counts of a self-play run (so far)."""
+
+    games: int  # games finished (truncated ones included)
+    truncated_games: int  # games abandoned at max_moves (their rows dropped)
+    decisions: int  # player decisions (each acting player at a simultaneous node counts one)
+    records: int  # rows yielded
+    searches: int  # searched decisions (full + fast)
+    full_searches: int  # searches whose visits are policy targets
+    simulations: int  # search simulations run
+    evaluator_calls: int  # batched evaluator calls
+    leaves: int  # leaves evaluated
+    seconds: float  # wall-clock time
+
+    @property
+    def decisions_per_s(self) -> float:
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def simulations_per_s(self) -> float:
+        return self.simulations / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mean_batch(self) -> float:
+        return self.leaves / self.evaluator_calls if self.evaluator_calls else 0.0
+
+
+class _Flight:
+    """One game in flight: its state, streams and the decisions waiting for the end."""
+
+    __slots__ = ("chance_rng", "index", "moves", "pending", "search_rng", "seed", "state")
+
+    def __init__(self, game: Game, index: int, seed: int) -> None:
+        self.index = index
+        self.seed = derive_seed(seed, "game", index)
+        self.state: State = game.new_initial_state(self.seed)
+        self.chance_rng = random.Random(derive_seed(seed, "chance", index))
+        self.search_rng = random.Random(derive_seed(seed, "search", index))
+        self.moves = 0  # player decisions so far
+        self.pending: list[PendingDecision] = []
+
+
+@dataclass
+class _Choice:
+    """One acting player's decision at the current node of a game in flight."""
+
+    flight: _Flight
+    player: int
+    legal: list[int]
+    full: bool = False  # a full search (policy target)
+    action: int = -1
+    result: SearchResult | None = None
+    policy: np.ndarray | None = None
+    root_value: np.ndarray | None = None
+
+
+class SelfPlay:
+    """Plays ``config.games`` games of ``game`` and yields their records (module docstring).
+
+    ``evaluator``: the leaf evaluator of the searches (mode ``"search"``) or the policy that
+    plays (mode ``"network"``: it must return a prior, e.g. a ``NetworkEvaluator``).
+    ``encoder``: encodes each recorded position (observation and action features).
+    """
+
+    def __init__(
+        self, game: Game, encoder: Encoder, config: SelfPlayConfig, *, evaluator: Evaluator
+    ) -> None:
+        if encoder.game_name != game.spec.name and not game.spec.name.startswith("openspiel:"):
+            raise SelfPlayError(
+                f"encoder {encoder.name} v{encoder.version} serves {encoder.game_name}, "
+                f"not {game.spec.name}"
+            )
+        if not callable(getattr(evaluator, "evaluate", None)):
+            raise SelfPlayError(f"evaluator must have evaluate(leaves), got {evaluator!r}")
+        self.game, self.encoder, self.config, self.evaluator = game, encoder, config, evaluator
+        self.simultaneous = game.spec.simultaneous
+        self._params = game_params_json(game)
+        self._searches: dict[tuple[int, float, bool], Any] = {}
+        self._batch = BatchStats()
+        self._counts = dict.fromkeys(
+            ("games", "truncated", "decisions", "records", "searches", "full", "simulations"), 0
+        )
+        self._seconds = 0.0
+
+    @property
+    def stats(self) -> SelfPlayStats:
+        c = self._counts
+        return SelfPlayStats(
+            games=c["games"],
+            truncated_games=c["truncated"],
+            decisions=c["decisions"],
+            records=c["records"],
+            searches=c["searches"],
+            full_searches=c["full"],
+            simulations=c["simulations"],
+            evaluator_calls=self._batch.calls,
+            leaves=self._batch.leaves,
+            seconds=self._seconds,
+        )
+
+    # -- the loop: advance every game to a decision, decide them all at once, repeat ------------
+    def play(self) -> Iterator[Record]:
+        """Yield every record of every game, game by game as they finish (call once)."""
+        cfg = self.config
+        upcoming = iter(range(cfg.games))
+        active: list[_Flight] = []
+        mark = time.perf_counter()  # time spent in the consumer (between yields) is not counted
+        while True:
+            while (
+                len(active) < cfg.concurrent_games and (index := next(upcoming, None)) is not None
+            ):
+                active.append(_Flight(self.game, index, cfg.seed))
+            if not active:
+                break
+            choices: list[_Choice] = []
+            still: list[_Flight] = []
+            for flight in active:
+                node = self._advance(flight)
+                if node is not None:
+                    still.append(flight)
+                    choices.extend(node)
+                    continue
+                records = self._finish(flight)
+                if records:
+                    now = time.perf_counter()
+                    self._seconds += now - mark
+                    yield from records
+                    mark = time.perf_counter()
+            active = still
+            if choices:
+                self._decide(choices)
+                self._apply(choices)
+        self._seconds += time.perf_counter() - mark
+
+    def _advance(self, flight: _Flight) -> list[_Choice] | None:
+        """Play chance nodes and forced moves; return the choices at the next real decision
+        (None when the game is over or abandoned)."""
+        state, cfg = flight.state, self.config
+        while True:
+            acting = state.current_players
+            if not acting:
+                return None
+            if cfg.max_moves is not None and flight.moves >= cfg.max_moves:
+                flight.pending.clear()
+                self._counts["truncated"] += 1
+                return None
+            if acting[0] == CHANCE:
+                state.apply_action_unchecked(_sample_chance(state, flight.chance_rng))
+                continue
+            choices = [_Choice(flight, p, list(state.legal_actions(p))) for p in acting]
+            if any(len(c.legal) > 1 for c in choices):
+                return choices
+            for c in choices:  # every acting player is forced
+                c.action = c.legal[0]
+            self._apply(choices)
+
+    def _decide(self, choices: list[_Choice]) -> None:
+        """Fill ``action`` (and the targets) of every unforced choice, all games at once."""
+        cfg = self.config
+        todo = [c for c in choices if len(c.legal) > 1]
+        for c in choices:
+            if len(c.legal) == 1:
+                c.action = c.legal[0]
+        if cfg.mode == "network":
+            self._decide_by_network(todo)
+            return
+        steps: list[SearchSteps[SearchResult]] = []
+        for c in todo:
+            c.full = c.flight.search_rng.random() < cfg.full_search_probability
+            temperature = cfg.temperature_at(c.flight.moves)
+            search = self._search(c.full, temperature)
+            steps.append(search.steps(c.flight.state, c.player, c.flight.search_rng))
+        results = run_searches(steps, self.evaluator, self.game.num_players, stats=self._batch)
+        for c, result in zip(todo, results, strict=True):
+            c.result, c.action = result, result.action
+            c.policy = np.asarray(result.policy, np.float32)
+            c.root_value = np.asarray(result.root_value, np.float32)
+            self._counts["searches"] += 1
+            self._counts["full"] += c.full
+            self._counts["simulations"] += result.diagnostics.simulations
+
+    def _decide_by_network(self, todo: list[_Choice]) -> None:
+        leaves = [Leaf(c.flight.state, c.player, tuple(c.legal), c.flight.search_rng) for c in todo]
+        answers: list[LeafEvaluation] = self.evaluator.evaluate(leaves) if leaves else []
+        self._batch.calls += bool(leaves)
+        self._batch.leaves += len(leaves)
+        for c, answer in zip(todo, answers, strict=True):
+            if answer.prior is None:
+                raise SelfPlayError(
+                    f"mode 'network' samples moves from the evaluator's prior, but "
+                    f"{self.evaluator!r} returned none (use a NetworkEvaluator)"
+                )
+            prior = np.asarray(answer.prior, np.float64)
+            temperature = self.config.temperature_at(c.flight.moves)
+            c.action = c.legal[_sample(prior, temperature, c.flight.search_rng)]
+            c.root_value = np.asarray(answer.values, np.float32)
+
+    def _search(self, full: bool, temperature: float) -> Any:
+        """The search object of one (budget, temperature, noise) (built once, then reused)."""
+        cfg = self.config
+        budget = cfg.simulations if full else cfg.fast_simulations
+        noisy = full and cfg.dirichlet_fraction > 0
+        key = (budget, temperature, noisy)
+        search = self._searches.get(key)
+        if search is None:
+            options: dict[str, Any] = {"simulations": budget, "temperature": temperature}
+            if self.simultaneous:
+                from omega_cluster.search.smmcts import SMMCTS
+
+                search = SMMCTS(self.game, self.evaluator, **options, **cfg.search_options)
+            else:
+                from omega_cluster.search.ismcts import ISMCTS
+
+                options.update(selection=cfg.selection, c_uct=cfg.c_uct, c_puct=cfg.c_puct)
+                if noisy:
+                    options.update(
+                        dirichlet_alpha=cfg.dirichlet_alpha,
+                        dirichlet_fraction=cfg.dirichlet_fraction,
+                    )
+                search = ISMCTS(self.game, self.evaluator, **options, **cfg.search_options)
+            self._searches[key] = search
+        return search
+
+    def _apply(self, choices: list[_Choice]) -> None:
+        """Record the choices and play them (a joint action where several players act)."""
+        by_flight: dict[int, list[_Choice]] = {}
+        for c in choices:
+            by_flight.setdefault(id(c.flight), []).append(c)
+        for group in by_flight.values():
+            flight = group[0].flight
+            state = flight.state
+            for c in group:
+                self._record(c)
+            flight.moves += len(group)
+            self._counts["decisions"] += len(group)
+            if len(group) == 1:
+                state.apply_action(group[0].action)
+            else:
+                state.apply_joint_action(tuple(c.action for c in group))
+
+    def _record(self, c: _Choice) -> None:
+        forced = len(c.legal) == 1
+        if forced and not self.config.record_forced:
+            return
+        state, enc = c.flight.state, self.encoder
+        policy = c.policy
+        if forced:
+            policy = np.ones(1, np.float32)
+        c.flight.pending.append(
+            PendingDecision(
+                history=tuple(state.history),
+                player=c.player,
+                observation=enc.encode_observation(state, c.player),
+                legal=np.asarray(c.legal, np.int32),
+                features=enc.encode_actions(state, c.player, c.legal),
+                policy=policy,
+                policy_weight=1.0 if (c.full and not forced) else 0.0,
+                action=c.action,
+                root_value=c.root_value,
+            )
+        )
+
+    def _finish(self, flight: _Flight) -> list[Record]:
+        self._counts["games"] += 1
+        if not flight.pending or flight.state.current_players:  # abandoned, or nothing recorded
+            return []
+        cfg = self.config
+        records = game_records(
+            flight.state,
+            flight.pending,
+            game_seed=flight.seed,
+            game_id=f"{cfg.actor}-{cfg.seed}-{flight.index}",
+            params_json=self._params,
+            champion_version=cfg.champion_version,
+            encoder_version=self.encoder.version,
+            actor=cfg.actor,
+        )
+        flight.pending = []
+        self._counts["records"] += len(records)
+        return records
+
+
+def _sample_chance(state: State, rng: random.Random) -> int:
+    outcomes = state.chance_outcomes()
+    r = rng.random()
+    for action, p in outcomes:
+        r -= p
+        if r < 0.0:
+            return action
+    return outcomes[-1][0]
+
+
+def _sample(prior: np.ndarray, temperature: float, rng: random.Random) -> int:
+    """Index drawn from ``prior^(1/T)`` (T = 0: the argmax, first among ties)."""
+    if temperature == 0.0:
+        return int(np.argmax(prior))
+    weights = prior ** (1.0 / temperature) if temperature != 1.0 else prior
+    total = float(weights.sum())
+    if not total > 0:
+        return int(np.argmax(prior))
+    r = rng.random() * total
+    for i, w in enumerate(weights):
+        r -= float(w)
+        if r < 0.0:
+            return i
+    return int(np.flatnonzero(weights > 0)[-1])
+
+
+def play_games(
+    game: Game, encoder: Encoder, config: SelfPlayConfig, *, evaluator: Evaluator
+) -> tuple[list[Record], SelfPlayStats]:
+    """Run a whole self-play session: all its records and its stats."""
+    runner = SelfPlay(game, encoder, config, evaluator=evaluator)
+    records = list(runner.play())
+    return records, runner.stats
