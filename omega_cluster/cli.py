@@ -7,6 +7,10 @@ Commands take ``key=value`` arguments, the form the Hydra-based ``train`` comman
   the results table (stdout). Arena keys are listed in :data:`ARENA_KEYS`; every other key is a
   game parameter, checked against the game class's ``parameters``. ``players`` defaults to the
   number of seats; ``seats`` defaults to ``random`` at every seat.
+* ``omega-cluster bench a=commander b=lieutenant cohort=mt4p-200`` — a paired contrast of two
+  players on a registered cohort (:func:`omega_cluster.eval.cohorts.run_cohort`): prints the
+  contrast table with intervals and writes ``contrast.png``, ``slices.png`` and ``report.md``
+  (:func:`omega_cluster.eval.report.write_bench_report`); keys in :data:`BENCH_KEYS`.
 * ``omega-cluster games`` — the registered games and their parameters.
 * ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
   (:func:`omega_cluster.model.export.export_bundle`): ``model.onnx``, ``encoder.json``,
@@ -38,6 +42,7 @@ from omega_cluster.players.registry import PlayerSpecError, parse_scalar
 
 __all__ = [
     "ARENA_KEYS",
+    "BENCH_KEYS",
     "COMMANDS",
     "EXPORT_KEYS",
     "Command",
@@ -268,6 +273,81 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+BENCH_KEYS: dict[str, str] = {
+    "a": "player spec of arm A, the candidate (e.g. commander)",
+    "b": "player spec of arm B, the reference (e.g. lieutenant)",
+    "cohort": "registered cohort name (bench/cohorts/<name>.yaml) or path to a cohort file",
+    "out": "directory for contrast.png, slices.png, report.md (default outputs/bench/<cohort>-<a>-vs-<b>)",
+    "seeds": "play only the cohort's first N seeds (default: all)",
+    "rotations": "focus seats to play, e.g. 0,2 (default: the cohort's)",
+    "level": "confidence level of the intervals (default 0.95)",
+    "bootstrap": "bootstrap replicates over seeds (default 2000; 0: none)",
+    "rng": "seed of the bootstrap resampling (default 0)",
+    "progress": "show a progress bar on stderr (default true)",
+    "quiet": "no progress bar (quiet=true is progress=false)",
+}
+
+
+def _configure_bench(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("settings", nargs="*", metavar="key=value", help="bench keys")
+
+
+def _float(key: str, text: str, *, low: float, high: float) -> float:
+    value = parse_scalar(text)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low < value < high:
+        raise UsageError(f"{key}={text!r} must be a number in ({low:g}, {high:g})")
+    return float(value)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    pairs = parse_key_values(args.settings)
+    unknown = [key for key in pairs if key not in BENCH_KEYS]
+    if unknown:
+        raise UsageError(f"unknown key {unknown[0]!r}; bench keys: {', '.join(BENCH_KEYS)}")
+    missing = [key for key in ("a", "b", "cohort") if not pairs.get(key)]
+    if missing:
+        raise UsageError(
+            f"bench needs {', '.join(f'{k}=' for k in missing)}; "
+            "e.g. omega-cluster bench a=commander b=lieutenant cohort=mt4p-200"
+        )
+    from omega_cluster.eval.cohorts import load_cohort, run_cohort
+    from omega_cluster.eval.matches import BenchError
+    from omega_cluster.eval.report import contrast_table, write_bench_report
+    from omega_cluster.eval.table import wide_console
+
+    rotations = None
+    if "rotations" in pairs:
+        rotations = [_int("rotations", r, minimum=0) for r in pairs["rotations"].split(",")]
+    progress = _flag("progress", pairs.get("progress", "true"))
+    if _flag("quiet", pairs.get("quiet", "false")):
+        progress = False
+    try:
+        cohort = load_cohort(pairs["cohort"])
+        result = run_cohort(
+            cohort,
+            pairs["a"],
+            pairs["b"],
+            seeds=_int("seeds", pairs["seeds"], minimum=1) if "seeds" in pairs else None,
+            rotations=rotations,
+            level=_float("level", pairs.get("level", "0.95"), low=0.0, high=1.0),
+            bootstrap=_int("bootstrap", pairs.get("bootstrap", "2000"), minimum=0),
+            rng_seed=_int("rng", pairs.get("rng", "0"), minimum=0),
+            progress=progress,
+        )
+    except BenchError as err:  # cohort errors name the registered cohorts themselves
+        raise UsageError(str(err)) from None
+    default_out = f"outputs/bench/{cohort.name}-{_slug(result.a)}-vs-{_slug(result.b)}"
+    files = write_bench_report(result, pairs.get("out") or default_out)
+    console = wide_console()
+    console.print(contrast_table(result))
+    console.print("wrote " + ", ".join(str(p) for p in files.all))
+    return 0
+
+
+def _slug(spec: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in spec)
+
+
 COMMANDS: dict[str, Command] = {
     "arena": Command(
         "arena",
@@ -279,6 +359,15 @@ COMMANDS: dict[str, Command] = {
         + "\nevery other key is a game parameter (see `omega-cluster games`).\n"
         "example: omega-cluster arena game=mexican_train "
         "seats=commander,lieutenant,ensign,ensign games=200",
+    ),
+    "bench": Command(
+        "bench",
+        "paired contrast of two players on a registered cohort: table with intervals, plots",
+        _configure_bench,
+        run_bench,
+        epilog="bench keys:\n"
+        + "\n".join(f"  {k:<10} {v}" for k, v in BENCH_KEYS.items())
+        + "\nexample: omega-cluster bench a=commander b=lieutenant cohort=mt4p-200",
     ),
     "games": Command(
         "games", "list the registered games and their parameters", _configure_games, run_games

@@ -22,6 +22,10 @@ samples explicit chance nodes (Kuhn's, Leduc's and Goofspiel's deals), which the
 the deal only. Each seat's player gets its own ``random.Random`` from ``(seed, "player", i, seat)``.
 Per step the arena uses ``random.Random`` (~50 ns a draw) rather than numpy (1–3 µs).
 
+Benches that are cut into chunks and played elsewhere (Ray workers) describe each game as data
+instead: :mod:`omega_cluster.eval.matches` (match specifications, slices, merging) and
+:mod:`omega_cluster.eval.paired` (A and B on the same deals) play them through :func:`play_game`.
+
 At a simultaneous node every acting player is asked for its action on the same state and the
 joint action is applied. Player actions go through the checked ``apply_action`` /
 ``apply_joint_action``, so a buggy player fails loudly with the game's illegal-move message.

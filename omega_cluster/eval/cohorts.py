@@ -35,15 +35,13 @@ from typing import Any
 from omega_cluster.eval.matches import (
     BenchError,
     MatchSpec,
-    PairedSample,
     SliceKey,
     SliceOutcome,
     SpecResult,
-    paired_sample,
-    paired_specs,
     play_specs,
     slice_outcomes,
 )
+from omega_cluster.eval.paired import PairedSample, paired_sample, paired_specs
 
 __all__ = [
     "COHORT_DIR_ENV",

@@ -11,11 +11,8 @@ Slices (:class:`SliceKey`): player count × objective × seat. :func:`slice_outc
 player's results down per slice: wins, win rate (Wilson), fair share (N × mean win share, 1.0 is
 par), mean score and the game's counts (:mod:`omega_cluster.eval.counts`).
 
-Paired design (the n-tuple reference's method, after duplicate bridge): :func:`paired_specs` plays
-each deal seed with A and then with B in the same seat, everything else fixed — the other seats'
-players and every seat's rng — and rotates that seat over the table. :func:`paired_sample`
-averages each deal's rotations per arm, so the per-seed differences are independent across seeds
-and :func:`omega_cluster.eval.stats.paired_contrast` can put a t- and a bootstrap interval on them.
+The paired design (A and B on the same deals and seats) builds on these specs in
+:mod:`omega_cluster.eval.paired`.
 """
 
 from __future__ import annotations
@@ -32,8 +29,8 @@ from omega_cluster.eval.arena import (
     CountsHook,
     GameRecord,
     derive_seed,
-    progress_bar,
     play_game,
+    progress_bar,
 )
 from omega_cluster.eval.counts import counts_hook
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
@@ -45,15 +42,12 @@ __all__ = [
     "METRICS",
     "BenchError",
     "MatchSpec",
-    "PairedSample",
     "SliceKey",
     "SliceOutcome",
     "SpecResult",
     "chunk_specs",
     "match_spec",
     "merge_results",
-    "paired_sample",
-    "paired_specs",
     "play_spec",
     "play_specs",
     "slice_outcomes",
@@ -204,9 +198,7 @@ def play_spec(
         counts=_hook(game, counts),
         max_steps=max_steps,
     )
-    record = dataclasses.replace(
-        record, index=spec.index, deal=spec.deal, rotation=spec.rotation
-    )
+    record = dataclasses.replace(record, index=spec.index, deal=spec.deal, rotation=spec.rotation)
     return SpecResult(spec=spec, record=record, objective=game.spec.objective)
 
 
@@ -358,130 +350,6 @@ def _outcome(
         mean_score=score.estimate,
         score_ci=score,
         counts=counts,
-    )
-
-
-# -- paired design -------------------------------------------------------------------------------
-
-
-def paired_specs(
-    game: str,
-    a: str,
-    b: str,
-    others: str | Sequence[str],
-    seeds: Sequence[int],
-    *,
-    params: Mapping[str, Any] | None = None,
-    rotations: Sequence[int] | None = None,
-) -> tuple[MatchSpec, ...]:
-    """Each deal seed played with ``a`` and then ``b`` at the focus seat, for each focus seat in
-    ``rotations`` (default: every seat). ``others`` (one spec, or one per other seat) sit at the
-    seats after the focus, in order: seat ``(r + 1 + k) % N`` gets ``others[k]``. Both arms of a
-    (seed, rotation) share the deal seed and every seat's rng seed. Every spec is built once
-    here, so a misspelled player fails before any game is played."""
-    full = {**(params or {})}
-    table = make_game(game, **full)
-    n = table.num_players
-    full["players"] = n
-    if isinstance(others, str):
-        others = [others] * (n - 1)
-    others = [o.strip() for o in others]
-    if len(others) != n - 1:
-        raise BenchError(f"{len(others)} other players for a {n}-player table; give {n - 1}")
-    _check_players(table, [a, b, *others])
-    focus_seats = list(range(n)) if rotations is None else list(rotations)
-    bad = [r for r in focus_seats if not 0 <= r < n] or len(set(focus_seats)) != len(focus_seats)
-    if bad or not focus_seats:
-        raise BenchError(f"rotations {focus_seats} must be distinct seats in 0..{n - 1}")
-    if not seeds:
-        raise BenchError("paired_specs needs at least one deal seed")
-    specs: list[MatchSpec] = []
-    for d, deal_seed in enumerate(seeds):
-        for r in focus_seats:
-            seats = [""] * n
-            for k, other in enumerate(others):
-                seats[(r + 1 + k) % n] = other
-            for arm, player in (("a", a), ("b", b)):
-                seats[r] = player
-                specs.append(
-                    match_spec(
-                        game,
-                        seats,
-                        deal_seed,
-                        params=full,
-                        index=len(specs),
-                        deal=d,
-                        rotation=r,
-                        focus=r,
-                        arm=arm,
-                    )
-                )
-    return tuple(specs)
-
-
-def _check_players(game: Game, specs: Sequence[str]) -> None:
-    from omega_cluster.players.registry import make_player
-
-    for spec in dict.fromkeys(specs):
-        make_player(spec, game)  # raises PlayerSpecError naming the valid players
-
-
-@dataclass(frozen=True)
-class PairedSample:
-    """Per-deal means of one metric at the focus seat, arm A and arm B, deal by deal."""
-
-    metric: str  # a METRICS name or a counts key
-    a_player: str  # player spec of arm A
-    b_player: str
-    deal_seeds: tuple[int, ...]  # one per deal, in bench order
-    a: tuple[float, ...]  # float[deals]: mean over the deal's rotations, arm A
-    b: tuple[float, ...]
-    rotations: int  # games per deal and arm
-
-    @property
-    def differences(self) -> tuple[float, ...]:
-        """float[deals]: A − B per deal seed."""
-        return tuple(x - y for x, y in zip(self.a, self.b, strict=True))
-
-
-def paired_sample(results: Sequence[SpecResult], *, metric: str = "win_share") -> PairedSample:
-    """Pair the arms of :func:`paired_specs` results and average each deal's rotations."""
-    if not results:
-        raise BenchError("paired_sample: no results (an empty bench, or nothing was played)")
-    cells: dict[tuple[int, int], dict[str, float]] = {}
-    players: dict[str, set[str]] = {"a": set(), "b": set()}
-    deal_seeds: dict[int, int] = {}
-    for result in results:
-        spec = result.spec
-        if spec.arm not in players or spec.focus is None:
-            raise BenchError(f"match spec {spec.index} is not part of a paired design")
-        players[spec.arm].add(spec.seats[spec.focus])
-        deal_seeds[spec.deal] = spec.deal_seed
-        cell = cells.setdefault((spec.deal, spec.rotation), {})
-        if spec.arm in cell:
-            raise BenchError(f"deal {spec.deal} rotation {spec.rotation}: arm {spec.arm} twice")
-        cell[spec.arm] = result.value(metric, spec.focus)
-    for arm, names in players.items():
-        if len(names) != 1:
-            raise BenchError(f"arm {arm} has players {sorted(names) or 'none'}; expected one")
-    per_deal: dict[int, list[tuple[float, float]]] = {}
-    for (deal, rotation), cell in sorted(cells.items()):
-        if len(cell) != 2:
-            have = next(iter(cell))
-            raise BenchError(f"deal {deal} rotation {rotation} has arm {have} but not its pair")
-        per_deal.setdefault(deal, []).append((cell["a"], cell["b"]))
-    counts = {len(v) for v in per_deal.values()}
-    if len(counts) != 1:
-        raise BenchError(f"deals have different numbers of rotations: {sorted(counts)}")
-    deals = sorted(per_deal)
-    return PairedSample(
-        metric=metric,
-        a_player=players["a"].pop(),
-        b_player=players["b"].pop(),
-        deal_seeds=tuple(deal_seeds[d] for d in deals),
-        a=tuple(sum(x for x, _ in per_deal[d]) / len(per_deal[d]) for d in deals),
-        b=tuple(sum(y for _, y in per_deal[d]) / len(per_deal[d]) for d in deals),
-        rotations=counts.pop(),
     )
 
 

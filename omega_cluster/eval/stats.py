@@ -21,6 +21,7 @@ No scipy: the t quantile is computed from the closed-form t CDF for integer degr
 (Abramowitz & Stegun 26.7.3–26.7.4) by bisection, and from the Cornish–Fisher expansion
 (A&S 26.7.5) above 200 degrees of freedom, where its error is below 1e-8.
 """
+
 from __future__ import annotations
 
 import math

@@ -37,7 +37,7 @@ class Node:
     __slots__ = (
         "acts",  # candidate actions: must-keep ones first, then by prior (or legal order)
         "born",  # node.n when each admitted candidate became available (widening only)
-        "fpu",  # PUCT: value of an unvisited candidate (the node's own evaluation)
+        "fpu",  # the node's own evaluation for the acting player (PUCT first-play value)
         "fresh",  # UCT: indices of admitted candidates never selected (picked at random first)
         "keep",  # number of must-keep candidates at the front of ``acts``
         "means",  # running mean of the acting player's return per admitted candidate
@@ -303,16 +303,28 @@ class Tree:
 
     def select(self, node: Node, big_n: int, rnd: Callable[[], float]) -> int:
         """PUCT and/or widening (availability = ``node.n - born``): the best candidate index,
-        random among ties. Unvisited candidates score their first-play value (PUCT)."""
+        random among ties. Under PUCT an unvisited candidate is valued at the node's running
+        mean for the acting player (its own evaluation counted once): first-play urgency that
+        does not hang on one noisy rollout."""
         means, visits, prior, born = node.means, node.visits, node.prior, node.born
         explore = self.explore
-        bonus = self.inv_succ if self.puct else self.inv_sqrt
+        puct = self.puct
+        bonus = self.inv_succ if puct else self.inv_sqrt
+        fpu = 0.0
+        if puct:
+            total, count = node.fpu, 1
+            for j in range(len(visits)):
+                if visits[j]:
+                    total += means[j] * visits[j]
+                    count += visits[j]
+            fpu = total / count
         best = -math.inf
         i = ties = 0
         for j in range(len(visits)):
             e = explore[big_n - born[j]] if born is not None else explore[big_n]
-            if self.puct:
-                score = means[j] + e * prior[j] * bonus[visits[j]]
+            if puct:
+                n = visits[j]
+                score = (means[j] if n else fpu) + e * prior[j] * bonus[n]
             else:
                 score = means[j] + e * bonus[visits[j]]
             if score > best:

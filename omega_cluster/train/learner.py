@@ -45,13 +45,14 @@ from omega_cluster.data import (
 )
 from omega_cluster.games.api import Game
 from omega_cluster.model.checkpoint import (
+    CheckpointError,
     CheckpointMetadata,
     load_checkpoint,
     read_metadata,
     save_checkpoint,
 )
 from omega_cluster.model.encoders import encoder_from_info
-from omega_cluster.model.encoders.base import Encoder
+from omega_cluster.model.encoders.base import Encoder, EncoderError
 from omega_cluster.model.network import PolicyValueNet, select_device
 from omega_cluster.train.losses import (
     VALUE_TARGETS,
@@ -107,7 +108,8 @@ class LearnerConfig:
     grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
     device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"
     mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
-    prefetch: bool = True  # prepare the next batch on a helper thread
+    prefetch: bool = False  # prepare the next batch on a helper thread (pays with spare cores)
+    threads: int | None = None  # torch intra-op threads (process-wide; None: torch's default)
     seed: int = 0  # seed of the batch-sampling generator
 
     def __post_init__(self) -> None:
@@ -138,6 +140,8 @@ class LearnerConfig:
             math.isfinite(self.grad_clip) and self.grad_clip > 0
         ):
             raise fail("grad_clip", "None or a finite number > 0")
+        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
+            raise fail("threads", "None or an int >= 1")
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
             raise fail("betas", "two numbers in [0, 1)")
         object.__setattr__(self, "betas", (float(self.betas[0]), float(self.betas[1])))
@@ -201,6 +205,9 @@ class Learner:
             )
         self.config, self.game, self.encoder = config, game, encoder
         self.version, self.parent_version = version, parent_version
+        if config.threads is not None:
+            # More threads than free cores makes small CPU steps 10-100x slower (spin-waits)
+            torch.set_num_threads(config.threads)
         self.device = select_device(config.device)
         self.model = model.to(self.device).train()
         self.optimizer = torch.optim.AdamW(
@@ -417,8 +424,15 @@ class Learner:
             from omega_cluster.games.registry import make_game
 
             game = make_game(meta.game, **meta.game_params)
+        elif game.spec.name != meta.game:
+            raise CheckpointError(
+                f"checkpoint {directory} is for game {meta.game!r}, not {game.spec.name!r}"
+            )
         if encoder is None:
-            encoder = encoder_from_info(game, meta.encoder)
+            try:
+                encoder = encoder_from_info(game, meta.encoder)
+            except EncoderError as err:
+                raise CheckpointError(f"checkpoint {directory}: {err}") from err
         state = meta.training_state
         if config is None:
             saved = dict(state.get("config", {}))
