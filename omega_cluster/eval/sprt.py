@@ -99,21 +99,25 @@ def _secular_log_weights(p: np.ndarray, a: np.ndarray) -> np.ndarray:
     f decreases on the bracket (-1/max a, -1/min a), so Newton's method kept inside a shrinking
     bracket (a bisection step whenever Newton would leave it) converges; it vectorizes over runs.
     """
-    lo = np.full(p.shape[:-1], -1.0 / a.max())
-    hi = np.full(p.shape[:-1], -1.0 / a.min())
-    x = np.zeros(p.shape[:-1])  # f(0) = mean - s: the root is near 0 once the data say much
+    flat = p.reshape(-1, p.shape[-1])
+    x = np.zeros(len(flat))  # f(0) = mean - s: the root is near 0 once the data say much
+    lo = np.full(len(flat), -1.0 / a.max())
+    hi = np.full(len(flat), -1.0 / a.min())
+    live = np.arange(len(flat))  # iterate only on the roots not found yet
     for _ in range(_MAX_ITERATIONS):
-        ratio = a / (1.0 + x[..., None] * a)
-        f = np.sum(p * ratio, axis=-1)
-        lo = np.where(f > 0.0, x, lo)
-        hi = np.where(f > 0.0, hi, x)
-        step = f / np.sum(p * ratio * ratio, axis=-1)  # -f / f'
-        newton = x + step
-        inside = (newton > lo) & (newton < hi)
-        x = np.where(inside, newton, 0.5 * (lo + hi))
-        if np.all(inside & (np.abs(step) < _TOLERANCE)):
+        ratio = a / (1.0 + x[live, None] * a)
+        f = np.sum(flat[live] * ratio, axis=-1)
+        lo[live] = np.where(f > 0.0, x[live], lo[live])
+        hi[live] = np.where(f > 0.0, hi[live], x[live])
+        newton = x[live] + f / np.sum(flat[live] * ratio * ratio, axis=-1)  # x - f / f'
+        inside = (newton > lo[live]) & (newton < hi[live])
+        moved = np.where(inside, newton, 0.5 * (lo[live] + hi[live])) - x[live]
+        x[live] += moved
+        live = live[np.abs(moved) >= _TOLERANCE]
+        if live.size == 0:
             break
-    return np.log1p(x[..., None] * a)
+    roots = x.reshape(p.shape[:-1])
+    return np.log1p(roots[..., None] * a)
 
 
 def sprt_llr(
@@ -243,7 +247,7 @@ def simulate_sprt(
     rng: np.random.Generator | int,
     max_samples: int = 100_000,
     check_every: int = 1,
-    chunk: int = 512,
+    chunk: int = 256,
 ) -> SPRTSimulation:
     """Run ``runs`` independent copies of ``sprt``'s design on samples drawn from ``pdf``.
 

@@ -226,7 +226,7 @@ def score_interval(
     disc = max(0.0, b * b - 4.0 * (1.0 + k) * (s * s + k * delta / 4.0))
     low = max(0.0, (b - math.sqrt(disc)) / (2.0 * (1.0 + k)))
     high = min(1.0, (b + math.sqrt(disc)) / (2.0 * (1.0 + k)))
-    return ConfidenceInterval(s, low, high, level, int(round(n)))
+    return ConfidenceInterval(s, low, high, level, round(n))
 
 
 def elo_interval(

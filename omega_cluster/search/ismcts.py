@@ -28,7 +28,10 @@ Also here: progressive widening (children admitted = ``pw_base + pw_scale·√vi
 Chaslot et al. 2008) and root / non-root candidate caps, both taking candidates by prior (PUCT) or
 in legal order (UCT) and never dropping ``state.must_keep_actions``; Dirichlet root noise and a
 visit temperature for self-play (AlphaZero); tree reuse between one player's consecutive moves when
-the new root information set is already in the tree. The result is a
+the new root information set is already in the tree; an optional ``opponent_policy`` (e.g. the
+Commander's ``act``) that plays the other seats inside the tree instead of their nodes — the
+smm-mcts reference's opponent hook, which lets the searcher's own tree grow deeper when opponents'
+information sets would each be seen once. The result is a
 :class:`~omega_cluster.search.result.SearchResult`.
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
@@ -57,14 +60,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import random
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
 from typing import Any
 
 from omega_cluster.games.api import Game, RngLike, State, as_rng
+from omega_cluster.search._ismcts_config import ISMCTSConfig, OpponentPolicy
 from omega_cluster.search._ismcts_policy import (
     choose_action,
     dirichlet_noise,
@@ -82,118 +84,6 @@ from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
 __all__ = ["ISMCTS", "ISMCTSConfig", "IllegalSearchStateError", "OpponentPolicy"]
-
-OpponentPolicy = Callable[[State, int, random.Random], int]
-"""``(state, player, rng) -> action``: picks another player's move in the tree instead of a node."""
-
-_SELECTIONS = ("uct", "puct")
-_FINAL_POLICIES = ("visits", "max_visits", "max_value")
-
-
-def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
-    if optional and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        none = " or None" if optional else ""
-        raise ValueError(f"ISMCTSConfig.{name} must be an int >= {minimum}{none}, got {value!r}")
-
-
-def _check_float(
-    name: str, value: Any, low: float, high: float = math.inf, *, open_low: bool = False
-) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if ok:
-        ok = (value > low if open_low else value >= low) and value <= high
-    if not ok:
-        lo = f"> {low:g}" if open_low else f">= {low:g}"
-        hi = "" if high == math.inf else f" and <= {high:g}"
-        raise ValueError(f"ISMCTSConfig.{name} must be a finite number {lo}{hi}, got {value!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ISMCTSConfig:
-    """Every knob of one ISMCTS; validated on construction (errors name the field and the range)."""
-
-    simulations: int = 400  # total simulations per search (ignored when D×S is given)
-    determinizations: int | None = None  # D worlds drawn with sample_world ...
-    simulations_per_determinization: int | None = None  # ... each used for S simulations
-    time_limit_s: float | None = None  # wall-clock budget; the search stops at the first limit
-    selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none)
-    c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
-    c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
-    final_policy: str = "visits"  # "visits" (normalised) | "max_visits" | "max_value"
-    temperature: float = 0.0  # 0: play the final policy's argmax; > 0: sample ∝ visits^(1/T)
-    dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero: ~10 / typical branching)
-    dirichlet_fraction: float = 0.0  # weight of the noise in the root prior; 0 = off (PUCT only)
-    pw_base: float | None = None  # progressive widening: admitted = base + scale·sqrt(visits)
-    pw_scale: float = 1.0  # (None: every candidate admitted at once)
-    root_cap: int | None = None  # keep at most this many root candidates (+ must-keep actions)
-    nonroot_cap: int | None = None  # the same below the root
-    reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
-    leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
-    opponent_policy: OpponentPolicy | None = None  # picks other players' moves in the tree
-
-    def __post_init__(self) -> None:
-        _check_int("simulations", self.simulations, 1)
-        _check_int("determinizations", self.determinizations, 1, optional=True)
-        _check_int(
-            "simulations_per_determinization",
-            self.simulations_per_determinization,
-            1,
-            optional=True,
-        )
-        if (self.determinizations is None) != (self.simulations_per_determinization is None):
-            raise ValueError(
-                "ISMCTSConfig: set both determinizations (D) and simulations_per_determinization "
-                f"(S) for a D×S budget, or neither; got D={self.determinizations!r}, "
-                f"S={self.simulations_per_determinization!r}"
-            )
-        if self.time_limit_s is not None:
-            _check_float("time_limit_s", self.time_limit_s, 0.0, open_low=True)
-        if self.selection not in _SELECTIONS:
-            raise ValueError(
-                f"ISMCTSConfig.selection must be one of {_SELECTIONS}, got {self.selection!r}"
-            )
-        _check_float("c_uct", self.c_uct, 0.0)
-        _check_float("c_puct", self.c_puct, 0.0)
-        if self.final_policy not in _FINAL_POLICIES:
-            raise ValueError(
-                f"ISMCTSConfig.final_policy must be one of {_FINAL_POLICIES}, "
-                f"got {self.final_policy!r}"
-            )
-        _check_float("temperature", self.temperature, 0.0)
-        _check_float("dirichlet_alpha", self.dirichlet_alpha, 0.0, open_low=True)
-        _check_float("dirichlet_fraction", self.dirichlet_fraction, 0.0, 1.0)
-        if self.dirichlet_fraction > 0.0 and self.selection != "puct":
-            raise ValueError(
-                "ISMCTSConfig: dirichlet_fraction > 0 perturbs the root prior, which only "
-                "selection='puct' uses; set selection='puct' (a rollout evaluator gives a "
-                "uniform prior) or dirichlet_fraction=0"
-            )
-        if self.pw_base is not None:
-            _check_float("pw_base", self.pw_base, 0.0, open_low=True)
-        _check_float("pw_scale", self.pw_scale, 0.0)
-        _check_int("root_cap", self.root_cap, 1, optional=True)
-        _check_int("nonroot_cap", self.nonroot_cap, 1, optional=True)
-        if not isinstance(self.reuse_tree, bool):
-            raise ValueError(f"ISMCTSConfig.reuse_tree must be a bool, got {self.reuse_tree!r}")
-        _check_int("leaves_in_flight", self.leaves_in_flight, 1)
-        if self.opponent_policy is not None and not callable(self.opponent_policy):
-            raise ValueError(
-                "ISMCTSConfig.opponent_policy must be None or a callable (state, player, rng) -> "
-                f"action (e.g. Commander(game).act), got {self.opponent_policy!r}"
-            )
-
-    @property
-    def budget(self) -> int:
-        """Simulations per search: D×S when given, else ``simulations``."""
-        if self.determinizations is not None and self.simulations_per_determinization is not None:
-            return self.determinizations * self.simulations_per_determinization
-        return self.simulations
-
-    @property
-    def simulations_per_world(self) -> int:
-        return self.simulations_per_determinization or 1
 
 
 class _Worlds:
@@ -286,14 +176,8 @@ class ISMCTS:
         if len(acting) > 1:
             raise simultaneous_error(state, acting)
         if acting != (player,):
-            raise ValueError(
-                f"{spec.name}: player {player} does not act in this state (acting: {acting or 'none, the game is over'})"
-            )
-        if self.config.reuse_tree and self._busy:
-            raise RuntimeError(
-                "ISMCTS with reuse_tree=True serves one game at a time: its tree belongs to the "
-                "search in progress; use one ISMCTS per concurrent game"
-            )
+            who = acting or "none, the game is over"
+            raise ValueError(f"{spec.name}: player {player} does not act in this state ({who})")
         return self._run(state, player, as_rng(rng))
 
     # -- the search ------------------------------------------------------------------------------
@@ -331,6 +215,11 @@ class ISMCTS:
         self, state: State, player: int, rng: random.Random
     ) -> Generator[list[Leaf], list[LeafEvaluation], SearchResult]:
         cfg = self.config
+        if cfg.reuse_tree and self._busy:
+            raise RuntimeError(
+                "ISMCTS with reuse_tree=True serves one game at a time: its tree belongs to the "
+                "search in progress; use one ISMCTS per concurrent game"
+            )
         started = time.perf_counter()
         legal = list(state.legal_actions(player))
         root_key = state.information_set_key(player)

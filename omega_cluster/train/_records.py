@@ -98,6 +98,7 @@ def game_records(
     champion_version: int,
     encoder_version: int,
     actor: str,
+    weight: float = 1.0,
 ) -> list[Record]:
     """The finished game's decisions as records (returns and round outcomes filled in)."""
     game = final.game
@@ -123,7 +124,7 @@ def game_records(
             returns=returns,
             round_outcome=round_outcome,
             root_value=d.root_value,
-            weight=1.0,
+            weight=weight,
             actor=actor,
             game_id=game_id,
         )

@@ -29,7 +29,6 @@ import dataclasses
 import math
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +53,14 @@ from omega_cluster.model.checkpoint import (
 from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.encoders.base import Encoder, EncoderError
 from omega_cluster.model.network import PolicyValueNet, select_device
+from omega_cluster.train.config import (
+    LEARNER_MODES,
+    LearnerConfig,
+    LearnerError,
+    LearnerStats,
+    NonFiniteLossError,
+)
 from omega_cluster.train.losses import (
-    VALUE_TARGETS,
     LossTerms,
     TensorBatch,
     actor_critic_loss,
@@ -71,114 +76,6 @@ __all__ = [
     "LearnerStats",
     "NonFiniteLossError",
 ]
-
-LEARNER_MODES = ("alphazero", "actor_critic")
-SCHEDULES = ("constant", "cosine")
-
-
-class LearnerError(ValueError):
-    """A bad learner configuration, or data the learner must not train on."""
-
-
-class NonFiniteLossError(RuntimeError):
-    """A NaN/inf loss or gradient: training stopped before applying the step."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class LearnerConfig:
-    """How the learner trains (validated on construction; errors name the field)."""
-
-    mode: str = "alphazero"  # "alphazero" (visit targets) or "actor_critic" (REINFORCE)
-    value_target: str = "final"  # "final" returns or the decision's "round" outcome
-    lr: float = 3e-4  # peak AdamW learning rate (the Ω reference: 3e-4 for warm starts)
-    weight_decay: float = 1e-4  # AdamW decoupled weight decay
-    betas: tuple[float, float] = (0.9, 0.999)  # AdamW moments
-    schedule: str = "constant"  # "constant" or "cosine" (after warmup, down to min_lr_fraction)
-    warmup_steps: int = 0  # linear warmup from 0 to lr
-    total_steps: int = 10_000  # cosine horizon
-    min_lr_fraction: float = 0.1  # cosine floor, as a fraction of lr
-    batch_size: int = 256  # rows per step
-    steps_per_call: int = 100  # steps of train_steps() when n is not given
-    weighted_sampling: bool = False  # sample rows ∝ record weight (else uniform, weights in loss)
-    policy_coef: float = 1.0  # alphazero: weight of the policy cross-entropy
-    value_coef: float = 1.0  # weight of the value MSE
-    aux_coef: float = 0.25  # weight of the auxiliary losses (when the batch has aux targets)
-    entropy_coef: float = 0.05  # actor_critic: entropy bonus (the Ω reference: 0.05)
-    advantage_clip: float = 3.0  # actor_critic: clip standardised advantages at ±k σ
-    grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
-    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"
-    mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
-    prefetch: bool = False  # prepare the next batch on a helper thread (pays with spare cores)
-    threads: int | None = None  # torch intra-op threads (process-wide; None: torch's default)
-    seed: int = 0  # seed of the batch-sampling generator
-
-    def __post_init__(self) -> None:
-        def fail(name: str, allowed: str) -> LearnerError:
-            return LearnerError(f"LearnerConfig.{name}={getattr(self, name)!r}; allowed: {allowed}")
-
-        if self.mode not in LEARNER_MODES:
-            raise fail("mode", ", ".join(LEARNER_MODES))
-        if self.value_target not in VALUE_TARGETS:
-            raise fail("value_target", ", ".join(VALUE_TARGETS))
-        if self.schedule not in SCHEDULES:
-            raise fail("schedule", ", ".join(SCHEDULES))
-        for name in ("lr", "min_lr_fraction", "advantage_clip"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise fail(name, "a finite number > 0")
-        for name in ("weight_decay", "policy_coef", "value_coef", "aux_coef", "entropy_coef"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise fail(name, "a finite number >= 0")
-        for name, low in (("warmup_steps", 0), ("total_steps", 1), ("batch_size", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise fail(name, f"an int >= {low}")
-        if isinstance(self.steps_per_call, bool) or self.steps_per_call < 1:
-            raise fail("steps_per_call", "an int >= 1")
-        if self.grad_clip is not None and not (
-            math.isfinite(self.grad_clip) and self.grad_clip > 0
-        ):
-            raise fail("grad_clip", "None or a finite number > 0")
-        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
-            raise fail("threads", "None or an int >= 1")
-        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
-            raise fail("betas", "two numbers in [0, 1)")
-        object.__setattr__(self, "betas", (float(self.betas[0]), float(self.betas[1])))
-        select_device(self.device)  # raises naming the allowed devices
-
-    def lr_at(self, step: int) -> float:
-        """The learning rate of step ``step`` (0-based): linear warmup, then constant or cosine."""
-        if step < self.warmup_steps:
-            return self.lr * (step + 1) / self.warmup_steps
-        if self.schedule == "constant":
-            return self.lr
-        span = max(1, self.total_steps - self.warmup_steps)
-        progress = min(1.0, (step - self.warmup_steps) / span)
-        floor = self.min_lr_fraction
-        return self.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
-
-
-@dataclass(frozen=True)
-class LearnerStats:
-    """What one :meth:`Learner.train_steps` call did (losses are means over its steps)."""
-
-    steps: int  # steps taken in this call
-    step: int  # the learner's total steps after the call
-    samples: int  # rows trained on (steps × batch size)
-    seconds: float  # wall-clock time of the call (sampling included)
-    loss: float
-    policy_loss: float
-    value_loss: float
-    entropy: float
-    aux_loss: float
-    grad_norm: float  # mean gradient norm before clipping
-    lr: float  # learning rate of the last step
-    window_rows: int  # rows the replay window sampled from
-
-    @property
-    def samples_per_s(self) -> float:
-        return self.samples / self.seconds if self.seconds > 0 else 0.0
 
 
 class Learner:

@@ -31,11 +31,10 @@ and search rng derive from ``(config.seed, game index)`` only.
 
 from __future__ import annotations
 
-import math
 import random
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,116 +51,9 @@ from omega_cluster.train._records import (
     game_params_json,
     game_records,
 )
+from omega_cluster.train.config import MODES, SelfPlayConfig, SelfPlayError, SelfPlayStats
 
 __all__ = ["MODES", "SelfPlay", "SelfPlayConfig", "SelfPlayError", "SelfPlayStats", "play_games"]
-
-MODES = ("search", "network")
-
-
-class SelfPlayError(ValueError):
-    """A bad self-play configuration or an evaluator that cannot serve the chosen mode."""
-
-
-def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SelfPlayError(f"SelfPlayConfig.{name} must be an int >= {minimum}, got {value!r}")
-
-
-def _number(name: str, value: Any, low: float, high: float = math.inf) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not (ok and math.isfinite(value) and low <= value <= high):
-        bound = f"in [{low:g}, {high:g}]" if high != math.inf else f">= {low:g}"
-        raise SelfPlayError(f"SelfPlayConfig.{name} must be a finite number {bound}, got {value!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SelfPlayConfig:
-    """One self-play run (validated on construction; errors name the field and the range)."""
-
-    games: int = 64  # games to play
-    concurrent_games: int = 16  # K games in flight; their searches share evaluator batches
-    mode: str = "search"  # "search" (visit targets) or "network" (sample the policy, no search)
-    simulations: int = 200  # full search budget per move
-    fast_simulations: int = 32  # cheap search budget (playout-cap randomisation)
-    full_search_probability: float = 1.0  # p of a full search; 1.0 = every move a full search
-    selection: str = "uct"  # ISMCTS selection: "uct" or "puct" (PUCT uses the evaluator's prior)
-    c_uct: float = 1.4  # ISMCTS UCT constant
-    c_puct: float = 1.5  # ISMCTS PUCT constant
-    temperature: float = 1.0  # move temperature for each game's first `temperature_moves` moves
-    temperature_moves: int = 30  # decisions (all players) played at `temperature`
-    final_temperature: float = 0.0  # temperature afterwards (0 = the best move)
-    dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero ~10 / branching)
-    dirichlet_fraction: float = 0.0  # root noise weight on full searches (0 = off; needs PUCT)
-    search_options: Mapping[str, Any] = field(default_factory=dict)  # more ISMCTS/SMMCTS knobs
-    record_forced: bool = False  # also record moves with a single legal action
-    max_moves: int | None = None  # abandon a game after this many decisions (its rows dropped)
-    seed: int = 0  # every game's deal, chance and search streams derive from it
-    champion_version: int = 0  # version of the network that plays (stamped on every record)
-    actor: str = "selfplay"  # writer id stamped on records and game ids
-
-    def __post_init__(self) -> None:
-        _positive_int("games", self.games)
-        _positive_int("concurrent_games", self.concurrent_games)
-        if self.mode not in MODES:
-            raise SelfPlayError(
-                f"SelfPlayConfig.mode={self.mode!r} is not allowed; allowed: {MODES}"
-            )
-        _positive_int("simulations", self.simulations)
-        _positive_int("fast_simulations", self.fast_simulations)
-        _number("full_search_probability", self.full_search_probability, 0.0, 1.0)
-        if self.selection not in ("uct", "puct"):
-            raise SelfPlayError(f"SelfPlayConfig.selection={self.selection!r}; allowed: uct, puct")
-        for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
-            _number(name, getattr(self, name), 0.0)
-        _positive_int("temperature_moves", self.temperature_moves, 0)
-        _number("dirichlet_alpha", self.dirichlet_alpha, 1e-9)
-        _number("dirichlet_fraction", self.dirichlet_fraction, 0.0, 1.0)
-        if self.dirichlet_fraction > 0 and self.selection != "puct":
-            raise SelfPlayError(
-                "SelfPlayConfig.dirichlet_fraction > 0 perturbs the root prior, which only "
-                "selection='puct' reads; set selection='puct' or dirichlet_fraction=0"
-            )
-        if self.max_moves is not None:
-            _positive_int("max_moves", self.max_moves)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise SelfPlayError(f"SelfPlayConfig.seed must be an int, got {self.seed!r}")
-        _positive_int("champion_version", self.champion_version, 0)
-
-    def temperature_at(self, move: int) -> float:
-        """The move temperature of a game's ``move``-th decision (0-based)."""
-        return self.temperature if move < self.temperature_moves else self.final_temperature
-
-
-@dataclass(frozen=True)
-class SelfPlayStats:
-    """Throughput and counts of a self-play run (so far)."""
-
-    games: int  # games finished (truncated ones included)
-    truncated_games: int  # games abandoned at max_moves (their rows dropped)
-    decisions: int  # player decisions (each acting player at a simultaneous node counts one)
-    records: int  # rows yielded
-    searches: int  # searched decisions (full + fast)
-    full_searches: int  # searches whose visits are policy targets
-    simulations: int  # search simulations run
-    evaluator_calls: int  # batched evaluator calls
-    leaves: int  # leaves evaluated
-    seconds: float  # wall-clock time
-
-    @property
-    def decisions_per_s(self) -> float:
-        return self.decisions / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def games_per_s(self) -> float:
-        return self.games / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def simulations_per_s(self) -> float:
-        return self.simulations / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def mean_batch(self) -> float:
-        return self.leaves / self.evaluator_calls if self.evaluator_calls else 0.0
 
 
 class _Flight:
@@ -413,6 +305,7 @@ class SelfPlay:
             champion_version=cfg.champion_version,
             encoder_version=self.encoder.version,
             actor=cfg.actor,
+            weight=cfg.record_weight,
         )
         flight.pending = []
         self._counts["records"] += len(records)

@@ -266,6 +266,13 @@ def test_tree_reuse_hits_on_the_next_move() -> None:
     assert sum(second.visits) == second.diagnostics.reused_visits + 2000
     search.reset()
     assert not search.search(state, 0, random.Random(1)).diagnostics.reused
+    search.reset()
+    first_game = search.steps(state, 0, random.Random(2))
+    next(first_game)  # a search in progress (waiting for a leaf) owns the reused tree
+    with pytest.raises(RuntimeError, match="one game at a time"):
+        next(search.steps(state, 0, random.Random(3)))
+    first_game.close()
+    assert search.search(state, 0, random.Random(4)).diagnostics.simulations == 2000
 
 
 def test_caps_and_widening_keep_must_keep_actions() -> None:

@@ -164,7 +164,7 @@ def test_max_moves_abandons_games_and_drops_their_rows() -> None:
     assert runner.stats.truncated_games == 3 and runner.stats.games == 3
 
 
-def test_dirichlet_noise_with_puct_on_full_searches() -> None:
+def test_dirichlet_noise_with_puct_and_record_weights() -> None:
     records = _rollout_play(
         "leduc_poker",
         {},
@@ -173,8 +173,10 @@ def test_dirichlet_noise_with_puct_on_full_searches() -> None:
         selection="puct",
         dirichlet_fraction=0.25,
         temperature=0.0,
+        record_weight=0.5,  # a weak teacher's rows, down-weighted
     )
     assert records and all(r.policy_target is not None for r in records)
+    assert all(r.weight == 0.5 for r in records)
 
 
 def test_bad_configuration_and_evaluators_are_refused() -> None:

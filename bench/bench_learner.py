@@ -1,0 +1,110 @@
+"""Learner throughput against a raw torch training step on the same model and batch.
+
+Data: Mexican Train 2p single-round records from search-free self-play (the default
+``ModelConfig`` for the Mexican Train encoder: D=727 observation entries, F=45 features per legal
+action), written as a shard and read back through a :class:`~omega_cluster.data.ReplayWindow`.
+
+* ``raw torch step`` — the reference: one fixed batch already in tensors, ``forward`` + the same
+  AlphaZero loss + ``backward`` + ``AdamW.step``, nothing else;
+* ``Learner.train_steps`` — what the learner really does per step: sample a batch from the replay
+  window (Arrow take + padding), convert it to tensors (seat rotation), set the scheduled lr,
+  forward, loss, the NaN check, backward, gradient-norm clipping, step, and the loss figures.
+
+Printed: samples/s of both and their ratio (the bar: learner >= 0.7x raw), best of a few
+repetitions, interleaved so that other processes on the machine hit both alike. CPU figures are
+noisy on a shared machine; ``--quick`` runs a short check. Run: ``python -m bench.bench_learner``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from omega_cluster.data import ShardStore, ShardWriter, table_to_batch
+from omega_cluster.games.registry import make_game
+from omega_cluster.model import ModelConfig, NetworkEvaluator, PolicyValueNet, encoder_for
+from omega_cluster.train import Learner, LearnerConfig, SelfPlayConfig, play_games
+from omega_cluster.train.losses import alphazero_loss, to_tensors
+
+
+def _records(games: int) -> list:  # type: ignore[type-arg]
+    game = make_game("mexican_train", players=2, rounds=1)
+    encoder = encoder_for(game)
+    config = ModelConfig.for_encoder(encoder, game)
+    evaluator = NetworkEvaluator(
+        PolicyValueNet(config, encoder.observation_size, encoder.action_feature_size), encoder
+    )
+    cfg = SelfPlayConfig(games=games, concurrent_games=16, mode="network", temperature_moves=999)
+    records, _ = play_games(game, encoder, cfg, evaluator=evaluator)
+    return records
+
+
+def _raw_steps(learner: Learner, batch_tensors: object, steps: int) -> float:
+    model, opt = learner.model, learner.optimizer
+    start = time.perf_counter()
+    for _ in range(steps):
+        tb = batch_tensors
+        opt.zero_grad(set_to_none=True)
+        out = model(tb.observations, tb.action_features, tb.legal_mask)  # type: ignore[attr-defined]
+        loss = alphazero_loss(out, tb, value_scale=learner.value_scale).total  # type: ignore[arg-type]
+        loss.backward()
+        opt.step()
+    if learner.device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in args
+    games, steps, repeats = (20, 10, 2) if quick else (60, 30, 3)
+    batch_size = 256
+    torch.manual_seed(0)
+    records = _records(games)
+    game = make_game("mexican_train", players=2, rounds=1)
+    encoder = encoder_for(game)
+    model = PolicyValueNet(
+        ModelConfig.for_encoder(encoder, game),
+        encoder.observation_size,
+        encoder.action_feature_size,
+    )
+    learner = Learner(
+        model,
+        LearnerConfig(batch_size=batch_size, steps_per_call=steps),
+        game=game,
+        encoder=encoder,
+    )
+    print(
+        f"{len(records)} records from {games} games; model {model.num_parameters():,} parameters "
+        f"(hidden {model.config.hidden_size}), batch {batch_size}, device {learner.device}, "
+        f"torch threads {torch.get_num_threads()}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ShardStore(Path(tmp))
+        ShardWriter(store, writer_id="bench").write(records)
+        window = learner.window(store, window_rows=len(records))
+        window.refresh()
+        sample = table_to_batch(window.table().take(np.arange(batch_size) % len(records)))
+        fixed = to_tensors(sample, seats=learner.seats, device=learner.device)
+        _raw_steps(learner, fixed, 3)  # warm up both paths
+        learner.train_steps(window, 3)
+        raw_best = ours_best = float("inf")
+        for _ in range(repeats):
+            raw_best = min(raw_best, _raw_steps(learner, fixed, steps))
+            ours_best = min(ours_best, learner.train_steps(window, steps).seconds)
+    raw_rate = steps * batch_size / raw_best
+    ours_rate = steps * batch_size / ours_best
+    print(f"{'':<24}{'samples/s':>12}{'ms/step':>10}")
+    print(f"{'raw torch step':<24}{raw_rate:>12,.0f}{1e3 * raw_best / steps:>10.1f}")
+    print(f"{'Learner.train_steps':<24}{ours_rate:>12,.0f}{1e3 * ours_best / steps:>10.1f}")
+    verdict = "meets" if ours_rate >= 0.7 * raw_rate else "BELOW"
+    print(f"learner / raw = {ours_rate / raw_rate:.2f}x ({verdict} the 0.7x bar)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""Typed configurations and result records of self-play and the learner.
+
+:class:`SelfPlayConfig` / :class:`SelfPlayStats` belong to :mod:`.selfplay`, :class:`LearnerConfig` /
+:class:`LearnerStats` to :mod:`.learner` (both modules re-export them). Each config validates itself
+on construction and names the field, the bad value and the allowed values; the stats are frozen
+records of what a run did, with throughput as properties. The cluster layer builds these from
+Hydra configs and logs the stats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from omega_cluster.model.network import select_device
+from omega_cluster.train.losses import VALUE_TARGETS
+
+__all__ = [
+    "LEARNER_MODES",
+    "MODES",
+    "SCHEDULES",
+    "LearnerConfig",
+    "LearnerError",
+    "LearnerStats",
+    "NonFiniteLossError",
+    "SelfPlayConfig",
+    "SelfPlayError",
+    "SelfPlayStats",
+]
+
+MODES = ("search", "network")
+
+
+class SelfPlayError(ValueError):
+    """A bad self-play configuration or an evaluator that cannot serve the chosen mode."""
+
+
+def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SelfPlayError(f"SelfPlayConfig.{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _number(name: str, value: Any, low: float, high: float = math.inf) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and low <= value <= high):
+        bound = f"in [{low:g}, {high:g}]" if high != math.inf else f">= {low:g}"
+        raise SelfPlayError(f"SelfPlayConfig.{name} must be a finite number {bound}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfPlayConfig:
+    """One self-play run (validated on construction; errors name the field and the range)."""
+
+    games: int = 64  # games to play
+    concurrent_games: int = 16  # K games in flight; their searches share evaluator batches
+    mode: str = "search"  # "search" (visit targets) or "network" (sample the policy, no search)
+    simulations: int = 200  # full search budget per move
+    fast_simulations: int = 32  # cheap search budget (playout-cap randomisation)
+    full_search_probability: float = 1.0  # p of a full search; 1.0 = every move a full search
+    selection: str = "uct"  # ISMCTS selection: "uct" or "puct" (PUCT uses the evaluator's prior)
+    c_uct: float = 1.4  # ISMCTS UCT constant
+    c_puct: float = 1.5  # ISMCTS PUCT constant
+    temperature: float = 1.0  # move temperature for each game's first `temperature_moves` moves
+    temperature_moves: int = 30  # decisions (all players) played at `temperature`
+    final_temperature: float = 0.0  # temperature afterwards (0 = the best move)
+    dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero ~10 / branching)
+    dirichlet_fraction: float = 0.0  # root noise weight on full searches (0 = off; needs PUCT)
+    search_options: Mapping[str, Any] = field(default_factory=dict)  # more ISMCTS/SMMCTS knobs
+    record_forced: bool = False  # also record moves with a single legal action
+    max_moves: int | None = None  # abandon a game after this many decisions (its rows dropped)
+    seed: int = 0  # every game's deal, chance and search streams derive from it
+    champion_version: int = 0  # version of the network that plays (stamped on every record)
+    record_weight: float = 1.0  # weight of every record (< 1: a weak teacher, down-weighted)
+    actor: str = "selfplay"  # writer id stamped on records and game ids
+
+    def __post_init__(self) -> None:
+        _positive_int("games", self.games)
+        _positive_int("concurrent_games", self.concurrent_games)
+        if self.mode not in MODES:
+            raise SelfPlayError(
+                f"SelfPlayConfig.mode={self.mode!r} is not allowed; allowed: {MODES}"
+            )
+        _positive_int("simulations", self.simulations)
+        _positive_int("fast_simulations", self.fast_simulations)
+        _number("full_search_probability", self.full_search_probability, 0.0, 1.0)
+        if self.selection not in ("uct", "puct"):
+            raise SelfPlayError(f"SelfPlayConfig.selection={self.selection!r}; allowed: uct, puct")
+        for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
+            _number(name, getattr(self, name), 0.0)
+        _positive_int("temperature_moves", self.temperature_moves, 0)
+        _number("dirichlet_alpha", self.dirichlet_alpha, 1e-9)
+        _number("dirichlet_fraction", self.dirichlet_fraction, 0.0, 1.0)
+        if self.dirichlet_fraction > 0 and self.selection != "puct":
+            raise SelfPlayError(
+                "SelfPlayConfig.dirichlet_fraction > 0 perturbs the root prior, which only "
+                "selection='puct' reads; set selection='puct' or dirichlet_fraction=0"
+            )
+        if self.max_moves is not None:
+            _positive_int("max_moves", self.max_moves)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise SelfPlayError(f"SelfPlayConfig.seed must be an int, got {self.seed!r}")
+        _positive_int("champion_version", self.champion_version, 0)
+        _number("record_weight", self.record_weight, 0.0)
+
+    def temperature_at(self, move: int) -> float:
+        """The move temperature of a game's ``move``-th decision (0-based)."""
+        return self.temperature if move < self.temperature_moves else self.final_temperature
+
+
+@dataclass(frozen=True)
+class SelfPlayStats:
+    """Throughput and counts of a self-play run (so far)."""
+
+    games: int  # games finished (truncated ones included)
+    truncated_games: int  # games abandoned at max_moves (their rows dropped)
+    decisions: int  # player decisions (each acting player at a simultaneous node counts one)
+    records: int  # rows yielded
+    searches: int  # searched decisions (full + fast)
+    full_searches: int  # searches whose visits are policy targets
+    simulations: int  # search simulations run
+    evaluator_calls: int  # batched evaluator calls
+    leaves: int  # leaves evaluated
+    seconds: float  # wall-clock time
+
+    @property
+    def decisions_per_s(self) -> float:
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def games_per_s(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def simulations_per_s(self) -> float:
+        return self.simulations / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def mean_batch(self) -> float:
+        return self.leaves / self.evaluator_calls if self.evaluator_calls else 0.0
+
+
+LEARNER_MODES = ("alphazero", "actor_critic")
+SCHEDULES = ("constant", "cosine")
+
+
+class LearnerError(ValueError):
+    """A bad learner configuration, or data the learner must not train on."""
+
+
+class NonFiniteLossError(RuntimeError):
+    """A NaN/inf loss or gradient: training stopped before applying the step."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearnerConfig:
+    """How the learner trains (validated on construction; errors name the field)."""
+
+    mode: str = "alphazero"  # "alphazero" (visit targets) or "actor_critic" (REINFORCE)
+    value_target: str = "final"  # "final" returns or the decision's "round" outcome
+    lr: float = 3e-4  # peak AdamW learning rate (the Ω reference: 3e-4 for warm starts)
+    weight_decay: float = 1e-4  # AdamW decoupled weight decay
+    betas: tuple[float, float] = (0.9, 0.999)  # AdamW moments
+    schedule: str = "constant"  # "constant" or "cosine" (after warmup, down to min_lr_fraction)
+    warmup_steps: int = 0  # linear warmup from 0 to lr
+    total_steps: int = 10_000  # cosine horizon
+    min_lr_fraction: float = 0.1  # cosine floor, as a fraction of lr
+    batch_size: int = 256  # rows per step
+    steps_per_call: int = 100  # steps of train_steps() when n is not given
+    weighted_sampling: bool = False  # sample rows ∝ record weight (else uniform, weights in loss)
+    policy_coef: float = 1.0  # alphazero: weight of the policy cross-entropy
+    value_coef: float = 1.0  # weight of the value MSE
+    aux_coef: float = 0.25  # weight of the auxiliary losses (when the batch has aux targets)
+    entropy_coef: float = 0.05  # actor_critic: entropy bonus (the Ω reference: 0.05)
+    advantage_clip: float = 3.0  # actor_critic: clip standardised advantages at ±k σ
+    grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
+    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"
+    mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
+    prefetch: bool = False  # prepare the next batch on a helper thread (pays with spare cores)
+    threads: int | None = None  # torch intra-op threads (process-wide; None: torch's default)
+    seed: int = 0  # seed of the batch-sampling generator
+
+    def __post_init__(self) -> None:
+        def fail(name: str, allowed: str) -> LearnerError:
+            return LearnerError(f"LearnerConfig.{name}={getattr(self, name)!r}; allowed: {allowed}")
+
+        if self.mode not in LEARNER_MODES:
+            raise fail("mode", ", ".join(LEARNER_MODES))
+        if self.value_target not in VALUE_TARGETS:
+            raise fail("value_target", ", ".join(VALUE_TARGETS))
+        if self.schedule not in SCHEDULES:
+            raise fail("schedule", ", ".join(SCHEDULES))
+        for name in ("lr", "min_lr_fraction", "advantage_clip"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise fail(name, "a finite number > 0")
+        for name in ("weight_decay", "policy_coef", "value_coef", "aux_coef", "entropy_coef"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise fail(name, "a finite number >= 0")
+        for name, low in (("warmup_steps", 0), ("total_steps", 1), ("batch_size", 1)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise fail(name, f"an int >= {low}")
+        if isinstance(self.steps_per_call, bool) or self.steps_per_call < 1:
+            raise fail("steps_per_call", "an int >= 1")
+        if self.grad_clip is not None and not (
+            math.isfinite(self.grad_clip) and self.grad_clip > 0
+        ):
+            raise fail("grad_clip", "None or a finite number > 0")
+        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
+            raise fail("threads", "None or an int >= 1")
+        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
+            raise fail("betas", "two numbers in [0, 1)")
+        object.__setattr__(self, "betas", (float(self.betas[0]), float(self.betas[1])))
+        select_device(self.device)  # raises naming the allowed devices
+
+    def lr_at(self, step: int) -> float:
+        """The learning rate of step ``step`` (0-based): linear warmup, then constant or cosine."""
+        if step < self.warmup_steps:
+            return self.lr * (step + 1) / self.warmup_steps
+        if self.schedule == "constant":
+            return self.lr
+        span = max(1, self.total_steps - self.warmup_steps)
+        progress = min(1.0, (step - self.warmup_steps) / span)
+        floor = self.min_lr_fraction
+        return self.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+@dataclass(frozen=True)
+class LearnerStats:
+    """What one :meth:`Learner.train_steps` call did (losses are means over its steps)."""
+
+    steps: int  # steps taken in this call
+    step: int  # the learner's total steps after the call
+    samples: int  # rows trained on (steps × batch size)
+    seconds: float  # wall-clock time of the call (sampling included)
+    loss: float
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    aux_loss: float
+    grad_norm: float  # mean gradient norm before clipping
+    lr: float  # learning rate of the last step
+    window_rows: int  # rows the replay window sampled from
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.samples / self.seconds if self.seconds > 0 else 0.0
