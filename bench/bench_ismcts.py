@@ -44,7 +44,7 @@ from omega_cluster.games import make_game
 from omega_cluster.games.api import State
 from omega_cluster.players.base import RandomPlayer
 from omega_cluster.players.officers import Commander
-from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation, RolloutEvaluator
+from omega_cluster.search.evaluators import RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS
 
 UCT_C = 2.0
@@ -229,51 +229,18 @@ def bench_mexican_train_ours_only(quick: bool) -> None:
 
 
 # -- strength -------------------------------------------------------------------------------------
-class CommanderPriorRollouts:
-    """Commander rollouts for the value, plus a prior from the Commander's own choice at the leaf:
-    ``weight`` on its move and ``(1 - weight)`` spread uniformly. Under PUCT the search then
-    leaves the Commander's move only when the rollouts show another one to be better, instead of
-    chasing noise among near-equal moves (UCT over 200 rollouts disagrees with the Commander on
-    about half of the decisions, mostly by differences within one standard error)."""
-
-    def __init__(self, game: Any, weight: float) -> None:
-        self.commander = Commander(game)
-        self.rollouts = RolloutEvaluator(self.commander)
-        self.weight = weight
-
-    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
-        out = []
-        for leaf, answer in zip(leaves, self.rollouts.evaluate(leaves), strict=True):
-            if not leaf.legal:
-                out.append(answer)
-                continue
-            k = len(leaf.legal)
-            prior = [(1.0 - self.weight) / k] * k
-            prior[leaf.legal.index(self.commander.act(leaf.state, leaf.player, leaf.rng))] += (
-                self.weight
-            )
-            out.append(LeafEvaluation(answer.values, tuple(prior)))
-        return out
-
-
-def _strength_chunk(job: tuple[int, int, int, dict[str, Any], float]) -> list[float]:
-    """Play ``games`` seat-rotated games (seed ``seed``); the ISMCTS seat's win share per game.
-    ``prior_weight`` > 0: :class:`CommanderPriorRollouts` (with PUCT), else Commander rollouts."""
-    players, games, seed, options, prior_weight = job
+def _strength_chunk(job: tuple[int, int, int, dict[str, Any]]) -> list[float]:
+    """Play ``games`` seat-rotated games (seed ``seed``); the ISMCTS seat's win share per game."""
+    players, games, seed, options = job
     game = make_game("mexican_train", players=players, rounds=1)
-    evaluator: Evaluator = (
-        CommanderPriorRollouts(game, prior_weight)
-        if prior_weight > 0
-        else RolloutEvaluator(Commander(game))
-    )
-    search = ISMCTS(game, evaluator, **options)
+    search = ISMCTS(game, RolloutEvaluator(Commander(game)), **options)
     table = [ISMCTSSeat(search)] + [Commander(game) for _ in range(players - 1)]
     match = play_match(game, table, games=games, seed=seed)
     return [r.win_shares[r.seat_of(0)] for r in match.records]
 
 
 def strength(
-    players: int, games: int, options: dict[str, Any], prior_weight: float, processes: int = 2
+    players: int, games: int, options: dict[str, Any], processes: int = 2
 ) -> tuple[list[float], float]:
     """Win shares of ISMCTS over ``games`` games, split into seat-balanced chunks."""
     chunk = players * max(1, games // (players * 8))  # multiples of the table: balanced seats
@@ -281,7 +248,7 @@ def strength(
     left, index = games, 0
     while left > 0:
         size = min(chunk, left)
-        jobs.append((players, size, 1000 + index, options, prior_weight))
+        jobs.append((players, size, 1000 + index, options))
         left -= size
         index += 1
     start = time.perf_counter()
@@ -290,25 +257,20 @@ def strength(
     return shares, time.perf_counter() - start
 
 
-def report_strength(
-    players: int, games: int, options: dict[str, Any], prior_weight: float = 0.0
-) -> None:
-    shares, seconds = strength(players, games, options, prior_weight)
+def report_strength(players: int, games: int, options: dict[str, Any]) -> None:
+    shares, seconds = strength(players, games, options)
     wins = sum(shares)
     win = wilson_interval(wins, len(shares))
     fair = mean_ci([players * s for s in shares])
     budget = ", ".join(f"{k}={v}" for k, v in options.items())
-    leaf = f"Commander rollouts + prior {prior_weight:g}" if prior_weight else "Commander rollouts"
     print(
-        f"  {players}p, {len(shares)} games, ISMCTS({budget}) + {leaf} vs Commander: "
+        f"  {players}p, {len(shares)} games, ISMCTS({budget}) + Commander rollouts vs Commander: "
         f"win rate {win.estimate:.3f} [{win.low:.3f}, {win.high:.3f}], fair share "
         f"{fair.estimate:.2f} [{fair.low:.2f}, {fair.high:.2f}] (95%), {seconds:.0f} s"
     )
 
 
-UCT_OPTIONS: dict[str, Any] = {"simulations": 200}
-PUCT_OPTIONS: dict[str, Any] = {"simulations": 200, "selection": "puct", "c_puct": 1.0}
-PRIOR_WEIGHT = 0.5
+STRENGTH_OPTIONS: dict[str, Any] = {"simulations": 400}  # UCT, c = 1.4 (returns are win shares)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -318,15 +280,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     bench_mexican_train(quick)
     if "--profile" in args:
         profile(quick)
-    if "--strength" in args or "--strength-uct" in args:
+    if "--strength" in args:
         print(
             "mexican_train single rounds, strength (bars: 2p win rate >= 0.60, 4p fair share >= 1.3)"
         )
-        plain = "--strength-uct" in args  # also the plain UCT configuration (twice as long)
-        for players, games in ((2, 8 if quick else 400), (4, 8 if quick else 200)):
-            if plain:
-                report_strength(players, games, UCT_OPTIONS)
-            report_strength(players, games, PUCT_OPTIONS, PRIOR_WEIGHT)
+        report_strength(2, 8 if quick else 400, STRENGTH_OPTIONS)
+        report_strength(4, 8 if quick else 200, STRENGTH_OPTIONS)
     else:
         print("(strength runs: --strength; long, see the module docstring)")
 

@@ -168,6 +168,11 @@ class SearchPlayer:
     ``None`` leaves the search config's default.
     ``rollouts``: playouts averaged per leaf. Every other keyword is an option of the search's
     config (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+
+    A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
+    told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:
+    SM-MCTS scores 70% against joint-action MCTS playing its most-visited action, 55% sampling
+    from its visit distribution, which at small budgets is mostly exploration.)
     """
 
     def __init__(
@@ -186,6 +191,7 @@ class SearchPlayer:
         self.evaluator = build_leaf_evaluator(game, leaf, rollouts=rollouts)
         if simulations is not None:
             options["simulations"] = simulations
+        options.setdefault("temperature", 0.0)
         self.options = dict(options)
         self.search = _build_search(game, self.algorithm, self.evaluator, options)
         leaf_name = leaf if isinstance(leaf, str) else type(leaf).__name__

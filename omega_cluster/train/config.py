@@ -158,7 +158,7 @@ class LearnerConfig:
     """How the learner trains (validated on construction; errors name the field)."""
 
     mode: str = "alphazero"  # "alphazero" (visit targets) or "actor_critic" (REINFORCE)
-    value_target: str = "final"  # "final" returns or the decision's "round" outcome
+    value_target: str = "final"  # "final", "round" (per-round credit), "search", "mixed"
     lr: float = 3e-4  # peak AdamW learning rate (the Ω reference: 3e-4 for warm starts)
     weight_decay: float = 1e-4  # AdamW decoupled weight decay
     betas: tuple[float, float] = (0.9, 0.999)  # AdamW moments

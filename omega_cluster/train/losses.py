@@ -48,7 +48,11 @@ __all__ = [
     "to_tensors",
 ]
 
-VALUE_TARGETS = ("final", "round")
+VALUE_TARGETS = ("final", "round", "search", "mixed")
+"""Value targets: the final returns; the decision's round outcome (per-round credit, else final);
+the search's root value (else the round/final outcome); or the mean of the two ("mixed": the
+outcome is unbiased but noisy, the search's backed-up value less noisy but biased by its leaf —
+the Ω reference's "value head trained on search value backups" before Path A)."""
 
 
 class LossError(ValueError):
@@ -130,7 +134,11 @@ def to_tensors(
             "the batch has no action features; the action-conditioned network needs them "
             "(records written without an encoder's encode_actions)"
         )
-    targets = batch.value_targets(per_round=value_target == "round")
+    targets = batch.value_targets(per_round=value_target != "final")
+    if value_target in ("search", "mixed"):
+        share = 1.0 if value_target == "search" else 0.5
+        searched = batch.has_root_value[:, None]
+        targets = np.where(searched, (1 - share) * targets + share * batch.root_values, targets)
     rel, mask = relative_seats(targets, batch.players, batch.num_players, seats)
 
     def tensor(array: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:

@@ -186,7 +186,7 @@ def test_specs_map_positional_arguments_and_extras() -> None:
     player = make_player("ismcts:random:200:c_uct=2.0", kuhn)
     assert isinstance(player, ISMCTSPlayer)
     assert player.name == "ismcts:random:200"
-    assert player.options == {"c_uct": 2.0, "simulations": 200}
+    assert player.options == {"c_uct": 2.0, "simulations": 200, "temperature": 0.0}
     assert player.search.config.c_uct == 2.0 and player.search.config.simulations == 200  # type: ignore[attr-defined]
     goofspiel = make_game("goofspiel", num_cards=5)
     smm = make_player("smmcts:random:1000", goofspiel)

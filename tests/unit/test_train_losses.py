@@ -86,7 +86,7 @@ def test_value_loss_is_in_half_ranges_of_the_head() -> None:
     assert torch.isclose(alphazero_loss(output, tb, value_scale=1.0).value, torch.tensor(0.25))
 
 
-def test_value_target_round_uses_the_round_outcome_where_there_is_one() -> None:
+def test_value_targets_final_round_search_and_mixed() -> None:
     batch = table_to_batch(records_to_table(list(leduc_records())[:8]))
     final = to_tensors(batch, seats=2, value_target="final")
     assert torch.equal(final.value_targets[:, 0], torch.from_numpy(
@@ -94,6 +94,11 @@ def test_value_target_round_uses_the_round_outcome_where_there_is_one() -> None:
     ))  # fmt: skip
     assert torch.equal(to_tensors(batch, seats=2, value_target="round").value_targets,
                        final.value_targets)  # fmt: skip  # Leduc rows have no round outcome
+    own = np.arange(8), batch.players
+    search = to_tensors(batch, seats=2, value_target="search").value_targets[:, 0].numpy()
+    assert batch.has_root_value.all() and np.allclose(search, batch.root_values[own])
+    mixed = to_tensors(batch, seats=2, value_target="mixed").value_targets[:, 0].numpy()
+    assert np.allclose(mixed, 0.5 * (batch.returns[own] + batch.root_values[own]))
     with pytest.raises(LossError, match="value_target='bogus'"):
         to_tensors(batch, seats=2, value_target="bogus")
 
