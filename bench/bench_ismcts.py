@@ -14,7 +14,17 @@ Speed (always run; CPU seconds of this process, so other load on the machine mat
 Strength (``--strength``; long: 2 processes): ISMCTS + Commander rollouts against Commander in
 single Mexican Train rounds through :func:`omega_cluster.eval.arena.play_match` (seats rotated
 over shared deals): 2p, 400 games (bar: >= 60% wins), and 4p with one ISMCTS and three Commanders
-(bar: fair share >= 1.3), with 95% intervals. ``--quick`` shrinks every part.
+(bar: fair share >= 1.3), with 95% intervals. ``--quick`` shrinks every part. Budget: 400 UCT
+simulations (c = 1.4) per decision with a real choice, about 0.35 s a decision at 2p.
+
+Measured (one run, 2 processes on a shared 2-core machine): 2p, 400 games: win rate 0.565
+[0.516, 0.613] (below the 0.60 bar, above par), 23 min; 4p, 200 games: fair share 1.29
+[1.03, 1.55] (at the 1.3 bar), 5.5 min. What else was tried at 2p (60-120 games each, so
+±0.09-0.12 intervals): UCT 200 simulations 0.48-0.53, 1000 simulations 0.57; c = 0.5 or 0.7
+worse (0.43); D×S = 100×5 0.50; ``opponent_policy`` = Commander (deeper own tree) 0.50; PUCT with
+a Commander-move prior (weight 0.5) 0.51 over 120 games; flat paired PIMC (every action on the
+same 50 worlds) 0.50 over 120 games. One-step lookahead over Commander continuations barely
+improves on the Commander itself; the gain grows slowly with the budget.
 
 Where the time goes (cProfile, ``--profile``; Leduc, 2,000 simulations, the tree saturates after a
 few dozen leaves, so almost every simulation runs to a terminal state without a rollout):

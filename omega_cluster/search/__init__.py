@@ -16,17 +16,27 @@ from omega_cluster.search.evaluators import (
     RolloutEvaluator,
     check_evaluations,
 )
+from omega_cluster.search.ismcts import ISMCTS, IllegalSearchStateError, ISMCTSConfig
+from omega_cluster.search.result import SearchDiagnostics, SearchResult
+from omega_cluster.search.smmcts import SMMCTS, SMMCTSConfig
 
 __all__ = [
+    "ISMCTS",
+    "SMMCTS",
     "BatchStats",
     "BlendEvaluator",
     "Evaluator",
     "EvaluatorError",
     "FunctionEvaluator",
     "HeuristicEvaluator",
+    "ISMCTSConfig",
+    "IllegalSearchStateError",
     "Leaf",
     "LeafEvaluation",
     "RolloutEvaluator",
+    "SMMCTSConfig",
+    "SearchDiagnostics",
+    "SearchResult",
     "check_evaluations",
     "run_search",
     "run_searches",
