@@ -80,6 +80,19 @@ class EncoderInfo:
     action_layout: tuple[Segment, ...] = ()
     aux_heads: tuple[AuxHeadSpec, ...] = ()
 
+    @classmethod
+    def of(cls, encoder: Any, **layout: Any) -> EncoderInfo:
+        """The info of ``encoder``: its identity and sizes, plus ``options`` and the layouts."""
+        return cls(
+            name=encoder.name,
+            version=encoder.version,
+            game_name=encoder.game_name,
+            observation_size=encoder.observation_size,
+            action_feature_size=encoder.action_feature_size,
+            max_players=encoder.max_players,
+            **layout,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

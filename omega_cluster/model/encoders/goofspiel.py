@@ -61,13 +61,8 @@ class GoofspielEncoder:
 
     def info(self) -> EncoderInfo:
         nc = self.num_cards
-        return EncoderInfo(
-            name=self.name,
-            version=self.version,
-            game_name=self.game_name,
-            observation_size=self.observation_size,
-            action_feature_size=self.action_feature_size,
-            max_players=self.max_players,
+        return EncoderInfo.of(
+            self,
             options={
                 "players": self.num_players,
                 "num_cards": nc,

@@ -44,13 +44,8 @@ class KuhnPokerEncoder:
         self.action_feature_size = 2
 
     def info(self) -> EncoderInfo:
-        return EncoderInfo(
-            name=self.name,
-            version=self.version,
-            game_name=self.game_name,
-            observation_size=self.observation_size,
-            action_feature_size=self.action_feature_size,
-            max_players=self.max_players,
+        return EncoderInfo.of(
+            self,
             options={"players": self.num_players},
             observation_layout=self._layout,
             action_layout=self._actions.layout,

@@ -58,13 +58,8 @@ class LeducPokerEncoder:
         self.action_feature_size = 3
 
     def info(self) -> EncoderInfo:
-        return EncoderInfo(
-            name=self.name,
-            version=self.version,
-            game_name=self.game_name,
-            observation_size=self.observation_size,
-            action_feature_size=self.action_feature_size,
-            max_players=self.max_players,
+        return EncoderInfo.of(
+            self,
             options={
                 "players": self.num_players,
                 "suit_isomorphism": self._iso,

@@ -153,13 +153,8 @@ class MexicanTrainEncoder:
         self._play_rows = rows
 
     def info(self) -> EncoderInfo:
-        return EncoderInfo(
-            name=self.name,
-            version=self.version,
-            game_name=self.game_name,
-            observation_size=self.observation_size,
-            action_feature_size=self.action_feature_size,
-            max_players=self.max_players,
+        return EncoderInfo.of(
+            self,
             options={
                 "double_set": self.double_set,
                 "max_players": self.max_players,

@@ -56,13 +56,8 @@ class OpenSpielEncoder:
         self.action_feature_size = game.spec.num_actions
 
     def info(self) -> EncoderInfo:
-        return EncoderInfo(
-            name=self.name,
-            version=self.version,
-            game_name=self.game_name,
-            observation_size=self.observation_size,
-            action_feature_size=self.action_feature_size,
-            max_players=self.max_players,
+        return EncoderInfo.of(
+            self,
             options={"tensor": self.tensor, "game_params": self._params},
             observation_layout=(
                 Segment(self.tensor, 0, self.observation_size, f"pyspiel's {self.tensor}"),
