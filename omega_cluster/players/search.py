@@ -175,11 +175,13 @@ class SearchPlayer:
     from its visit distribution, which at small budgets is mostly exploration.)
     """
 
+    default_algorithm = "auto"  # when no algorithm is given (subclasses fix their own)
+
     def __init__(
         self,
         game: Game,
         *,
-        algorithm: str = "auto",
+        algorithm: str | None = None,
         leaf: str | Evaluator = "random",
         simulations: int | None = 400,
         rollouts: int = 1,
@@ -187,7 +189,7 @@ class SearchPlayer:
     ) -> None:
         _check_budget(simulations)
         self.game = game
-        self.algorithm = _choose_algorithm(game, algorithm)
+        self.algorithm = _choose_algorithm(game, algorithm or self.default_algorithm)
         self.evaluator = build_leaf_evaluator(game, leaf, rollouts=rollouts)
         if simulations is not None:
             options["simulations"] = simulations
@@ -236,42 +238,10 @@ class SearchPlayer:
 class ISMCTSPlayer(SearchPlayer):
     """:class:`SearchPlayer` with ``algorithm="ismcts"`` (the ``ismcts`` spec)."""
 
-    def __init__(
-        self,
-        game: Game,
-        *,
-        leaf: str | Evaluator = "random",
-        simulations: int | None = 400,
-        rollouts: int = 1,
-        **options: Any,
-    ) -> None:
-        super().__init__(
-            game,
-            algorithm="ismcts",
-            leaf=leaf,
-            simulations=simulations,
-            rollouts=rollouts,
-            **options,
-        )
+    default_algorithm = "ismcts"
 
 
 class SMMCTSPlayer(SearchPlayer):
     """:class:`SearchPlayer` with ``algorithm="smmcts"`` (the ``smmcts`` spec)."""
 
-    def __init__(
-        self,
-        game: Game,
-        *,
-        leaf: str | Evaluator = "random",
-        simulations: int | None = 400,
-        rollouts: int = 1,
-        **options: Any,
-    ) -> None:
-        super().__init__(
-            game,
-            algorithm="smmcts",
-            leaf=leaf,
-            simulations=simulations,
-            rollouts=rollouts,
-            **options,
-        )
+    default_algorithm = "smmcts"
