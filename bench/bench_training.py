@@ -11,10 +11,11 @@ Arrow shards in a :class:`~omega_cluster.data.ShardStore` → replay window →
   search, against uniform random play (Ensign) and a random-weights network over seat-swapped
   hands (bar: positive mean return vs random over 2,000 hands).
 * **Mexican Train 2p, single rounds** — Path B of the Ω reference: ISMCTS with random rollouts
-  writes visit targets, the network distils them (per-round value targets); then the greedy
-  network without search against Ensign and a random-weights network (bar: >= 60% of 400 games
-  vs Ensign), and **Path A**: the trained network as ISMCTS prior + value (PUCT, no rollouts)
-  against the same ISMCTS with a uniform prior and random rollouts, at equal simulations.
+  writes visit targets, the network distils them (the value head learns the search's root
+  values); then the greedy network without search against Ensign and a random-weights network
+  (bar: >= 60% of 400 games vs Ensign), and **Path A**: the trained network as ISMCTS prior +
+  value (PUCT, no rollouts) against the same ISMCTS with a uniform prior and random rollouts, at
+  equal simulations.
 
 The Mexican Train teacher was chosen by measurement (ISMCTS with random rollouts vs Ensign,
 2p single rounds, 60-100 seat-swapped games each, so about ±8%): 100 sims c_uct 1.4 ~68%,
@@ -22,6 +23,12 @@ The Mexican Train teacher was chosen by measurement (ISMCTS with random rollouts
 ~77%; 4 rollouts per leaf did not help; Commander rollouts (50-100 sims) ~72% at 2-4x the cost;
 Commander alone ~80%. A network distilled from the 100-sims / c 1.4 teacher (640 games) reached
 ~61% vs Ensign, about 7 points under its teacher; hence the sharper, stronger teacher here.
+
+Path A needs a value head that can stand in for rollouts. On the shards of one full run (32k
+rows, 1,600 steps, Path A vs uniform ISMCTS at 64 sims, 200 games) the value target decided it:
+per-round outcome 0.40 [0.33, 0.47], "mixed" (outcome + root value) / 2 0.46 [0.39, 0.53], the
+search's root value ("search", the Ω reference's "value head trained on search value backups")
+0.49 [0.42, 0.56]: hence ``value_target="search"`` here (the greedy policy is unaffected).
 
 Self-play and the matches run in 2 worker processes (spawned, one torch thread each; they share
 only the shard store and checkpoint paths), the learner in the parent between collections.
@@ -186,7 +193,8 @@ def run_mexican_train(
     params = {"players": 2, "rounds": 1}
     game = make_game("mexican_train", **params)
     encoder = encoder_for(game)
-    config = LearnerConfig(lr=1e-3, batch_size=256, seed=0, value_target="round",
+    # value head on the search's backed-up root values: what Path A needs (see the docstring)
+    config = LearnerConfig(lr=1e-3, batch_size=256, seed=0, value_target="search",
                            weight_decay=1e-3)  # fmt: skip
     learner = Learner(_network(encoder, game), config, game=game, encoder=encoder)
     games, iterations, steps, sims = (16, 2, 30, 24) if quick else (SIMS_GAMES, 4, 400, SIMS)

@@ -1,4 +1,4 @@
-"""The one-process training loop: collect (self-play) → shards → replay window → train → checkpoint.
+"""The one-process training loop: self-play → shards → replay window → train → checkpoint.
 
 The synchronous, reproducible form of DESIGN.md's data flow, without Ray, for tests, benchmarks
 and small runs: each iteration plays :class:`~.selfplay.SelfPlay` games with the learner's current

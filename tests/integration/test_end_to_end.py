@@ -1,4 +1,4 @@
-"""One process, end to end: self-play → shards → replay window → learner → a new network that plays.
+"""One process, end to end: self-play → shards → replay window → learner → a new network.
 
 Small budgets (the strength runs are ``bench/bench_training.py``): for Leduc (the network as PUCT
 prior and value: Path A; and search-free actor-critic) and Mexican Train 2p single rounds (ISMCTS
