@@ -11,11 +11,11 @@ Arrow shards in a :class:`~omega_cluster.data.ShardStore` → replay window →
   search, against uniform random play (Ensign) and a random-weights network over seat-swapped
   hands (bar: positive mean return vs random over 2,000 hands).
 * **Mexican Train 2p, single rounds** — Path B of the Ω reference: ISMCTS with random rollouts
-  writes visit targets, the network distils them (the value head learns the search's root
-  values); then the greedy network without search against Ensign and a random-weights network
-  (bar: >= 60% of 400 games vs Ensign), and **Path A**: the trained network as ISMCTS prior +
-  value (PUCT, no rollouts) against the same ISMCTS with a uniform prior and random rollouts, at
-  equal simulations.
+  writes visit targets, the network distils them (per-round value targets); then the greedy
+  network without search against Ensign and a random-weights network (bar: >= 60% of 400 games
+  vs Ensign), and **Path A**: a network trained on the same shards (value head on the search's
+  root values) as ISMCTS prior + value (PUCT, no rollouts) against the same ISMCTS with a uniform
+  prior and random rollouts, at equal simulations.
 
 The Mexican Train teacher was chosen by measurement (ISMCTS with random rollouts vs Ensign,
 2p single rounds, 60-100 seat-swapped games each, so about ±8%): 100 sims c_uct 1.4 ~68%,
@@ -24,11 +24,16 @@ The Mexican Train teacher was chosen by measurement (ISMCTS with random rollouts
 Commander alone ~80%. A network distilled from the 100-sims / c 1.4 teacher (640 games) reached
 ~61% vs Ensign, about 7 points under its teacher; hence the sharper, stronger teacher here.
 
-Path A needs a value head that can stand in for rollouts. On the shards of one full run (32k
-rows, 1,600 steps, Path A vs uniform ISMCTS at 64 sims, 200 games) the value target decided it:
-per-round outcome 0.40 [0.33, 0.47], "mixed" (outcome + root value) / 2 0.46 [0.39, 0.53], the
-search's root value ("search", the Ω reference's "value head trained on search value backups")
-0.49 [0.42, 0.56]: hence ``value_target="search"`` here (the greedy policy is unaffected).
+The value target matters for both uses of the network. Measured on the shards of one full run
+(32k rows, one network trained 1,600 steps per setting, 800 games vs Ensign, ±3.4%): the greedy
+network plays best with per-round outcome targets (0.65; 0.64 with a 128-wide, 1-layer net) and
+worse when its value head learns the search's root values (0.59; 0.63 small; 0.57 after 4,000
+steps: the policy overfits its flat targets once the cross-entropy drops below their ~1.0 nats of
+entropy). Path A (vs uniform ISMCTS at 64 sims, 200 games) needs the opposite: outcome targets
+0.40 [0.33, 0.47], "mixed" (outcome + root value) / 2 0.46 [0.39, 0.53], root values ("search":
+the Ω reference's "value head trained on search value backups") 0.49 [0.42, 0.56]. So the
+network that plays alone trains on per-round outcomes, and Path A's network, trained on the same
+shards, on the search's root values.
 
 Self-play and the matches run in 2 worker processes (spawned, one torch thread each; they share
 only the shard store and checkpoint paths), the learner in the parent between collections.
@@ -193,8 +198,8 @@ def run_mexican_train(
     params = {"players": 2, "rounds": 1}
     game = make_game("mexican_train", **params)
     encoder = encoder_for(game)
-    # value head on the search's backed-up root values: what Path A needs (see the docstring)
-    config = LearnerConfig(lr=1e-3, batch_size=256, seed=0, value_target="search",
+    # per-round credit for the network that plays alone (the Ω reference; see the docstring)
+    config = LearnerConfig(lr=1e-3, batch_size=256, seed=0, value_target="round",
                            weight_decay=1e-3)  # fmt: skip
     learner = Learner(_network(encoder, game), config, game=game, encoder=encoder)
     games, iterations, steps, sims = (16, 2, 30, 24) if quick else (SIMS_GAMES, 4, 400, SIMS)
@@ -212,8 +217,16 @@ def run_mexican_train(
         out.append(f"Mexican Train 2p: trained network (greedy, no search) vs {opponent}: win "
                    f"rate {_ci(win)} over {bench_games} games")  # fmt: skip
         _log(out[-1])
+    # Path A's network: the same shards, its value head on the search's root values
+    searched = replace(config, value_target="search")
+    path_a_learner = Learner(_network(encoder, game), searched, game=game, encoder=encoder)
+    window = path_a_learner.window(ShardStore(root / "mexican_train" / "store"))
+    stats = path_a_learner.train_steps(window, iterations * steps)
+    path_a_learner.save(root / "mexican_train" / "path_a")
+    _log(f"Path A network: {stats.steps} steps on {stats.window_rows} rows, value target "
+         f"'search': value loss {stats.value_loss:.3f}")  # fmt: skip
     win, _ = _match(pool, "mexican_train", params, ("path-a", "uniform-ismcts"), path_a_games,
-                    23, final, workers, path_a_sims)  # fmt: skip
+                    23, root / "mexican_train" / "path_a", workers, path_a_sims)  # fmt: skip
     out.append(f"Mexican Train 2p, Path A: ISMCTS-PUCT with the network as prior + value vs the "
                f"same ISMCTS with a uniform prior + random rollouts, {path_a_sims} sims each: win "
                f"rate {_ci(win)} over {path_a_games} games")  # fmt: skip
