@@ -344,11 +344,66 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_train(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "overrides", nargs="*", metavar="override",
+        help="Hydra overrides: group=option (run=smoke, game=goofspiel) or key=value",
+    )  # fmt: skip
+    parser.add_argument("--cfg", action="store_true", help="print the resolved config and exit")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from omega_cluster.config import ConfigError, load_settings, to_yaml
+
+    try:
+        settings = load_settings(args.overrides)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    config_yaml = to_yaml(settings)
+    if args.cfg:
+        print(config_yaml, end="")
+        return 0
+    from omega_cluster.service import run_training
+
+    try:
+        result = run_training(settings, config_yaml=config_yaml)
+    except KeyboardInterrupt:
+        print(f"{PROG} train: interrupted; what was written is kept", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError, RuntimeError) as err:
+        if type(err).__name__ not in _TRAIN_START_ERRORS:
+            raise
+        raise UsageError(str(err)) from None
+    st = result.state
+    print(f"run {result.run_dir}: {result.reason}; {st.decisions} gate decisions, "
+          f"{st.promotions} promotions, {st.games} games, {st.shards} shards")  # fmt: skip
+    if result.tracking_uri:
+        print(f"MLflow run {result.mlflow_run_id} at {result.tracking_uri}")
+        print(f"open the dashboard: mlflow ui --backend-store-uri {result.tracking_uri} "
+              "--host 127.0.0.1 --port 5000   (then http://127.0.0.1:5000)")  # fmt: skip
+    return 0
+
+
+_TRAIN_START_ERRORS = frozenset(
+    {"FileNotFoundError", "TrackingError", "ClusterError", "RegistryError", "ValueError"}
+)
+
+
 def _slug(spec: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in spec)
 
 
 COMMANDS: dict[str, Command] = {
+    "train": Command(
+        "train",
+        "train a champion: self-play actors, learner and gatekeeper on Ray, tracked in MLflow",
+        _configure_train,
+        run_train,
+        epilog="Hydra overrides of conf/ (groups: game search model learner gate cluster "
+        "tracking run).\nexamples:\n  omega-cluster train run=smoke game=mexican_train\n"
+        "  omega-cluster train game=goofspiel cluster.self_play_actors=2\n"
+        "  omega-cluster train run.resume=runs/mexican_train-20261129-120000",
+    ),
     "arena": Command(
         "arena",
         "play a match between players and print win rates and fair shares with 95% intervals",

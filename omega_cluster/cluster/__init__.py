@@ -1,0 +1,12 @@
+"""Ray wiring — the only package that imports ray.
+
+* :mod:`.actors` — thin Ray actors over the pure workers: ``SelfPlayActor``, ``LearnerActor``,
+  ``BenchWorkerActor``, ``GatekeeperActor`` (fans bench tasks out over the bench workers) and the
+  named ``ModelRegistryActor``;
+* :mod:`.backend` — :class:`RayBackend`, the pipeline's :class:`~omega_cluster.train.pipeline.
+  Backend` over those actors, and :func:`init_ray` (embedded or connecting to a cluster).
+"""
+
+from omega_cluster.cluster.backend import RayBackend, init_ray, is_retryable
+
+__all__ = ["RayBackend", "init_ray", "is_retryable"]

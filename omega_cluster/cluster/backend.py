@@ -1,0 +1,143 @@
+"""The pipeline's backend over Ray actors, and starting or joining Ray.
+
+:func:`init_ray` starts an embedded Ray in this process (``cluster.address`` null: ``make
+train``) or connects to a running cluster (``auto`` or ``host:port``: ``make local-cluster``, a
+multi-node cluster), then checks the configuration against the cluster's resources: a run that
+asks for more self-play actors than the cluster has CPUs fails at start, naming the key.
+
+Resources: each self-play actor reserves one CPU (it is busy all the time); the learner one GPU
+when the cluster has one (``cluster.learner_gpus``), else nothing; bench workers, the gatekeeper
+and the registry reserve nothing (they run while self-play or training waits in sync mode,
+and share the cores in async mode).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import ray
+from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+from omega_cluster.cluster.actors import (
+    BenchWorkerActor,
+    GatekeeperActor,
+    LearnerActor,
+    ModelRegistryActor,
+    RegistryClient,
+    SelfPlayActor,
+)
+from omega_cluster.config.schema import Settings
+from omega_cluster.train.pipeline import RunPaths
+
+__all__ = ["ClusterError", "RayBackend", "init_ray", "is_retryable", "learner_gpus"]
+
+
+class ClusterError(RuntimeError):
+    """The configuration does not fit the cluster (names the key and what the cluster has)."""
+
+
+def is_retryable(err: BaseException) -> bool:
+    """A failure the driver survives by re-running the call (the actor died or restarts)."""
+    return isinstance(err, (RayActorError, ActorDiedError, ActorUnavailableError))
+
+
+def init_ray(settings: Settings) -> bool:
+    """Start or join Ray; returns True if this process started it (and must shut it down)."""
+    c = settings.cluster
+    started = False
+    if not ray.is_initialized():
+        if c.address is None:
+            ray.init(
+                num_cpus=c.num_cpus,
+                include_dashboard=c.dashboard,
+                dashboard_host=c.dashboard_host,
+                logging_level=logging.WARNING,
+                log_to_driver=True,
+            )
+            started = True
+        else:
+            ray.init(address=c.address, logging_level=logging.WARNING)
+    check_resources(settings)
+    return started
+
+
+def check_resources(settings: Settings) -> None:
+    resources = ray.cluster_resources()
+    cpus = resources.get("CPU", 0.0)
+    actors = settings.cluster.self_play_actors
+    if actors > cpus:
+        raise ClusterError(
+            f"cluster.self_play_actors={actors} is more than the cluster's {cpus:g} CPUs "
+            "(each self-play actor reserves one): lower it or add nodes"
+        )
+    gpus = settings.cluster.learner_gpus
+    if gpus and gpus > resources.get("GPU", 0.0):
+        raise ClusterError(
+            f"cluster.learner_gpus={gpus:g} but the cluster has {resources.get('GPU', 0.0):g} "
+            "GPUs: set it to 0 (CPU/MPS learner) or null (use a GPU when there is one)"
+        )
+
+
+def learner_gpus(settings: Settings) -> float:
+    if settings.cluster.learner_gpus is not None:
+        return float(settings.cluster.learner_gpus)
+    return 1.0 if ray.cluster_resources().get("GPU", 0.0) >= 1 else 0.0
+
+
+class RayBackend:
+    """Ray actors behind the pipeline's Backend protocol (call → ObjectRef, wait → ray.wait)."""
+
+    def __init__(self, settings: Settings, paths: RunPaths) -> None:
+        c = settings.cluster
+        restarts = c.max_restarts
+        run = str(paths.root)
+        self.registry_actor = ModelRegistryActor.options(  # type: ignore[attr-defined]
+            name=f"omega_cluster.registry:{paths.root.name}", num_cpus=0, max_restarts=restarts,
+            max_task_retries=-1, get_if_exists=True,
+        ).remote(run, _registry_game(settings))  # fmt: skip
+        self.registry = RegistryClient(self.registry_actor)
+        self.selfplay = [
+            SelfPlayActor.options(  # type: ignore[attr-defined]
+                num_cpus=1, max_restarts=restarts, max_task_retries=0
+            ).remote(settings, i, paths.store_uri)
+            for i in range(c.self_play_actors)
+        ]  # fmt: skip
+        gpus = learner_gpus(settings)
+        self.learner = LearnerActor.options(  # type: ignore[attr-defined]
+            num_cpus=0, num_gpus=gpus, max_restarts=restarts, max_task_retries=3,
+        ).remote(settings, run, paths.store_uri)  # fmt: skip
+        self.bench_workers = [
+            BenchWorkerActor.options(  # type: ignore[attr-defined]
+                num_cpus=0, max_restarts=restarts, max_task_retries=3
+            ).remote(settings)
+            for _ in range(max(1, c.bench_workers))
+        ]
+        self.gatekeeper = GatekeeperActor.options(  # type: ignore[attr-defined]
+            num_cpus=0, max_restarts=restarts, max_task_retries=3
+        ).remote(settings, self.bench_workers)
+
+    def call(self, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(handle, method).remote(*args, **kwargs)
+
+    def wait(self, futures: Sequence[Any], timeout: float | None) -> list[Any]:
+        ready, _ = ray.wait(list(futures), num_returns=1, timeout=timeout)
+        return list(ready)
+
+    def result(self, future: Any) -> Any:
+        return ray.get(future)
+
+    def put(self, value: Any) -> Any:
+        return ray.put(value)
+
+    def shutdown(self) -> None:
+        for handle in [*self.selfplay, self.learner, *self.bench_workers, self.gatekeeper,
+                       self.registry_actor]:  # fmt: skip
+            ray.kill(handle, no_restart=True)
+
+
+def _registry_game(settings: Settings) -> str:
+    from omega_cluster.config.build import build_game
+
+    return build_game(settings).spec.name

@@ -1,0 +1,179 @@
+"""The structured configuration of a training run: one dataclass per Hydra group.
+
+``conf/config.yaml`` composes these groups (``game``, ``search``, ``model``, ``learner``,
+``gate``, ``cluster``, ``tracking``, ``run``); :mod:`omega_cluster.config.load` registers
+:class:`Settings` as the schema so that an unknown key or a value of the wrong type fails at
+start, and :func:`omega_cluster.config.load.validate` checks the values (each error names the
+key and the allowed values). The service (:mod:`omega_cluster.cluster`) turns the groups into
+the pure components' own configs (``SelfPlayConfig``, ``LearnerConfig``, ``ModelConfig``,
+``GateConfig``) in :mod:`omega_cluster.config.build`.
+
+Plain types only (str, int, float, bool, lists, dicts, ``None``): OmegaConf checks them, and
+they log as MLflow params as they are. Comments give each field's meaning and allowed values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ClusterSettings",
+    "GameSettings",
+    "GateSettings",
+    "LearnerSettings",
+    "ModelSettings",
+    "RunSettings",
+    "SearchSettings",
+    "Settings",
+    "TrackingSettings",
+]
+
+
+@dataclass
+class GameSettings:
+    """Which game to train (any registered name, or ``openspiel:<name>``) and its parameters."""
+
+    name: str = "mexican_train"
+    params: dict[str, Any] = field(default_factory=dict)  # e.g. {players: 2, rounds: 1}
+
+
+@dataclass
+class SearchSettings:
+    """The self-play search (ISMCTS or SM-MCTS, chosen by the game unless ``algorithm`` says)."""
+
+    algorithm: str = "auto"  # auto | ismcts | smmcts
+    leaf: str = "random"  # network (Path A) | a rollout leaf: random, commander_rollout, heuristic
+    rollouts: int = 1  # rollouts per leaf for the rollout leaves
+    simulations: int = 64  # full search budget per move
+    fast_simulations: int = 16  # cheap search budget (playout-cap randomisation)
+    full_search_probability: float = 1.0  # share of moves searched fully and recorded
+    selection: str = "uct"  # uct | puct (puct reads the network prior: leaf=network)
+    c_uct: float = 0.7
+    c_puct: float = 1.5
+    temperature: float = 1.0  # move temperature for the first temperature_moves decisions
+    temperature_moves: int = 8
+    final_temperature: float = 0.0
+    dirichlet_alpha: float = 0.3
+    dirichlet_fraction: float = 0.0  # root noise weight (needs selection=puct)
+    max_moves: int | None = None  # abandon a game after this many decisions
+
+
+@dataclass
+class ModelSettings:
+    """Sizes of the action-conditioned policy/value network (``ModelConfig``)."""
+
+    trunk: str = "mlp"  # mlp | transformer
+    hidden_size: int = 128
+    num_layers: int = 2
+    action_embedding_size: int = 64
+    policy_hidden_size: int = 64
+    value_hidden_size: int = 64
+    dropout: float = 0.0
+    init_seed: int = 0  # torch seed of the first champion's random weights
+
+
+@dataclass
+class LearnerSettings:
+    """The learner (``LearnerConfig``) and how much it trains per new row."""
+
+    mode: str = "alphazero"  # alphazero | actor_critic
+    value_target: str = "final"  # final | round | search | mixed
+    lr: float = 1e-3
+    weight_decay: float = 1e-4
+    schedule: str = "constant"  # constant | cosine
+    warmup_steps: int = 0
+    batch_size: int = 256
+    steps_per_candidate: int = 200  # learner steps between two candidates
+    grad_clip: float | None = 1.0
+    device: str = "auto"  # auto (CUDA, then MPS, then CPU) | cpu | cuda | cuda:<i> | mps
+    threads: int | None = 1  # torch intra-op threads of the learner process
+    window_rows: int = 100_000  # replay window: the most recent N rows
+    min_rows: int = 256  # no training before the window holds this many rows
+    max_samples_per_row: float = 8.0  # KataGo's cap: samples trained per new row seen (0 = off)
+
+
+@dataclass
+class GateSettings:
+    """The gatekeeper: candidate vs champion bench games and the promotion rule (``GateConfig``)."""
+
+    mode: str = "fixed"  # fixed | sprt
+    games_per_slice: int = 100  # fixed: games per slice before deciding
+    margin: float = 0.0  # fixed: promote iff 2S - 1 > margin
+    elo0: float = 0.0  # sprt
+    elo1: float = 35.0  # sprt
+    alpha: float = 0.05
+    beta: float = 0.05
+    min_games: int = 0  # sprt
+    max_games: int | None = 400  # sprt: reject an undecided test after this many games
+    slice_level: float = 0.95
+    require_no_worse_slice: bool = True
+    player: str = "network"  # how both sides play the bench: network (greedy policy) | search
+    bench_simulations: int = 32  # player=search: simulations per move
+    paired: bool = True  # each deal played twice with the seats swapped
+    chunk_games: int = 20  # games per bench task fanned out to the workers
+    anchors: list[str] = field(default_factory=lambda: ["random"])  # fixed opponents (player specs)
+    anchor_games: int = 40  # games of each new champion against each anchor (0 = off)
+
+
+@dataclass
+class ClusterSettings:
+    """Where and how the actors run."""
+
+    backend: str = "ray"  # ray | local (everything in this process, no Ray)
+    address: str | None = None  # None: embedded Ray started in-process; "auto" or host:port
+    num_cpus: int | None = None  # CPUs of the embedded Ray (None: all of this machine's)
+    self_play_actors: int = 1
+    bench_workers: int = 1
+    learner_gpus: float | None = None  # None: 1 if the cluster has a GPU, else 0
+    mode: str = "sync"  # sync (collect -> train -> gate per iteration) | async
+    games_per_chunk: int = 16  # games an actor plays between weight pulls (one shard each)
+    concurrent_games: int = 8  # games in flight per actor (their leaves share batches)
+    max_policy_lag: int = (
+        1  # async: an actor refreshes when the champion is this many versions ahead
+    )
+    max_rows_ahead: int = 20_000  # async back-pressure: rows self-play may be ahead of training
+    max_restarts: int = 3  # Ray restarts of a crashed self-play actor or bench worker
+    torch_threads: int = 1  # torch threads per self-play actor / bench worker
+    dashboard: bool = False  # embedded Ray: start the dashboard (127.0.0.1:8265)
+    dashboard_host: str = "127.0.0.1"
+
+
+@dataclass
+class TrackingSettings:
+    """MLflow tracking: one MLflow run per training run."""
+
+    enabled: bool = True
+    uri: str | None = None  # None: sqlite store in the run directory
+    experiment: str = "omega_cluster"
+    model_name: str | None = None  # registered model name (None: omega-<game>)
+    flush_every_s: float = 5.0  # metric batches sent at most this often
+    log_onnx: bool = True  # export and log each champion as ONNX
+
+
+@dataclass
+class RunSettings:
+    """The run as a whole: where it writes, its seed, how long it goes."""
+
+    name: str = "default"  # the preset's name (run=smoke | run=default)
+    dir: str | None = None  # run directory (None: runs/<game>-<time>)
+    seed: int = 0  # every actor's seed derives from it
+    iterations: int = 10  # gate decisions before the run stops
+    games_per_iteration: int = 64  # sync mode: self-play games per iteration (all actors)
+    max_minutes: float | None = None  # stop after this long (whatever the iteration count)
+    resume: str | None = None  # a run directory or MLflow run id to continue
+    progress: bool = True  # live rich display
+
+
+@dataclass
+class Settings:
+    """A whole run's configuration (the composed Hydra config)."""
+
+    game: GameSettings = field(default_factory=GameSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    model: ModelSettings = field(default_factory=ModelSettings)
+    learner: LearnerSettings = field(default_factory=LearnerSettings)
+    gate: GateSettings = field(default_factory=GateSettings)
+    cluster: ClusterSettings = field(default_factory=ClusterSettings)
+    tracking: TrackingSettings = field(default_factory=TrackingSettings)
+    run: RunSettings = field(default_factory=RunSettings)

@@ -1,0 +1,320 @@
+"""The gatekeeper's work as pure code: bench specs, bench workers and the promotion decision.
+
+A candidate is benched against the champion on fresh deals, every deal played once per seat
+rotation (the candidate at one seat, the champion at the others), so seat advantage cancels; a
+2-player deal's two games form a pair for the gate's pentanomial statistics. The specs carry
+role tokens (``@candidate``, ``@champion``) instead of player specs: a :class:`BenchWorker`
+turns a token into that model's player from its checkpoint URI (cached per URI), and any other
+seat string into a player of :mod:`omega_cluster.players.registry` (the fixed anchors).
+
+:class:`Gatekeeper` plays rounds of deals through a ``play`` callable — the tasks of a round
+fanned out over workers; in one process just a loop over one :class:`BenchWorker` — and asks
+:func:`omega_cluster.eval.gate.decide` after each round until it promotes or rejects (fixed
+mode: one round of ``games_per_slice`` games; SPRT: rounds until the test stops or
+``max_games``). After a promotion, :meth:`Gatekeeper.anchors` measures the new champion
+against the fixed anchors.
+
+No Ray here: :class:`omega_cluster.cluster.actors.GatekeeperActor` supplies a ``play`` that
+fans the tasks out over a pool of bench-worker actors.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from omega_cluster.config.build import build_game, gate_config
+from omega_cluster.config.schema import Settings
+from omega_cluster.eval.arena import derive_seed
+from omega_cluster.eval.gate import Contender, GateDecision, SliceResults, Verdict, decide
+from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
+from omega_cluster.eval.rating import AnchorResult
+from omega_cluster.eval.stats import head_to_head, wdl_counts
+from omega_cluster.players.base import Player
+
+__all__ = [
+    "CANDIDATE",
+    "CHAMPION",
+    "BenchTask",
+    "BenchWorker",
+    "GateOutcome",
+    "GateService",
+    "Gatekeeper",
+    "PlayFn",
+    "anchor_specs",
+    "gate_specs",
+]
+
+CANDIDATE, CHAMPION = "@candidate", "@champion"
+
+
+@dataclass(frozen=True)
+class BenchTask:
+    """A chunk of bench games and the checkpoint URI of each role token in them."""
+
+    specs: tuple[MatchSpec, ...]
+    roles: Mapping[str, str]  # token -> checkpoint URI
+
+
+PlayFn = Callable[[Sequence[BenchTask]], Sequence[Sequence[SpecResult]]]
+"""Plays tasks (anywhere) and returns each task's results, in task order."""
+
+
+def gate_specs(
+    game: str, params: Mapping[str, Any], players: int, *, seed: int, deals: range
+) -> tuple[MatchSpec, ...]:
+    """Candidate vs champion: each deal once per seat of the candidate."""
+    specs = []
+    for d in deals:
+        deal_seed = derive_seed(seed, "deal", d)
+        for r in range(players):
+            seats = [CHAMPION] * players
+            seats[r] = CANDIDATE
+            specs.append(match_spec(game, seats, deal_seed, params=dict(params),
+                                    index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
+    return tuple(specs)
+
+
+def anchor_specs(
+    game: str, params: Mapping[str, Any], players: int, anchor: str, *, seed: int, games: int
+) -> tuple[MatchSpec, ...]:
+    """The champion at one seat against ``anchor`` at every other, seats rotated."""
+    specs = []
+    deals = max(1, math.ceil(games / players))
+    for d in range(deals):
+        deal_seed = derive_seed(seed, "anchor", anchor, d)
+        for r in range(players):
+            seats = [anchor] * players
+            seats[r] = CHAMPION
+            specs.append(match_spec(game, seats, deal_seed, params=dict(params),
+                                    index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
+    return tuple(specs)
+
+
+def _table_score(result: SpecResult) -> float:
+    """The focus seat's head-to-head score against the mean of the other seats."""
+    shares = result.record.win_shares
+    focus = result.spec.focus
+    assert focus is not None
+    others = [s for i, s in enumerate(shares) if i != focus]
+    return head_to_head(shares[focus], sum(others) / len(others))
+
+
+class BenchWorker:
+    """Plays bench tasks; builds each model's player once per URI (module docstring)."""
+
+    def __init__(self, settings: Settings, *, max_cached: int = 4) -> None:
+        torch.set_num_threads(settings.cluster.torch_threads)
+        self.settings = settings
+        self.game = build_game(settings)
+        self.max_cached = max_cached
+        self._models: dict[str, Player] = {}
+        self._anchors: dict[str, Player] = {}
+
+    def _model_player(self, uri: str) -> Player:
+        if uri not in self._models:
+            if len(self._models) >= self.max_cached:
+                self._models.pop(next(iter(self._models)))
+            self._models[uri] = self._build(uri)
+        return self._models[uri]
+
+    def _build(self, uri: str) -> Player:
+        from omega_cluster.model.inference import network_player_from_checkpoint
+
+        player = network_player_from_checkpoint(self.game, uri, greedy=True)
+        if self.settings.gate.player == "network":
+            return player
+        from omega_cluster.model.inference import NetworkEvaluator
+        from omega_cluster.players.search import SearchPlayer
+
+        evaluator = NetworkEvaluator(player._evaluator.model, player._evaluator.encoder)
+        s = self.settings.search
+        return SearchPlayer(
+            self.game, leaf=evaluator, simulations=self.settings.gate.bench_simulations,
+            **({"c_puct": s.c_puct, "selection": "puct"} if not self.game.spec.simultaneous
+               else {}),
+        )  # fmt: skip
+
+    def _player(self, token: str, roles: Mapping[str, str]) -> Player:
+        if token in roles:
+            return self._model_player(roles[token])
+        if token not in self._anchors:
+            from omega_cluster.players.registry import make_player
+
+            self._anchors[token] = make_player(token, self.game)
+        return self._anchors[token]
+
+    def play(self, task: BenchTask) -> tuple[SpecResult, ...]:
+        out = []
+        for spec in task.specs:
+            players = [self._player(seat, task.roles) for seat in spec.seats]
+            for p in players:
+                reset = getattr(p, "reset", None)
+                if callable(reset):
+                    reset()
+            out.append(play_spec(spec, players=players, counts=False))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """One gate decision, flat enough to log and to persist."""
+
+    candidate: int
+    champion: int
+    verdict: str  # promote | reject
+    reason: str
+    games: int
+    score: float  # the candidate's head-to-head score
+    score_low: float
+    score_high: float
+    elo_gap: float  # Elo of the candidate over the champion (finite: see _finite_gap)
+    elo_low: float
+    elo_high: float
+    llr: float | None
+    seconds: float
+    slices: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def promoted(self) -> bool:
+        return self.verdict == "promote"
+
+
+def _finite_gap(decision: GateDecision, games: int) -> tuple[float, float, float, float, float]:
+    """(score, low, high, gap, gap_low, gap_high), scores kept half a game inside (0, 1) so a
+    perfect record still gives a finite Elo gap (a smoke run's first candidate often wins all)."""
+    from omega_cluster.eval.stats import elo_from_score
+
+    s = decision.score
+    est, low, high = (s.estimate, s.low, s.high) if s is not None else (0.5, 0.0, 1.0)
+    eps = 0.5 / max(games, 1)
+
+    def clip(x: float) -> float:
+        return min(1.0 - eps, max(eps, x))
+
+    return est, low, high, *(elo_from_score(clip(x)) for x in (est, low, high))  # type: ignore[return-value]
+
+
+class Gatekeeper:
+    """Benches candidates against the champion and decides (module docstring)."""
+
+    def __init__(self, settings: Settings, *, parallelism: int = 1) -> None:
+        self.settings = settings
+        self.config = gate_config(settings)
+        game = build_game(settings)
+        self.game_name, self.players = game.spec.name, game.num_players
+        self.params = dict(settings.game.params)
+        self.paired = settings.gate.paired and self.players == 2
+        self.objective = game.spec.objective
+        self.parallelism = max(1, parallelism)
+
+    def _tasks(self, specs: Sequence[MatchSpec], roles: Mapping[str, str]) -> list[BenchTask]:
+        size = max(self.players, self.settings.gate.chunk_games // self.players * self.players)
+        return [BenchTask(chunk, dict(roles)) for chunk in chunk_specs(specs, size=size)]
+
+    def _round_deals(self, played: int) -> int:
+        if self.config.mode == "fixed":
+            return max(0, math.ceil(self.config.games_per_slice / self.players) - played)
+        chunk = max(1, self.settings.gate.chunk_games // self.players)
+        return chunk * self.parallelism
+
+    def bench(
+        self,
+        candidate: Contender,
+        candidate_uri: str,
+        champion: Contender,
+        champion_uri: str,
+        play: PlayFn,
+    ) -> GateOutcome:
+        """Play rounds of deals until the gate promotes or rejects."""
+        started = time.perf_counter()
+        seed = derive_seed(self.settings.run.seed, "gate", candidate.version)
+        roles = {CANDIDATE: candidate_uri, CHAMPION: champion_uri}
+        scores: list[float] = []
+        deals = 0
+        while True:
+            n = self._round_deals(deals)
+            if n == 0 and not scores:
+                raise ValueError("the gate's first round has no games; raise games_per_slice")
+            if n:
+                specs = gate_specs(self.game_name, self.params, self.players, seed=seed,
+                                   deals=range(deals, deals + n))  # fmt: skip
+                results = [r for rs in play(self._tasks(specs, roles)) for r in rs]
+                results.sort(key=lambda r: (r.spec.deal, r.spec.rotation))
+                scores.extend(_table_score(r) for r in results)
+                deals += n
+            key = f"players={self.players},objective={self.objective}"
+            slices = [SliceResults(key, tuple(scores), paired=self.paired)]
+            decision = decide(candidate, champion, slices, self.config)
+            if decision.verdict is not Verdict.CONTINUE:
+                break
+            if self.config.max_games is not None and len(scores) >= self.config.max_games:
+                break  # decide() rejects at max_games; this guards a misconfigured loop
+        verdict = "promote" if decision.verdict is Verdict.PROMOTE else "reject"
+        est, low, high, gap, gap_low, gap_high = _finite_gap(decision, len(scores))
+        w, d, l = wdl_counts(scores)
+        slice_rows = tuple(
+            {"key": s.key, "games": s.games, "wins": s.wins, "draws": s.draws,
+             "losses": s.losses, "worse": s.significantly_worse}
+            for s in decision.slices
+        )  # fmt: skip
+        del w, d, l
+        return GateOutcome(
+            candidate.version, champion.version, verdict, decision.reason, len(scores),
+            est, low, high, gap, gap_low, gap_high, decision.llr,
+            time.perf_counter() - started, slice_rows,
+        )  # fmt: skip
+
+    def anchors(
+        self, version: int, uri: str, play: PlayFn, *, anchors: Sequence[str], games: int
+    ) -> list[AnchorResult]:
+        """The champion's record (wins/draws/losses from its side) against each anchor."""
+        out = []
+        for anchor in anchors:
+            seed = derive_seed(self.settings.run.seed, "anchor", version)
+            specs = anchor_specs(self.game_name, self.params, self.players, anchor, seed=seed,
+                                 games=games)  # fmt: skip
+            results = [r for rs in play(self._tasks(specs, {CHAMPION: uri})) for r in rs]
+            w, d, l = wdl_counts([_table_score(r) for r in results])
+            out.append(AnchorResult(str(version), anchor, w, d, l))
+        return out
+
+
+class GateService:
+    """What the gatekeeper actor serves: :class:`Gatekeeper` plus a ``play`` for its benches.
+
+    ``play`` defaults to one in-process :class:`BenchWorker` (no Ray); the Ray actor passes a
+    function that fans tasks out over its pool of bench-worker actors.
+    """
+
+    def __init__(self, settings: Settings, *, play: PlayFn | None = None, parallelism: int = 1):
+        self.settings = settings
+        self.gatekeeper = Gatekeeper(settings, parallelism=parallelism)
+        if play is None:
+            worker = BenchWorker(settings)
+
+            def play_here(tasks: Sequence[BenchTask]) -> list[tuple[SpecResult, ...]]:
+                return [worker.play(t) for t in tasks]
+
+            play = play_here
+        self.play = play
+
+    def bench(
+        self, candidate: int, parent: int, candidate_uri: str, champion: int, champion_uri: str
+    ) -> GateOutcome:
+        return self.gatekeeper.bench(
+            Contender(candidate, parent), candidate_uri, Contender(champion), champion_uri,
+            self.play,
+        )  # fmt: skip
+
+    def anchors(self, version: int, uri: str) -> list[AnchorResult]:
+        g = self.settings.gate
+        if not g.anchors or g.anchor_games < 1:
+            return []
+        return self.gatekeeper.anchors(version, uri, self.play, anchors=g.anchors,
+                                       games=g.anchor_games)  # fmt: skip

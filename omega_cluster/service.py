@@ -1,0 +1,301 @@
+"""``omega-cluster train``: one training run wired from its parts.
+
+:func:`run_training` resolves the run directory (new, or ``run.resume``), checks the tracking
+URI before anything starts (an unreachable MLflow server fails now, not after an hour), starts
+or joins Ray (``cluster.backend=ray``) or keeps everything in this process (``local``), and runs
+the :class:`~omega_cluster.train.pipeline.Pipeline` with two observers: the live display and
+:class:`TrackingObserver`, which turns pipeline events into MLflow records through
+:class:`omega_cluster.tracking.Tracker` (batched metrics, the Elo log, plots, the registered
+champion). SIGINT/SIGTERM stop the pipeline after the chunks in flight are written; everything
+written so far is kept and ``run.resume=<run dir>`` continues.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omega_cluster.config.schema import Settings
+from omega_cluster.eval.gatekeeper import GateOutcome
+from omega_cluster.eval.rating import AnchorResult
+from omega_cluster.train.pipeline import (
+    LocalBackend,
+    Observer,
+    Pipeline,
+    PipelineState,
+    RunPaths,
+)
+from omega_cluster.train.workers import CandidateReport, ChunkReport
+
+__all__ = ["RunResult", "TrackingObserver", "resolve_run_dir", "run_training"]
+
+log = logging.getLogger(__name__)
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_dir: Path
+    state: PipelineState
+    reason: str
+    mlflow_run_id: str | None
+    tracking_uri: str | None
+
+
+def resolve_run_dir(settings: Settings) -> Path:
+    """``run.resume`` (an existing run directory), else ``run.dir``, else a new timestamped
+    directory under ``runs/``."""
+    if settings.run.resume:
+        path = Path(settings.run.resume).expanduser()
+        if not (path / "pipeline.json").exists():
+            raise FileNotFoundError(
+                f"run.resume={settings.run.resume!r} is not a run directory (no pipeline.json)"
+            )
+        return path.resolve()
+    if settings.run.dir:
+        return Path(settings.run.dir).expanduser().resolve()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return (Path("runs") / f"{settings.game.name.replace(':', '_')}-{stamp}").resolve()
+
+
+class TrackingObserver(Observer):
+    """Pipeline events → MLflow (through :class:`omega_cluster.tracking.Tracker`)."""
+
+    def __init__(self, tracker: Any, settings: Settings, paths: RunPaths, config_yaml: str):
+        self.tracker = tracker
+        self.settings = settings
+        self.paths = paths
+        self.config_yaml = config_yaml
+        self.model_name = settings.tracking.model_name or f"omega-{_slug(settings.game.name)}"
+        self._started = time.monotonic()
+        self._losses: dict[str, list[tuple[float, float]]] = {}
+        self._pipeline: Pipeline | None = None
+
+    def on_start(self, pipeline: Pipeline) -> None:
+        from omega_cluster.config import flat_params
+
+        self._pipeline = pipeline
+        t = self.tracker
+        if pipeline.state.decisions == 0 and pipeline.state.games == 0:
+            t.log_params(flat_params(self.settings))
+        t.log_config(self.config_yaml)
+        t.log_git(REPO_ROOT)
+        t.set_tags({"omega.game": pipeline.game.spec.name, "omega.run_dir": str(self.paths.root),
+                    "omega.backend": self.settings.cluster.backend,
+                    "omega.mode": self.settings.cluster.mode})  # fmt: skip
+        pipeline.state.mlflow_run_id = t.run_id
+        pipeline.state.save(self.paths.state)
+
+    def _elapsed(self) -> float:
+        return max(time.monotonic() - self._started, 1e-9)
+
+    def on_chunk(self, report: ChunkReport, state: PipelineState) -> None:
+        if report.replayed:
+            return
+        seconds = max(report.seconds, 1e-9)
+        champion = self._pipeline.registry.champion if self._pipeline else None
+        lag = (champion.version - report.version) if champion is not None else 0
+        self.tracker.log_metrics(
+            {
+                "selfplay/games_per_s": report.games / seconds,
+                "selfplay/decisions_per_s": report.decisions / seconds,
+                "selfplay/simulations_per_s": report.simulations / seconds,
+                "selfplay/games_total": float(state.games),
+                "selfplay/records_total": float(state.records),
+                "selfplay/shards_total": float(state.shards),
+                "selfplay/run_games_per_s": state.games / self._elapsed(),
+                "selfplay/policy_lag": float(lag),
+            },
+            step=state.games,
+        )
+
+    def on_candidate(self, report: CandidateReport, state: PipelineState) -> None:
+        if report.version is None:
+            return
+        m = report.metrics
+        step = int(m.get("learner_step", 0))
+        for key in ("loss", "policy_loss", "value_loss"):
+            if key in m:
+                self._losses.setdefault(key, []).append((step, m[key]))
+        self.tracker.log_metrics(
+            {
+                "learner/loss": m.get("loss", float("nan")),
+                "learner/policy_loss": m.get("policy_loss", float("nan")),
+                "learner/value_loss": m.get("value_loss", float("nan")),
+                "learner/samples_per_s": m.get("samples_per_s", float("nan")),
+                "replay/window_rows": m.get("window_rows", float("nan")),
+                "replay/rows_seen": m.get("rows_seen", float("nan")),
+            },
+            step=step,
+        )
+
+    def on_gate(self, outcome: GateOutcome, row: dict[str, Any], state: PipelineState) -> None:
+        metrics = {
+            "gate/score": outcome.score,
+            "gate/score_low": outcome.score_low,
+            "gate/score_high": outcome.score_high,
+            "gate/games": float(outcome.games),
+            "gate/elo_gap": outcome.elo_gap,
+            "gate/promoted": 1.0 if outcome.promoted else 0.0,
+            "gate/seconds": outcome.seconds,
+        }
+        for s in outcome.slices:
+            games = max(int(s["games"]), 1)
+            metrics[f"gate/slice/{_slug(s['key'])}/score"] = (s["wins"] + 0.5 * s["draws"]) / games
+        self.tracker.log_metrics(metrics, step=state.decisions)
+        self.tracker.log_elo_row(row)
+        self._plots()
+
+    def on_champion(self, version: int, uri: str, state: PipelineState) -> None:
+        onnx = None
+        if self.settings.tracking.log_onnx:
+            onnx = _export_onnx(uri)
+        self.tracker.log_champion(
+            version=version, checkpoint_dir=uri, onnx_path=onnx, model_name=self.model_name,
+            description=f"omega_cluster champion v{version} of {self.settings.game.name}",
+        )  # fmt: skip
+        self.tracker.log_metrics({"champion/version": float(version)}, step=state.decisions)
+
+    def on_anchors(self, results: Sequence[AnchorResult], state: PipelineState) -> None:
+        metrics = {}
+        for r in results:
+            n = max(r.wins + r.draws + r.losses, 1)
+            metrics[f"anchor/{_slug(r.anchor)}/score"] = (r.wins + 0.5 * r.draws) / n
+        self.tracker.log_metrics(metrics, step=state.decisions)
+
+    def on_stop(self, state: PipelineState, reason: str) -> None:
+        self._plots()
+        self.tracker.set_tags({"omega.stop_reason": reason})
+        self.tracker.flush()
+
+    def _plots(self) -> None:
+        from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
+
+        if self._pipeline is None:
+            return
+        out = self.paths.root / "plots"
+        files = []
+        rows = [r for r in self._pipeline.state.elo_log if r.get("promoted")]
+        if rows:
+            files.append(plot_elo_ladder(_LadderRows(rows), out / "elo.png"))
+        if self._losses:
+            files.append(plot_learning_curves(self._losses, out / "losses.png",
+                                              xlabel="learner step"))  # fmt: skip
+        if files:
+            self.tracker.log_figure_files(files)
+
+
+class _LadderRows(list):  # type: ignore[type-arg]
+    """Elo-log dicts as the attribute rows plot_elo_ladder reads."""
+
+    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
+        from types import SimpleNamespace
+
+        super().__init__(SimpleNamespace(**{**r, "version": f"v{r['version']}"}) for r in rows)
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def _export_onnx(uri: str) -> Path | None:
+    try:
+        from omega_cluster.model.checkpoint import load_checkpoint
+        from omega_cluster.model.export import export_onnx
+
+        loaded = load_checkpoint(uri, load_optimizer=False)
+        return export_onnx(loaded.model, Path(uri).parent / f"{Path(uri).name}.onnx")
+    except Exception as err:  # ONNX is a convenience: the champion is registered regardless
+        log.warning("could not export %s to ONNX: %s", uri, err)
+        return None
+
+
+@contextmanager
+def _stop_on_signals(pipeline: Pipeline) -> Iterator[None]:
+    """SIGINT/SIGTERM ask the pipeline to stop after the work in flight (a second SIGINT
+    interrupts at once)."""
+    previous: dict[int, Any] = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if pipeline._stop_reason and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        pipeline.stop(f"{name}: stopping after the chunks in flight")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with suppress(ValueError):  # not the main thread: no signal handling
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_training(
+    settings: Settings, *, config_yaml: str = "", progress: bool | None = None
+) -> RunResult:
+    """Run one training (module docstring); returns where it wrote and how it stopped."""
+    from omega_cluster.train.progress import ProgressDisplay
+
+    root = resolve_run_dir(settings)
+    paths = RunPaths(root)
+    root.mkdir(parents=True, exist_ok=True)
+    prior = PipelineState.load(paths.state, game=_game_name(settings))
+    tracker = None
+    observers: list[Observer] = []
+    if settings.run.progress if progress is None else progress:
+        observers.append(ProgressDisplay())
+    if settings.tracking.enabled:
+        from omega_cluster.tracking import Tracker, check_tracking_uri, default_tracking_uri
+
+        uri = settings.tracking.uri or default_tracking_uri(root)
+        check_tracking_uri(uri)
+        tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
+                          run_name=root.name, run_id=prior.mlflow_run_id,
+                          flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
+        observers.append(TrackingObserver(tracker, settings, paths, config_yaml))
+    started_ray = False
+    status = "FAILED"
+    try:
+        if settings.cluster.backend == "ray":
+            from omega_cluster.cluster import RayBackend, init_ray, is_retryable
+
+            started_ray = init_ray(settings)
+            pipeline = Pipeline(settings, paths, RayBackend, observers=observers,
+                                is_retryable=is_retryable)  # fmt: skip
+        else:
+            pipeline = Pipeline(settings, paths, LocalBackend, observers=observers)
+        with _stop_on_signals(pipeline):
+            state = pipeline.run()
+        reason = pipeline._stop_reason or _done_reason(state)
+        status = "KILLED" if pipeline._stop_reason else "FINISHED"
+        pipeline.backend.shutdown()
+    except KeyboardInterrupt:
+        status = "KILLED"
+        raise
+    finally:
+        if tracker is not None:
+            tracker.close(status)
+        if started_ray:
+            import ray
+
+            ray.shutdown()
+    return RunResult(root, state, reason, tracker.run_id if tracker else None,
+                     tracker.tracking_uri if tracker else None)  # fmt: skip
+
+
+def _done_reason(state: PipelineState) -> str:
+    return f"{state.decisions} gate decisions"
+
+
+def _game_name(settings: Settings) -> str:
+    from omega_cluster.config.build import build_game
+
+    return build_game(settings).spec.name
