@@ -7,9 +7,11 @@ STAMP  := $(VENV)/.installed
 # Override for a CUDA box or another release, e.g. make test TORCH_SPEC='torch>=2.3'
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: help venv lint format test test-fast bench arena clean
+.PHONY: help venv lint format test test-fast bench arena train clean
 
 help:
+	@echo "make train   set up $(VENV) and train the default experiment (embedded Ray, local MLflow)"
+	@echo "             extra Hydra overrides: make train ARGS='run=smoke game=goofspiel'"
 	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
 	@echo "make lint    ruff + mypy on omega_cluster/"
 	@echo "make bench   run the benchmarks in bench/ and print their figures"
@@ -41,6 +43,11 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# ARGS: Hydra overrides, e.g. make train ARGS='run=smoke game=leduc_poker cluster.self_play_actors=2'
+ARGS ?=
+train: $(STAMP)
+	$(VENV)/bin/omega-cluster train $(ARGS)
 
 arena: $(STAMP)
 	$(VENV)/bin/omega-cluster arena game=mexican_train players=4 seats=commander,lieutenant,ensign,ensign games=200

@@ -191,7 +191,7 @@ class TrackingObserver(Observer):
             self.tracker.log_figure_files(files)
 
 
-class _LadderRows(list):  # type: ignore[type-arg]
+class _LadderRows(list[Any]):
     """Elo-log dicts as the attribute rows plot_elo_ladder reads."""
 
     def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
@@ -228,7 +228,7 @@ def _stop_on_signals(pipeline: Pipeline) -> Iterator[None]:
             raise KeyboardInterrupt
         pipeline.stop(f"{name}: stopping after the chunks in flight")
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (int(signal.SIGINT), int(signal.SIGTERM)):
         with suppress(ValueError):  # not the main thread: no signal handling
             previous[sig] = signal.signal(sig, handler)
     try:
@@ -257,6 +257,8 @@ def run_training(
 
         uri = settings.tracking.uri or default_tracking_uri(root)
         check_tracking_uri(uri)
+        print(f"MLflow tracking: {uri}\n  dashboard: mlflow ui --backend-store-uri {uri} "
+              "--host 127.0.0.1 --port 5000  (then open http://127.0.0.1:5000)", flush=True)  # fmt: skip
         tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
                           run_name=root.name, run_id=prior.mlflow_run_id,
                           flush_every_s=settings.tracking.flush_every_s)  # fmt: skip

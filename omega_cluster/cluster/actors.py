@@ -120,7 +120,7 @@ class RegistryClient:
 
     @property
     def champion(self) -> ModelVersion | None:
-        return ray.get(self.actor.read.remote("champion"))  # type: ignore[no-any-return]
+        return ray.get(self.actor.read.remote("champion"))
 
     @property
     def next_version(self) -> int:

@@ -18,6 +18,7 @@ from omega_cluster.games.api import Game
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
 from omega_cluster.model.encoders import Encoder
+from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 
 __all__ = [
@@ -25,9 +26,11 @@ __all__ = [
     "build_game",
     "build_model",
     "gate_config",
+    "leaf_evaluator",
     "learner_config",
     "model_config",
     "selfplay_config",
+    "uses_network",
 ]
 
 
@@ -127,3 +130,38 @@ def gate_config(settings: Settings) -> GateConfig:
         slice_level=g.slice_level,
         require_no_worse_slice=g.require_no_worse_slice,
     )
+
+
+NETWORK_LEAF = "network"
+
+
+def uses_network(leaf: str) -> bool:
+    """Whether a leaf reads the network: ``network`` or ``network+<rollout leaf>``."""
+    return leaf == NETWORK_LEAF or leaf.startswith(NETWORK_LEAF + "+")
+
+
+def leaf_evaluator(
+    settings: Settings, game: Game, model: PolicyValueNet | None, encoder: Encoder | None
+) -> Evaluator:
+    """The search leaf ``search.leaf`` names.
+
+    * ``network`` — the network's prior and value (the Ω reference's Path A);
+    * a rollout leaf (``random``, ``commander_rollout``, …) — rollouts only (Path B);
+    * ``network+<rollout leaf>`` — the network's prior with a value mixed from both,
+      ``search.network_value_weight`` on the network (AlphaGo's λ-mix; 0 = rollout values only).
+    """
+    from omega_cluster.model.inference import NetworkEvaluator
+    from omega_cluster.players.search import build_leaf_evaluator
+    from omega_cluster.search.evaluators import BlendEvaluator
+
+    leaf, s = settings.search.leaf, settings.search
+    if not uses_network(leaf):
+        return build_leaf_evaluator(game, leaf, rollouts=s.rollouts)
+    if model is None or encoder is None:
+        raise ValueError(f"search.leaf={leaf!r} needs the network")
+    network = NetworkEvaluator(model, encoder, device="cpu")
+    if leaf == NETWORK_LEAF:
+        return network
+    rollout = build_leaf_evaluator(game, leaf.split("+", 1)[1], rollouts=s.rollouts)
+    w = s.network_value_weight
+    return BlendEvaluator(network, rollout, weight_a=w, weight_b=1.0 - w)

@@ -43,8 +43,10 @@ class SearchSettings:
     """The self-play search (ISMCTS or SM-MCTS, chosen by the game unless ``algorithm`` says)."""
 
     algorithm: str = "auto"  # auto | ismcts | smmcts
-    leaf: str = "random"  # network (Path A) | a rollout leaf: random, commander_rollout, heuristic
+    leaf: str = "random"  # network (Path A) | a rollout leaf: random, commander_rollout, ... (Path
+    # B) | network+<rollout leaf>: the network's prior, value mixed by network_value_weight
     rollouts: int = 1  # rollouts per leaf for the rollout leaves
+    network_value_weight: float = 0.0  # network+<rollout>: weight of the network's value in [0, 1]
     simulations: int = 64  # full search budget per move
     fast_simulations: int = 16  # cheap search budget (playout-cap randomisation)
     full_search_probability: float = 1.0  # share of moves searched fully and recorded

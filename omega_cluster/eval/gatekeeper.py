@@ -69,7 +69,7 @@ def gate_specs(
     game: str, params: Mapping[str, Any], players: int, *, seed: int, deals: range
 ) -> tuple[MatchSpec, ...]:
     """Candidate vs champion: each deal once per seat of the candidate."""
-    specs = []
+    specs: list[MatchSpec] = []
     for d in deals:
         deal_seed = derive_seed(seed, "deal", d)
         for r in range(players):
@@ -84,7 +84,7 @@ def anchor_specs(
     game: str, params: Mapping[str, Any], players: int, anchor: str, *, seed: int, games: int
 ) -> tuple[MatchSpec, ...]:
     """The champion at one seat against ``anchor`` at every other, seats rotated."""
-    specs = []
+    specs: list[MatchSpec] = []
     deals = max(1, math.ceil(games / players))
     for d in range(deals):
         deal_seed = derive_seed(seed, "anchor", anchor, d)
@@ -124,21 +124,26 @@ class BenchWorker:
         return self._models[uri]
 
     def _build(self, uri: str) -> Player:
+        """``gate.player``: the greedy policy alone, or the self-play search with this
+        checkpoint's network in its leaf (PUCT on the network prior, turn-based games)."""
         from omega_cluster.model.inference import network_player_from_checkpoint
 
         player = network_player_from_checkpoint(self.game, uri, greedy=True)
         if self.settings.gate.player == "network":
             return player
-        from omega_cluster.model.inference import NetworkEvaluator
+        from omega_cluster.config.build import leaf_evaluator, uses_network
         from omega_cluster.players.search import SearchPlayer
 
-        evaluator = NetworkEvaluator(player._evaluator.model, player._evaluator.encoder)
+        net = player._evaluator
+        evaluator = leaf_evaluator(self.settings, self.game, net.model, net.encoder)
         s = self.settings.search
-        return SearchPlayer(
-            self.game, leaf=evaluator, simulations=self.settings.gate.bench_simulations,
-            **({"c_puct": s.c_puct, "selection": "puct"} if not self.game.spec.simultaneous
-               else {}),
-        )  # fmt: skip
+        options: dict[str, Any] = {}
+        if not self.game.spec.simultaneous:
+            puct = uses_network(s.leaf)
+            options = {"selection": "puct" if puct else "uct", "c_puct": s.c_puct,
+                       "c_uct": s.c_uct}  # fmt: skip
+        return SearchPlayer(self.game, leaf=evaluator,
+                            simulations=self.settings.gate.bench_simulations, **options)  # fmt: skip
 
     def _player(self, token: str, roles: Mapping[str, str]) -> Player:
         if token in roles:
@@ -185,7 +190,9 @@ class GateOutcome:
         return self.verdict == "promote"
 
 
-def _finite_gap(decision: GateDecision, games: int) -> tuple[float, float, float, float, float]:
+def _finite_gap(
+    decision: GateDecision, games: int
+) -> tuple[float, float, float, float, float, float]:
     """(score, low, high, gap, gap_low, gap_high), scores kept half a game inside (0, 1) so a
     perfect record still gives a finite Elo gap (a smoke run's first candidate often wins all)."""
     from omega_cluster.eval.stats import elo_from_score
@@ -197,7 +204,8 @@ def _finite_gap(decision: GateDecision, games: int) -> tuple[float, float, float
     def clip(x: float) -> float:
         return min(1.0 - eps, max(eps, x))
 
-    return est, low, high, *(elo_from_score(clip(x)) for x in (est, low, high))  # type: ignore[return-value]
+    gap, gap_low, gap_high = (elo_from_score(clip(x)) for x in (est, low, high))
+    return est, low, high, gap, gap_low, gap_high
 
 
 class Gatekeeper:

@@ -36,12 +36,13 @@ from omega_cluster.config.build import (
     build_encoder,
     build_game,
     build_model,
+    leaf_evaluator,
     learner_config,
     selfplay_config,
+    uses_network,
 )
 from omega_cluster.config.schema import Settings
 from omega_cluster.data import ShardStore, ShardWriter
-from omega_cluster.model.inference import NetworkEvaluator
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.train._records import derive_seed
@@ -117,19 +118,11 @@ class SelfPlayWorker:
         self._evaluator: Evaluator | None = None
 
     def _evaluator_for(self, weights: Weights) -> Evaluator:
-        leaf = self.settings.search.leaf
-        if leaf != "network":
-            if self._evaluator is None:
-                from omega_cluster.players.search import build_leaf_evaluator
-
-                self._evaluator = build_leaf_evaluator(
-                    self.game, leaf, rollouts=self.settings.search.rollouts
-                )
-            self.version = weights.version
-            return self._evaluator
+        """The leaf evaluator with ``weights`` loaded (rebuilt only when the version changes)."""
         if self.version != weights.version or self._evaluator is None:
-            weights.load_into(self.model)
-            self._evaluator = NetworkEvaluator(self.model, self.encoder, device="cpu")
+            if uses_network(self.settings.search.leaf):
+                weights.load_into(self.model)
+            self._evaluator = leaf_evaluator(self.settings, self.game, self.model, self.encoder)
             self.version = weights.version
         return self._evaluator
 

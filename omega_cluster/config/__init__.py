@@ -1,0 +1,47 @@
+"""The configuration of a training run: the Hydra schema, loading and validation.
+
+``load_settings(["game=goofspiel", "run=smoke"])`` composes ``conf/`` (Hydra groups game, search,
+model, learner, gate, cluster, tracking, run) into a validated :class:`Settings`; a wrong key,
+type or value raises :class:`ConfigError` naming the key and what is allowed. :func:`to_yaml` and
+:func:`flat_params` render it for the run log and MLflow.
+"""
+
+from omega_cluster.config.errors import ConfigError
+from omega_cluster.config.load import (
+    CONF_ENV,
+    conf_dir,
+    flat_params,
+    load_settings,
+    to_yaml,
+    validate,
+)
+from omega_cluster.config.schema import (
+    ClusterSettings,
+    GameSettings,
+    GateSettings,
+    LearnerSettings,
+    ModelSettings,
+    RunSettings,
+    SearchSettings,
+    Settings,
+    TrackingSettings,
+)
+
+__all__ = [
+    "CONF_ENV",
+    "ClusterSettings",
+    "ConfigError",
+    "GameSettings",
+    "GateSettings",
+    "LearnerSettings",
+    "ModelSettings",
+    "RunSettings",
+    "SearchSettings",
+    "Settings",
+    "TrackingSettings",
+    "conf_dir",
+    "flat_params",
+    "load_settings",
+    "to_yaml",
+    "validate",
+]

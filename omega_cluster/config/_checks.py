@@ -1,0 +1,371 @@
+"""Value checks of a :class:`~omega_cluster.config.schema.Settings` (``validate``).
+
+OmegaConf already checked the keys and the types of a composed config; these checks see the
+values: enumerated fields against the allowed names the components themselves use (imported from
+them, so a new search leaf or learner mode is allowed here without an edit), counts, ranges,
+probabilities and the cross-field rules (``selection=puct`` needs a network leaf, root noise needs
+``puct``, ``min_rows <= window_rows``, ``elo0 < elo1``, no Ray address with the local backend;
+leaf names are read as :func:`omega_cluster.config.build.uses_network` reads them). The game is
+built once to check ``game.params``, the search leaf and the gate's anchor players against it.
+Ray resources are not checked here: the driver may run without the cluster's CPUs or GPUs, so the
+cluster layer compares actors with the cluster once Ray is up.
+
+Every problem is collected (not only the first) and raised as one :class:`ConfigError` whose lines
+name the full key, the bad value and what is allowed. The components' modules are imported in the
+functions that need them: ``import omega_cluster.config`` stays light (no torch).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omega_cluster.config.errors import ConfigError
+from omega_cluster.config.schema import (
+    ClusterSettings,
+    GameSettings,
+    GateSettings,
+    LearnerSettings,
+    ModelSettings,
+    RunSettings,
+    SearchSettings,
+    Settings,
+    TrackingSettings,
+)
+from omega_cluster.games.api import Game
+
+__all__ = ["validate"]
+
+SELECTIONS = ("uct", "puct")  # ISMCTS selection rules (search/_ismcts_config.py)
+GATE_PLAYERS = ("network", "search")
+BACKENDS = ("ray", "local")
+CLUSTER_MODES = ("sync", "async")
+# learner.device: checked for syntax only, the driver may have no GPU while the cluster does
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+_DEVICES = "auto, cpu, mps, cuda, cuda:<index>"
+
+
+class _Problems:
+    """Collects one line per problem; each check returns whether the value passed."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, key: str, text: str) -> None:
+        self.lines.append(f"{key}{text}")
+
+    def choice(self, key: str, value: Any, allowed: Sequence[str]) -> bool:
+        if isinstance(value, str) and value in allowed:
+            return True
+        self.add(key, f"={value!r} is not allowed; allowed: {', '.join(allowed)}")
+        return False
+
+    def integer(
+        self, key: str, value: Any, minimum: int | None = None, *, optional: bool = False
+    ) -> bool:
+        if optional and value is None:
+            return True
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and (minimum is None or value >= minimum):
+            return True
+        want = "an int" if minimum is None else f"an int >= {minimum}"
+        self.add(key, f"={value!r} must be {want}{' or null' if optional else ''}")
+        return False
+
+    def number(
+        self,
+        key: str,
+        value: Any,
+        low: float = -math.inf,
+        high: float = math.inf,
+        *,
+        open_low: bool = False,
+        open_high: bool = False,
+        optional: bool = False,
+    ) -> bool:
+        if optional and value is None:
+            return True
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and math.isfinite(value):
+            above = value > low if open_low else value >= low
+            below = value < high if open_high else value <= high
+            if above and below:
+                return True
+        want = "a finite number" + _range_text(low, high, open_low, open_high)
+        self.add(key, f"={value!r} must be {want}{' or null' if optional else ''}")
+        return False
+
+    def text(self, key: str, value: Any, *, optional: bool = False) -> bool:
+        if (optional and value is None) or (isinstance(value, str) and value.strip()):
+            return True
+        self.add(key, f"={value!r} must be a non-empty string{' or null' if optional else ''}")
+        return False
+
+    def flag(self, key: str, value: Any) -> bool:
+        if isinstance(value, bool):
+            return True
+        self.add(key, f"={value!r} must be true or false")
+        return False
+
+
+def _range_text(low: float, high: float, open_low: bool, open_high: bool) -> str:
+    if high == math.inf:
+        return "" if low == -math.inf else f" {'>' if open_low else '>='} {low:g}"
+    if low == -math.inf:
+        return f" {'<' if open_high else '<='} {high:g}"
+    return f" in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+
+
+_SECTIONS: dict[str, type] = {
+    "game": GameSettings,
+    "search": SearchSettings,
+    "model": ModelSettings,
+    "learner": LearnerSettings,
+    "gate": GateSettings,
+    "cluster": ClusterSettings,
+    "tracking": TrackingSettings,
+    "run": RunSettings,
+}
+
+
+def validate(settings: Settings) -> Settings:
+    """Check every value of ``settings``; return it unchanged or raise :class:`ConfigError`
+    listing every problem (full key, value, allowed values)."""
+    if not isinstance(settings, Settings):
+        raise ConfigError(f"expected a Settings instance, got {type(settings).__name__}")
+    p = _Problems()
+    for name, kind in _SECTIONS.items():
+        if not isinstance(getattr(settings, name), kind):
+            p.add(name, f" must be a {kind.__name__}, got {type(getattr(settings, name)).__name__}")
+    if p.lines:
+        raise ConfigError(p.lines)
+    game = _check_game(p, settings.game)
+    _check_search(p, settings.search, game)
+    _check_model(p, settings.model)
+    _check_learner(p, settings.learner)
+    _check_gate(p, settings.gate, game)
+    _check_cluster(p, settings.cluster)
+    _check_tracking(p, settings.tracking)
+    _check_run(p, settings.run)
+    if p.lines:
+        raise ConfigError(p.lines)
+    return settings
+
+
+def _check_game(p: _Problems, g: GameSettings) -> Game | None:
+    """The game built from ``game.name`` and ``game.params`` (None when it cannot be built)."""
+    from omega_cluster.games.api import GameError
+    from omega_cluster.games.registry import available_games, make_game
+
+    if not p.text("game.name", g.name):
+        return None
+    known = available_games()
+    if g.name not in known and not g.name.startswith("openspiel:"):
+        allowed = ", ".join(known)
+        p.add(
+            "game.name",
+            f"={g.name!r} is not a registered game; allowed: {allowed}, openspiel:<name>",
+        )
+        return None
+    if not isinstance(g.params, Mapping) or not all(isinstance(k, str) for k in g.params):
+        p.add("game.params", f"={g.params!r} must map parameter names to values")
+        return None
+    params = dict(g.params)
+    try:
+        return make_game(g.name, **params)
+    except (GameError, ValueError, ImportError) as err:
+        p.add("game.params", f"={params!r} are not accepted by game {g.name!r}: {err}")
+        return None
+
+
+def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
+    from omega_cluster.config.build import NETWORK_LEAF, uses_network
+    from omega_cluster.players.search import ALGORITHMS
+
+    p.choice("search.algorithm", s.algorithm, ALGORITHMS)
+    rollout = _check_leaf(p, s.leaf)
+    for name in ("rollouts", "simulations", "fast_simulations"):
+        p.integer(f"search.{name}", getattr(s, name), 1)
+    p.number("search.network_value_weight", s.network_value_weight, 0.0, 1.0)
+    p.number("search.full_search_probability", s.full_search_probability, 0.0, 1.0)
+    selection_ok = p.choice("search.selection", s.selection, SELECTIONS)
+    for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
+        p.number(f"search.{name}", getattr(s, name), 0.0)
+    p.integer("search.temperature_moves", s.temperature_moves, 0)
+    p.number("search.dirichlet_alpha", s.dirichlet_alpha, 0.0, open_low=True)
+    noise_ok = p.number("search.dirichlet_fraction", s.dirichlet_fraction, 0.0, 1.0)
+    p.integer("search.max_moves", s.max_moves, 1, optional=True)
+    leaf_text = isinstance(s.leaf, str)
+    if selection_ok and leaf_text and s.selection == "puct" and not uses_network(s.leaf):
+        p.add(
+            "search.selection",
+            f"=puct reads the network's prior and needs search.leaf={NETWORK_LEAF} or "
+            f"{NETWORK_LEAF}+<rollout leaf>, got {s.leaf!r}",
+        )
+    if noise_ok and selection_ok and s.dirichlet_fraction > 0 and s.selection != "puct":
+        p.add(
+            "search.dirichlet_fraction",
+            f"={s.dirichlet_fraction!r} perturbs the root prior, which only search.selection=puct"
+            " reads; set search.selection=puct or search.dirichlet_fraction=0",
+        )
+    if game is None:
+        return
+    if s.algorithm == "ismcts" and game.spec.simultaneous:
+        p.add(
+            "search.algorithm",
+            f"=ismcts searches turn-based games and {game.spec.name} has simultaneous moves; "
+            "allowed: auto, smmcts",
+        )
+    if rollout is not None:
+        _check_rollout(p, s.leaf, rollout, game)
+
+
+def _check_leaf(p: _Problems, leaf: Any) -> str | None:
+    """Check ``search.leaf``; return its rollout leaf (None for ``network`` or a bad leaf)."""
+    from omega_cluster.config.build import NETWORK_LEAF
+    from omega_cluster.players.search import LEAVES
+
+    prefix = f"{NETWORK_LEAF}+"
+    rollout = leaf[len(prefix) :] if isinstance(leaf, str) and leaf.startswith(prefix) else leaf
+    if leaf == NETWORK_LEAF:
+        return None
+    if isinstance(rollout, str) and rollout in LEAVES:
+        return rollout
+    allowed = ", ".join((NETWORK_LEAF, *LEAVES))
+    p.add(
+        "search.leaf",
+        f"={leaf!r} is not allowed; allowed: {allowed}, or {prefix}<one of the rollout leaves>",
+    )
+    return None
+
+
+def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
+    """The rollout leaf must have a policy for the game (Commander plays only Mexican Train)."""
+    from omega_cluster.players.registry import PlayerSpecError
+    from omega_cluster.players.search import LEAVES
+
+    try:
+        LEAVES[rollout](game)
+    except PlayerSpecError as err:
+        p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
+
+
+def _check_model(p: _Problems, m: ModelSettings) -> None:
+    from omega_cluster.model.network import TRUNKS
+
+    p.choice("model.trunk", m.trunk, TRUNKS)
+    for name in ("hidden_size", "action_embedding_size", "policy_hidden_size", "value_hidden_size"):
+        p.integer(f"model.{name}", getattr(m, name), 1)
+    p.integer("model.num_layers", m.num_layers, 1 if m.trunk == "transformer" else 0)
+    p.number("model.dropout", m.dropout, 0.0, 1.0, open_high=True)
+    p.integer("model.init_seed", m.init_seed, 0)
+
+
+def _check_learner(p: _Problems, le: LearnerSettings) -> None:
+    from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
+    from omega_cluster.train.losses import VALUE_TARGETS
+
+    p.choice("learner.mode", le.mode, LEARNER_MODES)
+    p.choice("learner.value_target", le.value_target, VALUE_TARGETS)
+    p.choice("learner.schedule", le.schedule, SCHEDULES)
+    p.number("learner.lr", le.lr, 0.0, open_low=True)
+    p.number("learner.weight_decay", le.weight_decay, 0.0)
+    p.integer("learner.warmup_steps", le.warmup_steps, 0)
+    for name in ("batch_size", "steps_per_candidate"):
+        p.integer(f"learner.{name}", getattr(le, name), 1)
+    p.number("learner.grad_clip", le.grad_clip, 0.0, open_low=True, optional=True)
+    if not (isinstance(le.device, str) and _DEVICE.fullmatch(le.device)):
+        p.add("learner.device", f"={le.device!r} is not allowed; allowed: {_DEVICES}")
+    p.integer("learner.threads", le.threads, 1, optional=True)
+    window_ok = p.integer("learner.window_rows", le.window_rows, 1)
+    if p.integer("learner.min_rows", le.min_rows, 1) and window_ok and le.min_rows > le.window_rows:
+        p.add(
+            "learner.min_rows",
+            f"={le.min_rows} must be <= learner.window_rows={le.window_rows} "
+            "(the window never holds more rows, so training would never start)",
+        )
+    p.number("learner.max_samples_per_row", le.max_samples_per_row, 0.0)
+
+
+def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
+    from omega_cluster.eval.gate import GATE_MODES
+
+    p.choice("gate.mode", g.mode, GATE_MODES)
+    p.integer("gate.games_per_slice", g.games_per_slice, 1)
+    p.number("gate.margin", g.margin, -1.0, 1.0, open_high=True)
+    if p.number("gate.elo0", g.elo0) and p.number("gate.elo1", g.elo1) and g.elo0 >= g.elo1:
+        p.add("gate.elo1", f"={g.elo1!r} must be > gate.elo0={g.elo0!r} (SPRT: H0 elo0 < H1 elo1)")
+    for name in ("alpha", "beta"):
+        p.number(f"gate.{name}", getattr(g, name), 0.0, 0.5, open_low=True, open_high=True)
+    min_ok = p.integer("gate.min_games", g.min_games, 0)
+    max_ok = p.integer("gate.max_games", g.max_games, 1, optional=True)
+    if min_ok and max_ok and g.max_games is not None and g.max_games < g.min_games:
+        p.add("gate.max_games", f"={g.max_games} must be >= gate.min_games={g.min_games}")
+    p.number("gate.slice_level", g.slice_level, 0.0, 1.0, open_low=True, open_high=True)
+    p.flag("gate.require_no_worse_slice", g.require_no_worse_slice)
+    p.choice("gate.player", g.player, GATE_PLAYERS)
+    p.integer("gate.bench_simulations", g.bench_simulations, 1)
+    p.integer("gate.chunk_games", g.chunk_games, 1)
+    p.flag("gate.paired", g.paired)
+    p.integer("gate.anchor_games", g.anchor_games, 0)
+    if not isinstance(g.anchors, Sequence) or isinstance(g.anchors, str):
+        p.add("gate.anchors", f"={g.anchors!r} must be a list of player specs")
+    elif game is not None:
+        _check_anchors(p, g.anchors, game)
+
+
+def _check_anchors(p: _Problems, anchors: Sequence[Any], game: Game) -> None:
+    from omega_cluster.players.registry import PlayerSpecError, make_player
+
+    for i, spec in enumerate(anchors):
+        key = f"gate.anchors[{i}]"
+        if not p.text(key, spec):
+            continue
+        try:
+            make_player(spec, game)
+        except (PlayerSpecError, ValueError, OSError) as err:
+            p.add(key, f"={spec!r} is not a player for {game.spec.name}: {err}")
+
+
+def _check_cluster(p: _Problems, c: ClusterSettings) -> None:
+    backend_ok = p.choice("cluster.backend", c.backend, BACKENDS)
+    address_ok = p.text("cluster.address", c.address, optional=True)
+    if backend_ok and address_ok and c.backend == "local" and c.address is not None:
+        p.add(
+            "cluster.address",
+            f"={c.address!r} needs cluster.backend=ray (backend=local runs without Ray)",
+        )
+    p.integer("cluster.num_cpus", c.num_cpus, 1, optional=True)
+    # self-play actors produce every training row: a run without one could never train
+    p.integer("cluster.self_play_actors", c.self_play_actors, 1)
+    p.integer("cluster.bench_workers", c.bench_workers, 0)
+    p.number("cluster.learner_gpus", c.learner_gpus, 0.0, optional=True)
+    p.choice("cluster.mode", c.mode, CLUSTER_MODES)
+    for name in ("games_per_chunk", "concurrent_games", "max_rows_ahead", "torch_threads"):
+        p.integer(f"cluster.{name}", getattr(c, name), 1)
+    p.integer("cluster.max_policy_lag", c.max_policy_lag, 0)
+    p.integer("cluster.max_restarts", c.max_restarts, -1)  # Ray: -1 restarts forever
+    p.flag("cluster.dashboard", c.dashboard)
+    p.text("cluster.dashboard_host", c.dashboard_host)
+
+
+def _check_tracking(p: _Problems, t: TrackingSettings) -> None:
+    p.flag("tracking.enabled", t.enabled)
+    p.text("tracking.uri", t.uri, optional=True)
+    p.text("tracking.experiment", t.experiment)
+    p.text("tracking.model_name", t.model_name, optional=True)
+    p.number("tracking.flush_every_s", t.flush_every_s, 0.0, open_low=True)
+    p.flag("tracking.log_onnx", t.log_onnx)
+
+
+def _check_run(p: _Problems, r: RunSettings) -> None:
+    p.text("run.name", r.name)
+    p.text("run.dir", r.dir, optional=True)
+    p.integer("run.seed", r.seed, 0)
+    p.integer("run.iterations", r.iterations, 1)
+    p.integer("run.games_per_iteration", r.games_per_iteration, 1)
+    p.number("run.max_minutes", r.max_minutes, 0.0, open_low=True, optional=True)
+    p.text("run.resume", r.resume, optional=True)
+    p.flag("run.progress", r.progress)

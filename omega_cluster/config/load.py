@@ -1,0 +1,269 @@
+"""Load a run's configuration: Hydra composes ``conf/``, the schema types it, the checks judge it.
+
+``load_settings(["game=goofspiel", "run=smoke", "cluster.self_play_actors=2"])`` composes
+``conf/config.yaml`` and its groups with Hydra's compose API, merges the result onto
+``OmegaConf.structured(Settings)`` (the dataclasses of :mod:`omega_cluster.config.schema`: an
+unknown key or a value of the wrong type fails here), converts it into a :class:`Settings`
+instance and runs :func:`validate` (allowed values, ranges, the game and its players). Every
+Hydra and OmegaConf exception becomes a :class:`ConfigError` whose message names the full key and
+what is allowed (the keys of the group, the group's options, the expected type).
+
+``game.params`` is a free mapping (each game declares its own parameters), so an override of one
+of its entries adds or replaces it whether it was in the preset or not: ``game.params.num_cards=4``
+and ``+game.params.num_cards=4`` both work; the game then rejects names it does not know.
+
+:func:`to_yaml` and :func:`flat_params` render a :class:`Settings` for the run's log and for
+MLflow params (:mod:`omega_cluster.tracking`). The CLI and the cluster layer call
+:func:`load_settings`; :mod:`omega_cluster.config.build` turns the groups into components' configs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import os
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import (
+    ConfigCompositionException,
+    HydraException,
+    MissingConfigException,
+    OverrideParseException,
+)
+from hydra.initialize import get_gh_backup, restore_gh_from_backup
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import (
+    ConfigAttributeError,
+    ConfigKeyError,
+    ConfigTypeError,
+    MissingMandatoryValue,
+    OmegaConfBaseException,
+    ValidationError,
+)
+
+from omega_cluster.config._checks import validate
+from omega_cluster.config.errors import ConfigError
+from omega_cluster.config.schema import Settings
+
+__all__ = [
+    "CONF_ENV",
+    "ConfigError",
+    "conf_dir",
+    "flat_params",
+    "load_settings",
+    "to_yaml",
+    "validate",
+]
+
+CONF_ENV = "OMEGA_CLUSTER_CONF"  # a conf/ directory that replaces the repository's
+_PRIMARY = "config"  # conf/config.yaml: the defaults list
+_DICT_FIELDS = ("game.params",)  # free mappings: their entries are added or replaced (++)
+
+
+def conf_dir() -> Path:
+    """The ``conf/`` directory: ``$OMEGA_CLUSTER_CONF`` if set, else ``conf/`` at the root of the
+    repository that holds this package."""
+    env = os.environ.get(CONF_ENV)
+    path = Path(env).expanduser() if env else Path(__file__).resolve().parents[2] / "conf"
+    return _check_dir(path, f"${CONF_ENV}" if env else "the repository's conf/")
+
+
+def _check_dir(path: Path, source: str) -> Path:
+    path = path.resolve()
+    if not (path / f"{_PRIMARY}.yaml").is_file():
+        raise ConfigError(
+            f"no Hydra configuration at {path} ({source}): {_PRIMARY}.yaml is missing; "
+            f"point {CONF_ENV} or config_dir at a conf/ directory with {_PRIMARY}.yaml"
+        )
+    return path
+
+
+def load_settings(
+    overrides: Sequence[str] = (), *, config_dir: str | Path | None = None
+) -> Settings:
+    """Compose ``conf/config.yaml`` with Hydra ``overrides`` (``group=option``, ``key=value``,
+    ``+key=value``), type it with the schema and validate it. Raises :class:`ConfigError`."""
+    if isinstance(overrides, str):
+        raise ConfigError(f"overrides must be a list of strings, got the string {overrides!r}")
+    directory = conf_dir() if config_dir is None else _check_dir(Path(config_dir), "config_dir")
+    composed = _compose(directory, [_dict_entry_override(o) for o in overrides])
+    return validate(_to_settings(composed))
+
+
+def _dict_entry_override(override: str) -> str:
+    """``[+]game.params.x=v`` → ``++game.params.x=v``: add or replace a free mapping's entry."""
+    text = override.strip()
+    bare = text.lstrip("+")
+    key = bare.partition("=")[0].strip()
+    if any(key.startswith(f"{field}.") for field in _DICT_FIELDS):
+        return f"++{bare}"
+    return text
+
+
+def _compose(directory: Path, overrides: list[str]) -> DictConfig:
+    # Hydra keeps one global instance: clear it for this compose (so repeated calls work) and
+    # put back whatever was there (a caller may itself run under @hydra.main).
+    previous = get_gh_backup()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(
+            version_base=None, config_dir=str(directory), job_name="omega_cluster"
+        ):
+            return compose(config_name=_PRIMARY, overrides=overrides)
+    except MissingConfigException as err:
+        raise _missing_option(err, directory) from err
+    except OverrideParseException as err:
+        raise ConfigError(
+            f"{_compact(err)} (forms: group=option, key=value, +key=value, ~key)"
+        ) from err
+    except ConfigCompositionException as err:
+        cause = err.__cause__
+        if isinstance(cause, (ConfigAttributeError, ConfigKeyError)) and cause.full_key:
+            raise _unknown_key(cause.full_key) from err
+        raise ConfigError(_compact(err)) from err
+    except HydraException as err:
+        raise ConfigError(_compact(err)) from err
+    except ValueError as err:  # Hydra: e.g. a group given a number (search=3)
+        raise ConfigError(f"{_compact(err)} (overrides: {' '.join(overrides)})") from err
+    finally:
+        restore_gh_from_backup(previous)
+
+
+def _compact(err: BaseException) -> str:
+    """An exception's message on one line, with its cause's when that adds something."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = "; ".join(line for line in lines if not line.startswith("See https://"))
+    cause = err.__cause__
+    if cause is not None and str(cause).strip() and str(cause).strip() not in text:
+        text += f" ({str(cause).strip().splitlines()[0]})"
+    return text
+
+
+def _missing_option(err: MissingConfigException, directory: Path) -> ConfigError:
+    missing = err.missing_cfg_file or ""
+    group, _, option = missing.rpartition("/")
+    if not group:
+        return ConfigError(f"{_compact(err)} (config directory {directory})")
+    available = sorted(p.stem for p in (directory / group).glob("*.yaml"))
+    return ConfigError(
+        f"unknown option {option!r} of config group {group!r} ({group}={option}); available: "
+        f"{', '.join(available) or 'none'} (the files {directory / group}/*.yaml)"
+    )
+
+
+def _to_settings(composed: DictConfig) -> Settings:
+    """Merge the composed config onto the schema and build the :class:`Settings` instance."""
+    groups = _field_types(Settings)
+    for name in composed:
+        if name in groups and not isinstance(composed[name], DictConfig):
+            keys = ", ".join(_field_types(groups[name][1]))
+            raise ConfigError(f"{name}={composed[name]!r} must be a mapping with keys: {keys}")
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(Settings), composed)
+        settings = OmegaConf.to_object(merged)
+    except ConfigKeyError as err:
+        raise _unknown_key(err.full_key or str(err.key)) from err
+    except (ValidationError, ConfigTypeError) as err:
+        raise _wrong_type(err, composed) from err
+    except MissingMandatoryValue as err:
+        raise ConfigError(f"{err.full_key} has no value (???); set it: {err.full_key}=...") from err
+    except OmegaConfBaseException as err:
+        where = f"{err.full_key}: " if err.full_key else ""
+        raise ConfigError(f"{where}{_compact(err)}") from err
+    if not isinstance(settings, Settings):  # to_object of a structured Settings config
+        raise ConfigError(f"the composed config is a {type(settings).__name__}, not Settings")
+    return settings
+
+
+def _field_types(cls: type) -> dict[str, tuple[str, Any]]:
+    """``name -> (annotation as written, resolved type)`` of a schema dataclass."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: (str(f.type), hints[f.name]) for f in dataclasses.fields(cls)}
+
+
+def _unknown_key(full_key: str) -> ConfigError:
+    """Name the first unknown part of ``full_key`` and list the keys allowed there."""
+    parts = full_key.split(".")
+    node: Any = Settings
+    annotation = "Settings"
+    for depth, part in enumerate(parts):
+        parent = ".".join(parts[:depth])
+        if not (isinstance(node, type) and dataclasses.is_dataclass(node)):
+            return ConfigError(
+                f"unknown key {full_key!r}: {parent!r} is a value ({annotation}), not a group"
+            )
+        fields = _field_types(node)
+        if part not in fields:
+            key = ".".join(parts[: depth + 1])
+            close = difflib.get_close_matches(part, list(fields), n=1)
+            hint = f" (did you mean {'.'.join([*parts[:depth], close[0]])!r}?)" if close else ""
+            where = f"keys of {parent!r}" if parent else "config groups and top-level keys"
+            return ConfigError(f"unknown key {key!r}{hint}; {where}: {', '.join(fields)}")
+        annotation, node = fields[part]
+    return ConfigError(f"unknown key {full_key!r}")
+
+
+def _annotation(full_key: str) -> str | None:
+    """The schema's annotation of ``full_key`` (``"int | None"``), None if it has none."""
+    node: Any = Settings
+    annotation: str | None = None
+    for part in full_key.split("."):
+        if not (isinstance(node, type) and dataclasses.is_dataclass(node)):
+            return None
+        fields = _field_types(node)
+        if part not in fields:
+            return None
+        annotation, node = fields[part]
+    return annotation
+
+
+def _wrong_type(err: OmegaConfBaseException, composed: DictConfig) -> ConfigError:
+    key = err.full_key
+    expected = _annotation(key) if key else None
+    if not key or expected is None:
+        return ConfigError(_compact(err))
+    value = OmegaConf.select(composed, key, throw_on_resolution_failure=False)
+    if isinstance(value, DictConfig) or OmegaConf.is_list(value):
+        value = OmegaConf.to_container(value)
+    return ConfigError(f"{key}={value!r} has the wrong type; expected {expected}")
+
+
+def to_yaml(settings: Settings) -> str:
+    """The resolved configuration as YAML (schema order), for the run's log and artifacts."""
+    return OmegaConf.to_yaml(OmegaConf.structured(settings), resolve=True)
+
+
+def flat_params(settings: Settings) -> dict[str, str]:
+    """Dotted keys → values as text, for MLflow params: ``{"search.simulations": "200",
+    "game.params.players": "2", "gate.anchors": '["random","heuristic"]', "run.dir": "null"}``.
+
+    Every schema field has a key (a mapping's entries each have their own; an empty mapping
+    is ``"{}"``); values are written as in a Hydra override (null, true/false, JSON lists).
+    """
+    flat: dict[str, str] = {}
+    _flatten("", dataclasses.asdict(settings), flat)
+    return flat
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), item, out)
+    else:
+        out[prefix] = _param_text(value)
+
+
+def _param_text(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (Mapping, list, tuple)):
+        return json.dumps(value, separators=(",", ":"), default=str)
+    return str(value)
