@@ -49,19 +49,33 @@ class RunResult:
 
 
 def resolve_run_dir(settings: Settings) -> Path:
-    """``run.resume`` (an existing run directory), else ``run.dir``, else a new timestamped
-    directory under ``runs/``."""
-    if settings.run.resume:
-        path = Path(settings.run.resume).expanduser()
+    """``run.resume`` (a run directory, or an MLflow run id with ``tracking.uri``), else
+    ``run.dir``, else a new timestamped directory under ``runs/``."""
+    resume = settings.run.resume
+    if resume:
+        path = Path(resume).expanduser()
+        if not path.exists() and _looks_like_run_id(resume):
+            if not settings.tracking.uri:
+                raise FileNotFoundError(
+                    f"run.resume={resume!r} looks like an MLflow run id: give the tracking "
+                    "server too (tracking.uri=...) or resume from the run directory"
+                )
+            from omega_cluster.tracking import find_run_dir
+
+            path = find_run_dir(settings.tracking.uri, resume)
         if not (path / "pipeline.json").exists():
             raise FileNotFoundError(
-                f"run.resume={settings.run.resume!r} is not a run directory (no pipeline.json)"
+                f"run.resume={resume!r}: {path} is not a run directory (no pipeline.json)"
             )
         return path.resolve()
     if settings.run.dir:
         return Path(settings.run.dir).expanduser().resolve()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return (Path("runs") / f"{settings.game.name.replace(':', '_')}-{stamp}").resolve()
+
+
+def _looks_like_run_id(text: str) -> bool:
+    return len(text) == 32 and all(c in "0123456789abcdef" for c in text)
 
 
 class TrackingObserver(Observer):
@@ -79,14 +93,15 @@ class TrackingObserver(Observer):
 
     def on_start(self, pipeline: Pipeline) -> None:
         from omega_cluster.config import flat_params
+        from omega_cluster.tracking import RUN_DIR_TAG
 
         self._pipeline = pipeline
         t = self.tracker
-        if pipeline.state.decisions == 0 and pipeline.state.games == 0:
-            t.log_params(flat_params(self.settings))
+        # a resumed run may change knobs (iterations, resume itself): recorded as tags
+        t.log_params(flat_params(self.settings), on_change="tag")
         t.log_config(self.config_yaml)
         t.log_git(REPO_ROOT)
-        t.set_tags({"omega.game": pipeline.game.spec.name, "omega.run_dir": str(self.paths.root),
+        t.set_tags({"omega.game": pipeline.game.spec.name, RUN_DIR_TAG: str(self.paths.root),
                     "omega.backend": self.settings.cluster.backend,
                     "omega.mode": self.settings.cluster.mode})  # fmt: skip
         pipeline.state.mlflow_run_id = t.run_id

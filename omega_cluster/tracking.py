@@ -55,6 +55,7 @@ __all__ = [
     "TrackingError",
     "check_tracking_uri",
     "default_tracking_uri",
+    "find_run_dir",
     "read_champion",
 ]
 
@@ -629,3 +630,24 @@ def read_champion(uri: str, model_name: str) -> tuple[str, dict[str, str]]:
             f"no {CHAMPION_ALIAS!r} alias on registered model {model_name!r} at {uri}: {e}"
         ) from e
     return str(version.source), dict(version.tags)
+
+
+RUN_DIR_TAG = "omega.run_dir"  # the tag the service sets on every run: where its state lives
+
+
+def find_run_dir(uri: str, run_id: str) -> Path:
+    """The run directory of MLflow run ``run_id`` (its ``omega.run_dir`` tag), to resume it."""
+    check_tracking_uri(uri)
+    from mlflow.exceptions import MlflowException
+
+    try:
+        run = _client(uri).get_run(run_id)
+    except MlflowException as e:
+        raise TrackingError(f"no MLflow run {run_id!r} at {uri}: {e}") from e
+    directory = run.data.tags.get(RUN_DIR_TAG)
+    if not directory:
+        raise TrackingError(
+            f"MLflow run {run_id} at {uri} has no {RUN_DIR_TAG!r} tag: it was not written by "
+            "omega-cluster train; resume from its run directory instead"
+        )
+    return Path(directory)
