@@ -263,6 +263,8 @@ def run_training(
     paths = RunPaths(root)
     root.mkdir(parents=True, exist_ok=True)
     prior = PipelineState.load(paths.state, game=_game_name(settings))
+    if config_yaml:  # the resolved config beside the run's state (the MLflow run has it too)
+        (root / "config.yaml").write_text(config_yaml)
     tracker = None
     observers: list[Observer] = []
     if settings.run.progress if progress is None else progress:
