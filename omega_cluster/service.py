@@ -260,7 +260,7 @@ def run_training(
     from omega_cluster.train.progress import ProgressDisplay
 
     root = resolve_run_dir(settings)
-    paths = RunPaths(root)
+    paths = RunPaths(root, settings.run.shard_store)
     root.mkdir(parents=True, exist_ok=True)
     prior = PipelineState.load(paths.state, game=_game_name(settings))
     if config_yaml:  # the resolved config beside the run's state (the MLflow run has it too)

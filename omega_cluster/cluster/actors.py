@@ -42,6 +42,8 @@ class SelfPlayActor:
 
     def __init__(self, settings: Settings, actor: int, store_uri: str) -> None:
         self.worker = SelfPlayWorker(settings, actor=actor, store_uri=store_uri)
+        # the Ray node id goes into every shard's manifest entry: which node wrote what
+        self.worker.node = str(ray.get_runtime_context().get_node_id())
 
     def play_chunk(
         self, weights: Weights, chunk: int, games: int, *, retry: bool = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -31,7 +32,14 @@ from omega_cluster.cluster.actors import (
 from omega_cluster.config.schema import Settings
 from omega_cluster.train.pipeline import RunPaths
 
-__all__ = ["ClusterError", "RayBackend", "init_ray", "is_retryable", "learner_gpus"]
+__all__ = [
+    "ClusterError",
+    "RayBackend",
+    "init_ray",
+    "is_retryable",
+    "learner_gpus",
+    "registry_actor_name",
+]
 
 
 class ClusterError(RuntimeError):
@@ -80,6 +88,12 @@ def check_resources(settings: Settings) -> None:
         )
 
 
+def registry_actor_name(root: Path) -> str:
+    """The run's named registry actor. Named by the full path: runs on one cluster whose
+    directories share a base name (a/run, b/run) must not share (get_if_exists) one registry."""
+    return f"omega_cluster.registry:{root.resolve()}"
+
+
 def learner_gpus(settings: Settings) -> float:
     if settings.cluster.learner_gpus is not None:
         return float(settings.cluster.learner_gpus)
@@ -94,13 +108,14 @@ class RayBackend:
         restarts = c.max_restarts
         run = str(paths.root)
         self.registry_actor = ModelRegistryActor.options(  # type: ignore[attr-defined]
-            name=f"omega_cluster.registry:{paths.root.name}", num_cpus=0, max_restarts=restarts,
+            name=registry_actor_name(paths.root), num_cpus=0, max_restarts=restarts,
             max_task_retries=-1, get_if_exists=True,
         ).remote(run, _registry_game(settings))  # fmt: skip
         self.registry = RegistryClient(self.registry_actor)
         self.selfplay = [
             SelfPlayActor.options(  # type: ignore[attr-defined]
-                num_cpus=1, max_restarts=restarts, max_task_retries=0
+                num_cpus=1, max_restarts=restarts, max_task_retries=0,
+                scheduling_strategy="SPREAD",  # over the nodes: self-play is the bulk of the work
             ).remote(settings, i, paths.store_uri)
             for i in range(c.self_play_actors)
         ]  # fmt: skip

@@ -368,4 +368,5 @@ def _check_run(p: _Problems, r: RunSettings) -> None:
     p.integer("run.games_per_iteration", r.games_per_iteration, 1)
     p.number("run.max_minutes", r.max_minutes, 0.0, open_low=True, optional=True)
     p.text("run.resume", r.resume, optional=True)
+    p.text("run.shard_store", r.shard_store, optional=True)
     p.flag("run.progress", r.progress)

@@ -164,6 +164,9 @@ class RunSettings:
     games_per_iteration: int = 64  # sync mode: self-play games per iteration (all actors)
     max_minutes: float | None = None  # stop after this long (whatever the iteration count)
     resume: str | None = None  # a run directory or MLflow run id to continue
+    shard_store: str | None = (
+        None  # shard store URI (s3://bucket/run, file://...; None: <dir>/shards)
+    )
     progress: bool = True  # live rich display
 
 

@@ -70,10 +70,11 @@ class RunPaths:
     """Where a run keeps its state."""
 
     root: Path
+    shards: str | None = None  # shard store URI (pyarrow.fs: a path, file://, s3://...)
 
     @property
     def store_uri(self) -> str:
-        return str(self.root / "shards")
+        return self.shards or str(self.root / "shards")
 
     @property
     def models(self) -> Path:

@@ -40,7 +40,15 @@ PRESETS = sorted(
 
 @pytest.fixture(scope="module")
 def default() -> Settings:
+    """The composed default configuration (run=default)."""
     return load_settings()
+
+
+@pytest.fixture(scope="module")
+def base() -> Settings:
+    """Mexican Train 2p with the schema's plain values (uct, random rollouts): the starting point
+    of the bad-value tests, so each breaks exactly one rule."""
+    return validate(Settings(game=GameSettings("mexican_train", {"players": 2, "rounds": 1})))
 
 
 def fails(overrides: list[str]) -> str:
@@ -154,7 +162,10 @@ def test_repeated_loads_and_an_enclosing_hydra_are_left_alone() -> None:
 def test_config_dir_and_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copied = tmp_path / "conf"
     shutil.copytree(CONF, copied)
-    (copied / "search" / "default.yaml").write_text("simulations: 7\n")
+    run_default = copied / "run" / "default.yaml"  # the preset that sets the default budget
+    text = run_default.read_text()
+    assert "  simulations: 100\n" in text
+    run_default.write_text(text.replace("  simulations: 100\n", "  simulations: 7\n"))
     assert load_settings(config_dir=copied).search.simulations == 7
     monkeypatch.setenv(CONF_ENV, str(copied))
     assert conf_dir() == copied.resolve() and load_settings().search.simulations == 7
@@ -245,9 +256,9 @@ def test_overrides_must_be_a_list() -> None:
     ],
 )
 def test_each_bad_value_names_its_key_and_the_allowed_values(
-    default: Settings, key: str, value: Any, allowed: str
+    base: Settings, key: str, value: Any, allowed: str
 ) -> None:
-    error = invalid(default, **{key.replace(".", "__"): value})
+    error = invalid(base, **{key.replace(".", "__"): value})
     assert len(error.problems) == 1
     assert error.problems[0].startswith(f"{key}={value!r}")
     assert allowed in str(error)
@@ -267,21 +278,21 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
         ({"search__leaf": "network+commander_rollout", "search__selection": "puct"}, []),
     ],
 )
-def test_cross_field_rules(default: Settings, changes: dict[str, Any], expected: list[str]) -> None:
+def test_cross_field_rules(base: Settings, changes: dict[str, Any], expected: list[str]) -> None:
     if not expected:
-        changed = copy.deepcopy(default)
+        changed = copy.deepcopy(base)
         for dotted, value in changes.items():
             section, name = dotted.split("__")
             setattr(getattr(changed, section), name, value)
         assert validate(changed) is changed
         return
-    message = str(invalid(default, **changes))
+    message = str(invalid(base, **changes))
     for text in expected:
         assert text in message
 
 
-def test_puct_with_the_network_leaf_and_root_noise_is_valid(default: Settings) -> None:
-    changed = copy.deepcopy(default)
+def test_puct_with_the_network_leaf_and_root_noise_is_valid(base: Settings) -> None:
+    changed = copy.deepcopy(base)
     changed.search = dataclasses.replace(
         changed.search, selection="puct", leaf="network", dirichlet_fraction=0.25
     )
@@ -289,7 +300,7 @@ def test_puct_with_the_network_leaf_and_root_noise_is_valid(default: Settings) -
 
 
 def test_game_dependent_rules() -> None:
-    goofspiel = load_settings(["game=goofspiel"])
+    goofspiel = load_settings(["game=goofspiel", "search.selection=uct"])
     message = str(
         invalid(
             goofspiel,
@@ -308,8 +319,8 @@ def test_game_dependent_rules() -> None:
     assert bad_params.startswith("game.params=") and "num_cards=100" in bad_params
 
 
-def test_every_problem_is_reported(default: Settings) -> None:
-    error = invalid(default, search__selection="ucb", model__trunk="cnn", run__iterations=0)
+def test_every_problem_is_reported(base: Settings) -> None:
+    error = invalid(base, search__selection="ucb", model__trunk="cnn", run__iterations=0)
     assert [p.split("=")[0] for p in error.problems] == [
         "search.selection",
         "model.trunk",
@@ -318,10 +329,10 @@ def test_every_problem_is_reported(default: Settings) -> None:
     assert str(error).startswith("3 problems in the configuration")
 
 
-def test_validate_rejects_what_is_not_settings(default: Settings) -> None:
+def test_validate_rejects_what_is_not_settings(base: Settings) -> None:
     with pytest.raises(ConfigError, match="Settings"):
         validate({"game": {}})  # type: ignore[arg-type]
-    broken = copy.deepcopy(default)
+    broken = copy.deepcopy(base)
     broken.search = None  # type: ignore[assignment]
     with pytest.raises(ConfigError, match="search must be a SearchSettings"):
         validate(broken)
@@ -351,7 +362,7 @@ def test_flat_params_are_dotted_complete_and_text(default: Settings) -> None:
     assert {"game.params.players", "game.params.rounds", "search.simulations"} <= set(flat)
     assert flat["search.simulations"] == str(default.search.simulations)
     assert (flat["run.dir"], flat["gate.paired"]) == ("null", "true")
-    assert flat["gate.anchors"] == '["random","heuristic"]'
+    assert flat["gate.anchors"] == '["heuristic"]'
     empty = copy.deepcopy(default)
     empty.game.params = {}
     assert flat_params(empty)["game.params"] == "{}"
@@ -359,6 +370,6 @@ def test_flat_params_are_dotted_complete_and_text(default: Settings) -> None:
 
 def test_to_yaml_round_trips(default: Settings) -> None:
     text = to_yaml(default)
-    assert "simulations: 200" in text and text.index("game:") < text.index("run:")
+    assert "simulations: 100" in text and text.index("game:") < text.index("run:")
     again = OmegaConf.to_object(OmegaConf.merge(Settings, OmegaConf.create(text)))
     assert again == default
