@@ -261,7 +261,7 @@ class Pipeline:
     def run(self) -> PipelineState:
         """Run until a stop condition; returns the final state."""
         self._emit("on_start", self)
-        reason = "done"
+        reason = "interrupted"  # unless a mode returns its reason
         try:
             if self.settings.cluster.mode == "async":
                 reason = self._run_async()
