@@ -7,11 +7,14 @@ STAMP  := $(VENV)/.installed
 # Override for a CUDA box or another release, e.g. make test TORCH_SPEC='torch>=2.3'
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: help venv lint format test test-fast bench arena train clean
+.PHONY: help venv lint format test test-fast bench arena train local-cluster stop-cluster clean
 
 help:
 	@echo "make train   set up $(VENV) and train the default experiment (embedded Ray, local MLflow)"
 	@echo "             extra Hydra overrides: make train ARGS='run=smoke game=goofspiel'"
+	@echo "make local-cluster  this machine as a Ray cluster: Ray head (dashboard 127.0.0.1:8265),"
+	@echo "             MLflow server (127.0.0.1:5050), then submit a training job (ARGS as for train)"
+	@echo "make stop-cluster   stop the Ray head and MLflow server that local-cluster started"
 	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
 	@echo "make lint    ruff + mypy on omega_cluster/"
 	@echo "make bench   run the benchmarks in bench/ and print their figures"
@@ -36,10 +39,10 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix omega_cluster tests bench examples
 
 test: lint
-	$(PY) -m pytest -n 2 -q tests
+	$(PY) -m pytest -n 2 --dist loadgroup -q tests
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -q tests -m "not slow"
+	$(PY) -m pytest -n 2 --dist loadgroup -q tests -m "not slow"
 
 bench: $(STAMP)
 	$(PY) -m bench
@@ -48,6 +51,15 @@ bench: $(STAMP)
 ARGS ?=
 train: $(STAMP)
 	$(VENV)/bin/omega-cluster train $(ARGS)
+
+# This workstation as a Ray cluster; the logic is in scripts/local_cluster.sh (its header says what
+# it starts and why). Ports and state dir from the environment: RAY_PORT, DASHBOARD_PORT,
+# MLFLOW_PORT, LOCAL_CLUSTER_DIR, e.g. make local-cluster MLFLOW_PORT=5051 ARGS='run=smoke'
+local-cluster: $(STAMP)
+	VENV=$(VENV) sh scripts/local_cluster.sh start $(ARGS)
+
+stop-cluster:
+	VENV=$(VENV) sh scripts/local_cluster.sh stop
 
 arena: $(STAMP)
 	$(VENV)/bin/omega-cluster arena game=mexican_train players=4 seats=commander,lieutenant,ensign,ensign games=200

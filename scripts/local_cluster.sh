@@ -1,0 +1,460 @@
+#!/bin/sh
+# This workstation as a Ray cluster: `make local-cluster` and `make stop-cluster` (issue 7, §1).
+#
+#   scripts/local_cluster.sh start [override ...]   start a Ray head and an MLflow server (each only
+#                                                   if not already running), then submit a training
+#                                                   job: Hydra overrides as for `omega-cluster train`
+#   scripts/local_cluster.sh submit [override ...]  submit another job to the running cluster
+#   scripts/local_cluster.sh status                 what runs, where, and the jobs submitted
+#   scripts/local_cluster.sh stop                   stop what `start` started, nothing else
+#
+# What `start` does:
+# * Ray head: `ray start --head --block`, detached in its own session, its PID in a PID file. The
+#   dashboard and the job API listen on 127.0.0.1 only. Ray's internal gRPC ports (GCS, raylet,
+#   object manager, client server) listen on every interface whatever we pass; with token
+#   authentication (below) they refuse callers without the token. README "Security".
+# * A private Ray temp dir ($RAY_TEMP_DIR, not /tmp/ray): `ray start` records its address in
+#   <temp dir>/ray_current_cluster, and every plain `ray.init()` on this machine joins the cluster
+#   named there. Kept private, an embedded `make train` (or a test) keeps starting its own Ray. Jobs
+#   find the head through the RAY_ADDRESS that Ray's job supervisor gives their driver.
+# * MLflow server on 127.0.0.1: sqlite store and artifact root under the state dir, artifacts
+#   served through the server (--serve-artifacts, so remote clients need no shared disk),
+#   `--workers 1` and MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false: measured (issue 7) ~360 MB and ~1 ms
+#   per call, against ~2.3 GB and ~40 ms for the default server.
+# * The job: `ray job submit --working-dir <repo> --no-wait -- python -m omega_cluster train
+#   cluster=local tracking.uri=<MLflow URL> run.dir=<absolute dir> <overrides>`. `python -m`, not
+#   the console script: the job runs the uploaded copy of the repository with the Python on the
+#   cluster's PATH (the venv's bin/ is put first before Ray starts), where `omega-cluster` may not
+#   exist. run.dir is absolute because the job's working directory is Ray's unpacked copy, which
+#   Ray deletes. The upload leaves out the venv, runs, caches and .git (Ray's limit is ~100 MB).
+#
+# Token authentication (Ray 2.60): a plain `ray.init()` cluster turns it on by itself, but
+# `ray start --head` turns it on only if RAY_AUTH_MODE=token or a token file already exists, and a
+# client (`ray job submit`, `ray job logs`) sends the token only when RAY_AUTH_MODE=token is set in
+# its environment. So this script exports RAY_AUTH_MODE=token (unless you set RAY_AUTH_MODE
+# yourself: `disabled` is respected, with a warning) and makes sure a token exists: RAY_AUTH_TOKEN,
+# or the file RAY_AUTH_TOKEN_PATH, or Ray's default ~/.ray/auth_token, created with mode 0600 if
+# missing (the same 256-bit token `ray get-auth-token --generate` makes). The cluster's processes
+# and the job inherit it. <state dir>/cluster.env holds the settings a shell needs to talk to the
+# cluster (never the token itself): `. .local-cluster/cluster.env; ray job logs --follow <id>`.
+#
+# Stopping: `stop` first asks the cluster's running jobs to stop (a driver writes its pending
+# shards on SIGTERM), then ends each process by its PID file, and only if that PID still runs the
+# command line this script started (a PID can be reused): SIGTERM to the `ray start --block`
+# process, which drains the node and stops the processes it started (the raylet takes its
+# workers and the jobs' drivers with it); SIGTERM to the MLflow server; then SIGTERM/SIGKILL to
+# what is left of each one's process group (each was started in a session of its own, so its
+# group holds nothing else). Never `ray stop`: it terminates every Ray process on the machine by
+# name, including clusters this script did not start (someone's `ray.init()`, another
+# `ray start`, a test run).
+#
+# Environment (defaults in brackets): LOCAL_CLUSTER_DIR [.local-cluster] state: PID files, logs,
+# the MLflow store and artifacts, run directories. RAY_PORT [6379] GCS; DASHBOARD_PORT [8265];
+# MLFLOW_PORT [5050] (5000 is taken by AirPlay on macOS); RAY_CLIENT_PORT [10001];
+# DASHBOARD_AGENT_PORT [52365]; NUM_CPUS, NUM_GPUS [Ray detects them]; RAY_TEMP_DIR
+# [/tmp/omega_cluster-ray-<uid>-<RAY_PORT>] (short: Ray's socket paths must fit 104 bytes);
+# VENV [.venv] (its bin/ goes first on PATH if it has `ray`); JOB_ID [omega-<time>-<pid>];
+# START_TIMEOUT [180] seconds to wait for each service; STOP_TIMEOUT [60].
+# POSIX sh: runs under dash, bash and macOS /bin/sh.
+
+set -eu
+
+usage="usage: $0 start|submit [hydra overrides ...] | status | stop"
+command=${1:-}
+case $command in
+    start | submit | status | stop) shift ;;
+    *)
+        printf 'local_cluster: error: %s\n' "$usage" >&2
+        exit 2
+        ;;
+esac
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+STATE=${LOCAL_CLUSTER_DIR:-.local-cluster}
+mkdir -p "$STATE"
+STATE=$(cd "$STATE" && pwd)
+CLUSTER_ENV=$STATE/cluster.env
+HEAD_PID=$STATE/ray-head.pid
+MLFLOW_PID=$STATE/mlflow.pid
+
+say() { printf '%s\n' "$*"; }
+die() { printf 'local_cluster: error: %s\n' "$*" >&2; exit 1; }
+# a value quoted for sh: 'it'\''s'
+quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+VENV=${VENV:-.venv}
+case $VENV in /*) ;; *) VENV=$ROOT/$VENV ;; esac
+if [ -x "$VENV/bin/ray" ]; then
+    PATH=$VENV/bin:$PATH
+    export PATH
+fi
+command -v ray >/dev/null 2>&1 || die "no 'ray' on PATH and none in $VENV/bin: run 'make venv' first"
+command -v mlflow >/dev/null 2>&1 || die "no 'mlflow' on PATH and none in $VENV/bin: run 'make venv' first"
+PY=$(command -v python3 || command -v python) || die "no python3 on PATH"
+
+# A running cluster's recorded settings win over the environment: `stop`, `status` and `submit`
+# must reach the ports and temp dir `start` used. (A file left by a cluster that is gone is not
+# read: a new `start` takes the environment's settings.)
+for pidfile in "$HEAD_PID" "$MLFLOW_PID"; do
+    if [ -f "$CLUSTER_ENV" ] && [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+        # shellcheck disable=SC1090
+        . "$CLUSTER_ENV"
+        break
+    fi
+done
+RAY_PORT=${RAY_PORT:-6379}
+DASHBOARD_PORT=${DASHBOARD_PORT:-8265}
+MLFLOW_PORT=${MLFLOW_PORT:-5050}
+RAY_CLIENT_PORT=${RAY_CLIENT_PORT:-10001}
+DASHBOARD_AGENT_PORT=${DASHBOARD_AGENT_PORT:-52365}
+RAY_TEMP_DIR=${RAY_TEMP_DIR:-/tmp/omega_cluster-ray-$(id -u)-$RAY_PORT}
+START_TIMEOUT=${START_TIMEOUT:-180}
+STOP_TIMEOUT=${STOP_TIMEOUT:-60}
+DASHBOARD_URL=http://127.0.0.1:$DASHBOARD_PORT
+MLFLOW_URL=http://127.0.0.1:$MLFLOW_PORT
+BACKEND_URI=sqlite:///$STATE/mlflow/mlflow.db
+
+# -- token authentication (see the header) ---------------------------------------------------------
+
+auth_mode() {
+    RAY_AUTH_MODE=${RAY_AUTH_MODE:-token}
+    export RAY_AUTH_MODE
+}
+
+setup_auth() {
+    auth_mode
+    if [ "$RAY_AUTH_MODE" != token ]; then
+        say "local_cluster: WARNING: RAY_AUTH_MODE=$RAY_AUTH_MODE: the Ray job API at $DASHBOARD_URL" \
+            "runs any code for any process that can reach it (see README, Security)" >&2
+        return 0
+    fi
+    [ -n "${RAY_AUTH_TOKEN:-}" ] && return 0
+    token_file=${RAY_AUTH_TOKEN_PATH:-$HOME/.ray/auth_token}
+    if [ ! -s "$token_file" ]; then
+        mkdir -p "$(dirname "$token_file")"
+        # umask 077: the token file is readable by its owner only
+        (umask 077 && "$PY" -c 'import secrets; print(secrets.token_hex(32))' >"$token_file")
+        say "created a Ray authentication token in $token_file (mode 0600)"
+    fi
+}
+
+# -- processes by PID file -------------------------------------------------------------------------
+
+# alive PID: the process exists and is not a zombie
+alive() {
+    stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    case $stat in Z*) return 1 ;; esac
+    return 0
+}
+
+# ours PIDFILE MARK: the PID in PIDFILE runs and its command line contains MARK (-ww: the whole
+# line; BSD ps cuts it to the terminal width otherwise)
+ours() {
+    [ -f "$1" ] || return 1
+    pid=$(cat "$1")
+    alive "$pid" || return 1
+    case $(ps -ww -o args= -p "$pid" 2>/dev/null) in *"$2"*) return 0 ;; esac
+    return 1
+}
+
+# group_members PGID: the live (non-zombie) processes of a process group
+group_members() {
+    ps -A -o pid= -o pgid= -o stat= | awk -v g="$1" '$2 == g && $3 !~ /^Z/ { print $1 }'
+}
+
+# wait_gone SECONDS PGID: wait until the process group is empty
+wait_gone() {
+    n=0
+    while [ -n "$(group_members "$2")" ]; do
+        [ "$n" -ge "$1" ] && return 1
+        sleep 1
+        n=$((n + 1))
+    done
+}
+
+# stop_pidfile PIDFILE MARK WHAT: SIGTERM the process, then its group; SIGKILL what remains
+stop_pidfile() {
+    if ! ours "$1" "$2"; then
+        [ -f "$1" ] && say "$3: not running (stale PID file removed)"
+        rm -f "$1"
+        return 0
+    fi
+    pid=$(cat "$1")
+    say "stopping $3 (PID $pid)"
+    kill -TERM "$pid" 2>/dev/null || true
+    n=0
+    while alive "$pid" && [ "$n" -lt "$STOP_TIMEOUT" ]; do
+        sleep 1
+        n=$((n + 1))
+    done
+    # It was started in its own session: its process group is exactly what it spawned.
+    if [ -n "$(group_members "$pid")" ]; then
+        kill -TERM -"$pid" 2>/dev/null || true
+        if ! wait_gone 10 "$pid"; then
+            say "$3: SIGKILL to what is left of process group $pid"
+            kill -KILL -"$pid" 2>/dev/null || true
+            wait_gone 5 "$pid" || say "$3: processes left in group $pid: $(group_members "$pid")" >&2
+        fi
+    fi
+    rm -f "$1"
+}
+
+# detached LOG CMD...: run CMD in a new session (its own process group, no controlling terminal:
+# a closed terminal does not stop it), output to LOG; prints its PID.
+detached() {
+    log=$1
+    shift
+    "$PY" -c 'import os, sys; os.setsid(); os.execvp(sys.argv[1], sys.argv[1:])' "$@" \
+        </dev/null >"$log" 2>&1 &
+    echo $!
+}
+
+# -- HTTP (health checks, jobs): Python's urllib, with Ray's token when auth is on ------------------
+
+http() {
+    "$PY" - "$@" <<'PYTHON'
+import json, os, sys, time, urllib.error, urllib.request
+from pathlib import Path
+
+def headers():
+    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        return {}
+    token = os.environ.get("RAY_AUTH_TOKEN")
+    if not token:
+        path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+        token = path.read_text().strip() if path.is_file() else ""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+def call(url, method="GET", timeout=5.0):
+    request = urllib.request.Request(url, method=method, headers=headers())
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return response.read().decode()
+
+def alive(pid):  # exists and is not a zombie (a failed start stays one until this shell reaps it)
+    import subprocess
+    ps = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True)
+    return ps.returncode == 0 and not ps.stdout.strip().startswith("Z")
+
+mode, args = sys.argv[1], sys.argv[2:]
+if mode == "free":  # free PORT...: fail naming the ports something on 127.0.0.1 already answers on
+    import socket
+    busy = []
+    for port in args:
+        with socket.socket() as s:
+            s.settimeout(1.0)
+            if s.connect_ex(("127.0.0.1", int(port))) == 0:
+                busy.append(port)
+    if busy:
+        sys.exit(f"port(s) {', '.join(busy)} of 127.0.0.1 already in use (another Ray or MLflow?)")
+elif mode == "wait":  # wait URL TIMEOUT PID: until URL answers 200 (or PID dies, or timeout)
+    url, deadline, pid = args[0], time.monotonic() + float(args[1]), int(args[2])
+    last = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            call(url, timeout=3.0)
+            sys.exit(0)
+        except urllib.error.HTTPError as e:
+            last = f"HTTP {e.code}"
+            if e.code in (401, 403):
+                sys.exit(f"{url}: HTTP {e.code}: the server refuses our Ray token")
+        except OSError as e:
+            last = str(getattr(e, "reason", e))
+        if not alive(pid):
+            sys.exit(f"{url}: the process (PID {pid}) exited")
+        time.sleep(1.0)
+    sys.exit(f"{url}: no answer within {args[1]} s (last: {last})")
+elif mode == "jobs":  # jobs DASHBOARD_URL [stop]: list the cluster's jobs; stop the running ones
+    url, stop = args[0], args[1:] == ["stop"]
+    active = ("PENDING", "RUNNING")
+    stopping = []
+    for job in json.loads(call(f"{url}/api/jobs/")):
+        job_id, status = job.get("submission_id") or job.get("job_id"), job.get("status")
+        if stop and status in active:
+            call(f"{url}/api/jobs/{job_id}/stop", method="POST")
+            stopping.append(job_id)
+            status = f"{status} -> stop requested"
+        print(f"  job {job_id:<32} {status}", flush=True)
+    # Ray sends the driver SIGTERM, then SIGKILL after a few seconds; wait for that before the
+    # head goes, so a driver's last shards and MLflow records are written (bounded wait).
+    deadline = time.monotonic() + 30.0
+    while stopping and time.monotonic() < deadline:
+        time.sleep(1.0)
+        stopping = [j for j in stopping
+                    if json.loads(call(f"{url}/api/jobs/{j}")).get("status") in active]
+PYTHON
+}
+
+# -- start ------------------------------------------------------------------------------------------
+
+STARTED=""
+on_exit() {
+    status=$?
+    if [ "$status" -ne 0 ] && [ -n "$STARTED" ]; then
+        say "local_cluster: start failed: stopping what this run started" >&2
+        case $STARTED in *mlflow*) stop_pidfile "$MLFLOW_PID" "$BACKEND_URI" "MLflow server" ;; esac
+        case $STARTED in *head*) stop_pidfile "$HEAD_PID" "$RAY_TEMP_DIR" "Ray head" ;; esac
+    fi
+    exit "$status"
+}
+
+record_settings() {
+    {
+        say "# written by scripts/local_cluster.sh start; sourced in a shell, it points 'ray job ...'"
+        say "# and MLflow clients at this cluster (the token itself is never written here)"
+        for name in RAY_PORT DASHBOARD_PORT MLFLOW_PORT RAY_CLIENT_PORT DASHBOARD_AGENT_PORT \
+            RAY_TEMP_DIR RAY_AUTH_MODE; do
+            value=$(eval "printf '%s' \"\${$name}\"")
+            say "$name=$(quote "$value")"
+        done
+        [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && say "RAY_AUTH_TOKEN_PATH=$(quote "$RAY_AUTH_TOKEN_PATH")"
+        say "RAY_API_SERVER_ADDRESS=$(quote "$DASHBOARD_URL")"
+        say "MLFLOW_TRACKING_URI=$(quote "$MLFLOW_URL")"
+        say "export RAY_AUTH_MODE RAY_API_SERVER_ADDRESS MLFLOW_TRACKING_URI"
+        [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && say "export RAY_AUTH_TOKEN_PATH"
+        true
+    } >"$CLUSTER_ENV"
+}
+
+start_head() {
+    if ours "$HEAD_PID" "$RAY_TEMP_DIR"; then
+        say "Ray head already running (PID $(cat "$HEAD_PID"))"
+        return 0
+    fi
+    rm -f "$HEAD_PID"
+    set -- --head --block --port "$RAY_PORT" --node-ip-address 127.0.0.1 \
+        --include-dashboard true --dashboard-host 127.0.0.1 --dashboard-port "$DASHBOARD_PORT" \
+        --dashboard-agent-listen-port "$DASHBOARD_AGENT_PORT" \
+        --ray-client-server-port "$RAY_CLIENT_PORT" --temp-dir "$RAY_TEMP_DIR" --disable-usage-stats
+    [ -n "${NUM_CPUS:-}" ] && set -- "$@" --num-cpus "$NUM_CPUS"
+    [ -n "${NUM_GPUS:-}" ] && set -- "$@" --num-gpus "$NUM_GPUS"
+    say "starting the Ray head (GCS port $RAY_PORT, dashboard $DASHBOARD_URL; log $STATE/ray-head.log)"
+    detached "$STATE/ray-head.log" ray start "$@" >"$HEAD_PID"
+    STARTED="$STARTED head"
+    if ! http wait "$DASHBOARD_URL/api/version" "$START_TIMEOUT" "$(cat "$HEAD_PID")"; then
+        tail -n 30 "$STATE/ray-head.log" >&2
+        die "the Ray head did not come up (log above: $STATE/ray-head.log)"
+    fi
+}
+
+start_mlflow() {
+    if ours "$MLFLOW_PID" "$BACKEND_URI"; then
+        say "MLflow server already running (PID $(cat "$MLFLOW_PID"))"
+        return 0
+    fi
+    rm -f "$MLFLOW_PID"
+    mkdir -p "$STATE/mlflow/artifacts"
+    say "starting the MLflow server ($MLFLOW_URL; log $STATE/mlflow.log)"
+    detached "$STATE/mlflow.log" env MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false mlflow server \
+        --host 127.0.0.1 --port "$MLFLOW_PORT" --workers 1 --backend-store-uri "$BACKEND_URI" \
+        --serve-artifacts --artifacts-destination "$STATE/mlflow/artifacts" >"$MLFLOW_PID"
+    STARTED="$STARTED mlflow"
+    if ! http wait "$MLFLOW_URL/health" "$START_TIMEOUT" "$(cat "$MLFLOW_PID")"; then
+        tail -n 30 "$STATE/mlflow.log" >&2
+        die "the MLflow server did not come up (log above: $STATE/mlflow.log)"
+    fi
+}
+
+submit() {
+    job=${JOB_ID:-omega-$(date +%Y%m%d-%H%M%S)-$$}
+    run_dir=$STATE/runs/$job
+    # gitwildmatch patterns, relative to the working dir (Ray also honours .gitignore)
+    runtime_env='{"excludes": [".venv", ".git", ".local-cluster", "runs", "mlruns", "mlartifacts",
+        "outputs", "*.egg-info", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
+        "__pycache__", "*.db", "*.onnx", "*.safetensors"]}'
+    say "submitting job $job (run dir $run_dir)"
+    ray job submit --address "$DASHBOARD_URL" --submission-id "$job" --working-dir "$ROOT" \
+        --runtime-env-json "$runtime_env" --no-wait --log-style record -- \
+        python -m omega_cluster train cluster=local "tracking.uri=$MLFLOW_URL" \
+        "run.dir=$run_dir" run.progress=false "$@" >"$STATE/submit.log" 2>&1 || {
+        tail -n 20 "$STATE/submit.log" >&2
+        die "ray job submit failed (log above: $STATE/submit.log); the cluster is still up:" \
+            "'make stop-cluster' stops it"
+    }
+    say "$job" >>"$STATE/jobs"
+    ray_cmd=ray
+    [ -x "$VENV/bin/ray" ] && ray_cmd=$VENV/bin/ray
+    env_prefix="RAY_AUTH_MODE=$RAY_AUTH_MODE"
+    [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && env_prefix="$env_prefix RAY_AUTH_TOKEN_PATH=$(quote "$RAY_AUTH_TOKEN_PATH")"
+    cat <<EOF
+
+omega_cluster local cluster (state: $STATE)
+  Ray dashboard   $DASHBOARD_URL
+  MLflow          $MLFLOW_URL
+  job             $job
+  run directory   $run_dir
+follow the job's logs:
+  $env_prefix $ray_cmd job logs --address $DASHBOARD_URL --follow $job
+  (or: . $(quote "$CLUSTER_ENV") && $ray_cmd job logs --follow $job)
+its status:       $env_prefix $ray_cmd job status --address $DASHBOARD_URL $job
+another job:      make local-cluster ARGS='game=goofspiel'   (reuses the running cluster)
+stop everything:  make stop-cluster
+EOF
+}
+
+# Ports of the services to start must be free: another service there would answer the health
+# check in their place (and take the job).
+check_ports() {
+    ports=""
+    ours "$HEAD_PID" "$RAY_TEMP_DIR" ||
+        ports="$RAY_PORT $DASHBOARD_PORT $RAY_CLIENT_PORT $DASHBOARD_AGENT_PORT"
+    ours "$MLFLOW_PID" "$BACKEND_URI" || ports="$ports $MLFLOW_PORT"
+    [ -z "$ports" ] && return 0
+    # shellcheck disable=SC2086
+    http free $ports || die "choose free ports (RAY_PORT, DASHBOARD_PORT, MLFLOW_PORT," \
+        "RAY_CLIENT_PORT, DASHBOARD_AGENT_PORT) or stop what uses them"
+}
+
+cmd_start() {
+    trap on_exit EXIT
+    trap 'exit 130' INT TERM
+    check_ports
+    setup_auth
+    start_head
+    start_mlflow
+    record_settings
+    STARTED=""  # both are up: a failed submission leaves them running
+    submit "$@"
+}
+
+cmd_submit() {
+    ours "$HEAD_PID" "$RAY_TEMP_DIR" || die "no local cluster runs (state $STATE): 'make local-cluster' starts one"
+    ours "$MLFLOW_PID" "$BACKEND_URI" || die "the MLflow server of $STATE is not running: 'make local-cluster' starts it"
+    setup_auth
+    submit "$@"
+}
+
+cmd_status() {
+    if ours "$HEAD_PID" "$RAY_TEMP_DIR"; then
+        say "Ray head        PID $(cat "$HEAD_PID"), dashboard $DASHBOARD_URL"
+        auth_mode
+        http jobs "$DASHBOARD_URL" || true
+    else
+        say "Ray head        not running"
+    fi
+    if ours "$MLFLOW_PID" "$BACKEND_URI"; then
+        say "MLflow server   PID $(cat "$MLFLOW_PID"), $MLFLOW_URL"
+    else
+        say "MLflow server   not running"
+    fi
+}
+
+cmd_stop() {
+    if ours "$HEAD_PID" "$RAY_TEMP_DIR"; then
+        # Ask running jobs to stop first: their drivers flush pending shards on SIGTERM.
+        auth_mode
+        http jobs "$DASHBOARD_URL" stop || say "(could not list the cluster's jobs; stopping anyway)"
+    fi
+    stop_pidfile "$HEAD_PID" "$RAY_TEMP_DIR" "Ray head"
+    stop_pidfile "$MLFLOW_PID" "$BACKEND_URI" "MLflow server"
+    rm -f "$CLUSTER_ENV"
+    say "stopped; kept $STATE (MLflow store, artifacts, run directories, logs)"
+}
+
+case $command in
+    start) cmd_start "$@" ;;
+    submit) cmd_submit "$@" ;;
+    status) cmd_status ;;
+    stop) cmd_stop ;;
+esac
