@@ -379,8 +379,9 @@ def run_train(args: argparse.Namespace) -> int:
           f"{st.promotions} promotions, {st.games} games, {st.shards} shards")  # fmt: skip
     if result.tracking_uri:
         print(f"MLflow run {result.mlflow_run_id} at {result.tracking_uri}")
-        print(f"open the dashboard: mlflow ui --backend-store-uri {result.tracking_uri} "
-              "--host 127.0.0.1 --port 5000   (then http://127.0.0.1:5000)")  # fmt: skip
+        from omega_cluster.service import dashboard_hint
+
+        print(f"dashboard: {dashboard_hint(result.tracking_uri)}")
     return 0
 
 

@@ -74,6 +74,14 @@ def resolve_run_dir(settings: Settings) -> Path:
     return (Path("runs") / f"{settings.game.name.replace(':', '_')}-{stamp}").resolve()
 
 
+def dashboard_hint(uri: str) -> str:
+    """How to open the MLflow UI for ``uri``: the server itself, or ``mlflow ui`` on a store."""
+    if uri.startswith(("http://", "https://")):
+        return f"open {uri}"
+    return (f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000  "
+            "(then open http://127.0.0.1:5000)")  # fmt: skip
+
+
 def _looks_like_run_id(text: str) -> bool:
     return len(text) == 32 and all(c in "0123456789abcdef" for c in text)
 
@@ -274,8 +282,7 @@ def run_training(
 
         uri = settings.tracking.uri or default_tracking_uri(root)
         check_tracking_uri(uri)
-        print(f"MLflow tracking: {uri}\n  dashboard: mlflow ui --backend-store-uri {uri} "
-              "--host 127.0.0.1 --port 5000  (then open http://127.0.0.1:5000)", flush=True)  # fmt: skip
+        print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
         tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
                           run_name=root.name, run_id=prior.mlflow_run_id,
                           flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
