@@ -4,9 +4,13 @@
 #   scripts/local_cluster.sh start [override ...]   start a Ray head and an MLflow server (each only
 #                                                   if not already running), then submit a training
 #                                                   job: Hydra overrides as for `omega-cluster train`
+#   scripts/local_cluster.sh up                     the same without the job
+#   scripts/local_cluster.sh add-worker             start one more Ray node on this machine, joining
+#                                                   the head (a second node, as on a real cluster)
 #   scripts/local_cluster.sh submit [override ...]  submit another job to the running cluster
-#   scripts/local_cluster.sh status                 what runs, where, and the jobs submitted
-#   scripts/local_cluster.sh stop                   stop what `start` started, nothing else
+#   scripts/local_cluster.sh status                 what runs, where: nodes, jobs
+#   scripts/local_cluster.sh stop                   stop what `start`/`up`/`add-worker` started,
+#                                                   nothing else
 #
 # What `start` does:
 # * Ray head: `ray start --head --block`, detached in its own session, its PID in a PID file. The
@@ -28,6 +32,21 @@
 #   exist. run.dir is absolute because the job's working directory is Ray's unpacked copy, which
 #   Ray deletes. The upload leaves out the venv, runs, caches and .git (Ray's limit is ~100 MB).
 #
+# What `add-worker` does (issue 7, §2: a two-node cluster on one machine, as the test does):
+# `ray start --address 127.0.0.1:$RAY_PORT --block --num-cpus $WORKER_CPUS --resources
+# '{"$WORKER_LABEL": 1}'`, detached in its own session like the head, with the head's temp dir and
+# token settings and its own PID file (ray-worker-<n>.pid, log ray-worker-<n>.log), then waits
+# until the head lists the new node ALIVE and writes its Ray node id to ray-worker-<n>.node. Two
+# raylets on one machine must not share a port: of the ports `ray start --help` names, only the
+# dashboard agent's HTTP port has a fixed default (52365, the head's DASHBOARD_AGENT_PORT); the
+# node manager, object manager, metrics export, agent gRPC and runtime-env agent ports default to
+# 0 (picked when the node starts). The script passes all six, each from WORKER_<NAME>_PORT or a
+# free port the OS gives it now (so `status` and the log say where the node listens), and lets
+# the node's worker processes take OS-chosen ports (`--min-worker-port 0 --max-worker-port 0`, as
+# Ray's own multi-node-on-one-machine harness, ray.cluster_utils, does) instead of the head's
+# 10002-19999 range. On real machines the same `ray start --address <head>:6379` joins a head,
+# with RAY_AUTH_MODE=token and the cluster's token file on that machine.
+#
 # Token authentication (Ray 2.60): a plain `ray.init()` cluster turns it on by itself, but
 # `ray start --head` turns it on only if RAY_AUTH_MODE=token or a token file already exists, and a
 # client (`ray job submit`, `ray job logs`) sends the token only when RAY_AUTH_MODE=token is set in
@@ -39,8 +58,9 @@
 # cluster (never the token itself): `. .local-cluster/cluster.env; ray job logs --follow <id>`.
 #
 # Stopping: `stop` first asks the cluster's running jobs to stop (a driver writes its pending
-# shards on SIGTERM), then ends each process by its PID file, and only if that PID still runs the
-# command line this script started (a PID can be reused): SIGTERM to the `ray start --block`
+# shards on SIGTERM), then ends each process by its PID file, worker nodes before the head, and
+# only if that PID still runs the command line this script started (a PID can be reused):
+# SIGTERM to the `ray start --block`
 # process, which drains the node and stops the processes it started (the raylet takes its
 # workers and the jobs' drivers with it); SIGTERM to the MLflow server; then SIGTERM/SIGKILL to
 # what is left of each one's process group (each was started in a session of its own, so its
@@ -55,14 +75,26 @@
 # [/tmp/omega_cluster-ray-<uid>-<RAY_PORT>] (short: Ray's socket paths must fit 104 bytes);
 # VENV [.venv] (its bin/ goes first on PATH if it has `ray`); JOB_ID [omega-<time>-<pid>];
 # START_TIMEOUT [180] seconds to wait for each service; STOP_TIMEOUT [60].
+# add-worker: WORKER_LABEL [worker] the node's custom resource (1 of it), WORKER_CPUS [1],
+# WORKER_GPUS [none], WORKER_OBJECT_STORE_MEMORY [Ray's default] bytes, and WORKER_<NAME>_PORT for
+# NAME in NODE_MANAGER, OBJECT_MANAGER, METRICS_EXPORT, DASHBOARD_AGENT, DASHBOARD_AGENT_GRPC,
+# RUNTIME_ENV_AGENT [free ports].
 # POSIX sh: runs under dash, bash and macOS /bin/sh.
 
 set -eu
 
-usage="usage: $0 start|submit [hydra overrides ...] | status | stop"
+usage="usage: $0 start|submit [hydra overrides ...] | up | add-worker | status | stop"
 command=${1:-}
 case $command in
-    start | submit | status | stop) shift ;;
+    start | submit) shift ;;
+    up | add-worker | status | stop)
+        shift
+        if [ $# -gt 0 ]; then
+            printf 'local_cluster: error: %s takes no arguments (got: %s); %s\n' "$command" "$*" \
+                "$usage" >&2
+            exit 2
+        fi
+        ;;
     *)
         printf 'local_cluster: error: %s\n' "$usage" >&2
         exit 2
@@ -97,7 +129,7 @@ PY=$(command -v python3 || command -v python) || die "no python3 on PATH"
 # A running cluster's recorded settings win over the environment: `stop`, `status` and `submit`
 # must reach the ports and temp dir `start` used. (A file left by a cluster that is gone is not
 # read: a new `start` takes the environment's settings.)
-for pidfile in "$HEAD_PID" "$MLFLOW_PID"; do
+for pidfile in "$HEAD_PID" "$MLFLOW_PID" "$STATE"/ray-worker-*.pid; do
     if [ -f "$CLUSTER_ENV" ] && [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
         # shellcheck disable=SC1090
         . "$CLUSTER_ENV"
@@ -265,6 +297,48 @@ elif mode == "wait":  # wait URL TIMEOUT PID: until URL answers 200 (or PID dies
             sys.exit(f"{url}: the process (PID {pid}) exited")
         time.sleep(1.0)
     sys.exit(f"{url}: no answer within {args[1]} s (last: {last})")
+elif mode == "ports":  # ports N: N distinct free ports of this machine, as the OS gives them
+    import socket
+    sockets = [socket.socket() for _ in range(int(args[0]))]
+    for s in sockets:  # all bound at once: distinct
+        s.bind(("", 0))
+    print(" ".join(str(s.getsockname()[1]) for s in sockets))
+    for s in sockets:
+        s.close()
+elif mode in ("nodes", "newnode"):
+    # nodes URL: the cluster's nodes, one a line (the dashboard's state API)
+    # newnode URL LABEL TIMEOUT PID KNOWN_ID...: wait until a node that is not one of KNOWN_ID is
+    # ALIVE with resource LABEL; print its node id (fail if PID dies or on timeout)
+    def nodes():
+        answer = json.loads(call(f"{args[0]}/api/v0/nodes?limit=10000&detail=true", timeout=10.0))
+        return answer["data"]["result"]["result"]
+    if mode == "nodes":
+        for n in sorted(nodes(), key=lambda n: (not n.get("is_head_node"), n["node_id"])):
+            res = n.get("resources_total") or {}
+            custom = [f"{k}={v:g}" for k, v in sorted(res.items())
+                      if k not in ("CPU", "GPU", "memory", "object_store_memory")
+                      and not k.startswith("node:")]
+            print(f"  node {n['node_id']} {'head  ' if n.get('is_head_node') else 'worker'} "
+                  f"{n['state']:<6} CPU={res.get('CPU', 0):g} GPU={res.get('GPU', 0):g} "
+                  f"{' '.join(custom)}".rstrip(), flush=True)
+        sys.exit(0)
+    label, deadline, pid = args[1], time.monotonic() + float(args[2]), int(args[3])
+    known = set(args[4:])
+    last = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            for n in nodes():
+                if (n["node_id"] not in known and n["state"] == "ALIVE"
+                        and (n.get("resources_total") or {}).get(label, 0) > 0):
+                    print(n["node_id"])
+                    sys.exit(0)
+            last = "not listed yet"
+        except (OSError, KeyError, ValueError) as e:
+            last = str(getattr(e, "reason", e))
+        if not alive(pid):
+            sys.exit(f"the worker node (PID {pid}) exited")
+        time.sleep(1.0)
+    sys.exit(f"no new ALIVE node with resource {label!r} within {args[2]} s (last: {last})")
 elif mode == "jobs":  # jobs DASHBOARD_URL [stop]: list the cluster's jobs; stop the running ones
     url, stop = args[0], args[1:] == ["stop"]
     active = ("PENDING", "RUNNING")
@@ -293,6 +367,9 @@ on_exit() {
     status=$?
     if [ "$status" -ne 0 ] && [ -n "$STARTED" ]; then
         say "local_cluster: start failed: stopping what this run started" >&2
+        case $STARTED in
+            *worker*) stop_pidfile "$WORKER_PID" "$WORKER_MARK" "Ray worker node" ;;
+        esac
         case $STARTED in *mlflow*) stop_pidfile "$MLFLOW_PID" "$BACKEND_URI" "MLflow server" ;; esac
         case $STARTED in *head*) stop_pidfile "$HEAD_PID" "$RAY_TEMP_DIR" "Ray head" ;; esac
     fi
@@ -393,6 +470,85 @@ stop everything:  make stop-cluster
 EOF
 }
 
+# -- add-worker ------------------------------------------------------------------------------------
+
+# The command line of every worker node this script starts contains this (`ours` checks it).
+WORKER_MARK="start --address 127.0.0.1:$RAY_PORT --block"
+
+worker_settings() {
+    WORKER_LABEL=${WORKER_LABEL:-worker}
+    WORKER_CPUS=${WORKER_CPUS:-1}
+    case $WORKER_LABEL in
+        "" | [!A-Za-z_]* | *[!A-Za-z0-9_.-]* | CPU | GPU | memory | object_store_memory)
+            die "WORKER_LABEL='$WORKER_LABEL' is not a custom resource name: letters, digits," \
+                "'_', '.' or '-', starting with a letter or '_', and not CPU, GPU, memory or" \
+                "object_store_memory" ;;
+    esac
+    case $WORKER_CPUS in
+        "" | *[!0-9]*) die "WORKER_CPUS='$WORKER_CPUS' must be a whole number (0, 1, 2, ...)" ;;
+    esac
+    case ${WORKER_GPUS:-0} in
+        *[!0-9]*) die "WORKER_GPUS='$WORKER_GPUS' must be a whole number (0, 1, 2, ...)" ;;
+    esac
+}
+
+# worker_ports: the six ports of the new node (see the header), from WORKER_<NAME>_PORT or free
+worker_ports() {
+    ports=$(http ports 6) || die "could not get free ports from the OS"
+    # shellcheck disable=SC2086
+    set -- $ports
+    W_NODE_MANAGER=${WORKER_NODE_MANAGER_PORT:-$1}
+    W_OBJECT_MANAGER=${WORKER_OBJECT_MANAGER_PORT:-$2}
+    W_METRICS=${WORKER_METRICS_EXPORT_PORT:-$3}
+    W_AGENT=${WORKER_DASHBOARD_AGENT_PORT:-$4}
+    W_AGENT_GRPC=${WORKER_DASHBOARD_AGENT_GRPC_PORT:-$5}
+    W_RUNTIME_ENV=${WORKER_RUNTIME_ENV_AGENT_PORT:-$6}
+    http free "$W_NODE_MANAGER" "$W_OBJECT_MANAGER" "$W_METRICS" "$W_AGENT" "$W_AGENT_GRPC" \
+        "$W_RUNTIME_ENV" || die "choose free WORKER_<NAME>_PORT values (see the script's header)"
+}
+
+cmd_add_worker() {
+    ours "$HEAD_PID" "$RAY_TEMP_DIR" ||
+        die "no local cluster runs (state $STATE): 'scripts/local_cluster.sh up' starts one"
+    worker_settings
+    setup_auth
+    # the first free slot: ray-worker-1, ray-worker-2, ... (a stale PID file is reused)
+    slot=1
+    while ours "$STATE/ray-worker-$slot.pid" "$WORKER_MARK"; do slot=$((slot + 1)); done
+    WORKER_PID=$STATE/ray-worker-$slot.pid
+    log=$STATE/ray-worker-$slot.log
+    rm -f "$WORKER_PID" "$STATE/ray-worker-$slot.node"
+    worker_ports
+    known=$(http nodes "$DASHBOARD_URL" | awk '{ print $2 }') ||
+        die "the head at $DASHBOARD_URL does not answer"
+    set -- --address "127.0.0.1:$RAY_PORT" --block --num-cpus "$WORKER_CPUS" \
+        --resources "{\"$WORKER_LABEL\": 1}" --node-ip-address 127.0.0.1 \
+        --temp-dir "$RAY_TEMP_DIR" \
+        --node-manager-port "$W_NODE_MANAGER" --object-manager-port "$W_OBJECT_MANAGER" \
+        --metrics-export-port "$W_METRICS" --dashboard-agent-listen-port "$W_AGENT" \
+        --dashboard-agent-grpc-port "$W_AGENT_GRPC" --runtime-env-agent-port "$W_RUNTIME_ENV" \
+        --min-worker-port 0 --max-worker-port 0 --disable-usage-stats
+    [ -n "${WORKER_GPUS:-}" ] && set -- "$@" --num-gpus "$WORKER_GPUS"
+    [ -n "${WORKER_OBJECT_STORE_MEMORY:-}" ] &&
+        set -- "$@" --object-store-memory "$WORKER_OBJECT_STORE_MEMORY"
+    say "starting Ray worker node $slot ($WORKER_CPUS CPU, resource $WORKER_LABEL;" \
+        "node manager port $W_NODE_MANAGER, object manager $W_OBJECT_MANAGER, agent $W_AGENT;" \
+        "log $log)"
+    trap on_exit EXIT
+    trap 'exit 130' INT TERM
+    detached "$log" ray start "$@" >"$WORKER_PID"
+    STARTED="worker"
+    # shellcheck disable=SC2086
+    if ! node=$(http newnode "$DASHBOARD_URL" "$WORKER_LABEL" "$START_TIMEOUT" \
+        "$(cat "$WORKER_PID")" $known); then
+        tail -n 30 "$log" >&2
+        die "the Ray worker node did not join the head (log above: $log)"
+    fi
+    STARTED=""
+    say "$node" >"$STATE/ray-worker-$slot.node"
+    say "Ray worker node $slot joined: node id $node (PID $(cat "$WORKER_PID"))"
+}
+
 # Ports of the services to start must be free: another service there would answer the health
 # check in their place (and take the job).
 check_ports() {
@@ -406,7 +562,7 @@ check_ports() {
         "RAY_CLIENT_PORT, DASHBOARD_AGENT_PORT) or stop what uses them"
 }
 
-cmd_start() {
+cmd_up() {
     trap on_exit EXIT
     trap 'exit 130' INT TERM
     check_ports
@@ -415,6 +571,10 @@ cmd_start() {
     start_mlflow
     record_settings
     STARTED=""  # both are up: a failed submission leaves them running
+}
+
+cmd_start() {
+    cmd_up
     submit "$@"
 }
 
@@ -429,6 +589,13 @@ cmd_status() {
     if ours "$HEAD_PID" "$RAY_TEMP_DIR"; then
         say "Ray head        PID $(cat "$HEAD_PID"), dashboard $DASHBOARD_URL"
         auth_mode
+        for pidfile in "$STATE"/ray-worker-*.pid; do
+            ours "$pidfile" "$WORKER_MARK" || continue
+            nodefile=${pidfile%.pid}.node
+            node=$(cat "$nodefile" 2>/dev/null || echo '?')
+            say "Ray worker node PID $(cat "$pidfile"), node id $node"
+        done
+        http nodes "$DASHBOARD_URL" || true
         http jobs "$DASHBOARD_URL" || true
     else
         say "Ray head        not running"
@@ -446,6 +613,12 @@ cmd_stop() {
         auth_mode
         http jobs "$DASHBOARD_URL" stop || say "(could not list the cluster's jobs; stopping anyway)"
     fi
+    # worker nodes before the head: each drains while the head still answers
+    for pidfile in "$STATE"/ray-worker-*.pid; do
+        [ -f "$pidfile" ] || continue
+        stop_pidfile "$pidfile" "$WORKER_MARK" "Ray worker node $(basename "$pidfile" .pid)"
+        rm -f "${pidfile%.pid}.node"
+    done
     stop_pidfile "$HEAD_PID" "$RAY_TEMP_DIR" "Ray head"
     stop_pidfile "$MLFLOW_PID" "$BACKEND_URI" "MLflow server"
     rm -f "$CLUSTER_ENV"
@@ -454,6 +627,8 @@ cmd_stop() {
 
 case $command in
     start) cmd_start "$@" ;;
+    up) cmd_up ;;
+    add-worker) cmd_add_worker ;;
     submit) cmd_submit "$@" ;;
     status) cmd_status ;;
     stop) cmd_stop ;;
