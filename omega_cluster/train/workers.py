@@ -230,13 +230,16 @@ class LearnerWorker:
         """Warm-start from ``champion``, train, save as ``models/v<version>``."""
         self.window.refresh()
         lr = self.settings.learner
+        # a waiting learner has still read the new rows: the async driver's back-pressure counts
+        # them as read (else self-play stops for good while the window is short of min_rows)
+        read = {"rows_seen": float(self.rows_seen), "window_rows": float(self.window.rows)}
         if self.window.rows < lr.min_rows:
-            return CandidateReport(None, champion.version, "", 0,
+            return CandidateReport(None, champion.version, "", 0, read,
                                    waiting=f"replay window holds {self.window.rows} rows, "
                                            f"needs {lr.min_rows}")  # fmt: skip
         steps = self.allowed_steps()
         if steps < 1:
-            return CandidateReport(None, champion.version, "", 0,
+            return CandidateReport(None, champion.version, "", 0, read,
                                    waiting=f"trained {self.samples} samples on {self.rows_seen} "
                                            f"rows: the cap is {lr.max_samples_per_row}/row")  # fmt: skip
         champion.load_into(self.learner.model)

@@ -1,0 +1,320 @@
+"""The pipeline driver in one process (omega_cluster.train.pipeline with LocalBackend).
+
+Tiny runs of Kuhn and Leduc poker (8 simulations, a 16-unit network, 8 bench games) exercise
+what the Ray service relies on without Ray: the sync loop reaches ``run.iterations`` gate
+decisions; every chunk's shard is in the store exactly once and reads back through the data layer
+(``ShardStore.entries`` / ``read`` / ``table_to_records``) with records that replay; the champion
+never regresses (every promotion won its gate, one champion at a time, each candidate benched
+against the champion of its day); ``pipeline.json`` and ``registry.json`` persist, and a second
+Pipeline on the same directory continues the run (decisions, chunk indices, versions keep
+counting; no shard row twice); a run directory of another game is refused; a retried chunk finds
+its shard instead of writing another; async mode completes; the learner waits while the window
+is short of ``min_rows`` or KataGo's samples-per-row cap is spent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omega_cluster.config import (
+    ClusterSettings,
+    GameSettings,
+    GateSettings,
+    LearnerSettings,
+    ModelSettings,
+    RunSettings,
+    SearchSettings,
+    Settings,
+    TrackingSettings,
+    validate,
+)
+from omega_cluster.config.build import build_encoder, build_game, build_model
+from omega_cluster.data import ShardStore, table_to_records
+from omega_cluster.eval.gatekeeper import GateOutcome
+from omega_cluster.train.pipeline import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
+from omega_cluster.train.registry import ModelRegistry, RegistryError
+from omega_cluster.train.workers import (
+    CandidateReport,
+    ChunkReport,
+    LearnerWorker,
+    SelfPlayWorker,
+    Weights,
+    chunk_writer_id,
+)
+
+ITERATIONS = 3
+# Kuhn poker has 2 or 3 decisions per game: one iteration of 8 games writes 16-24 rows, so with
+# min_rows 25 the learner must wait after the first iteration and train after the second.
+MIN_ROWS = 25
+
+
+def tiny_settings(
+    game: str = "kuhn_poker", *, mode: str = "sync", iterations: int = ITERATIONS, **learner: Any
+) -> Settings:
+    """A run that takes seconds: small search, network, batches and bench; no Ray, no MLflow."""
+    knobs = {"batch_size": 16, "steps_per_candidate": 8, "min_rows": MIN_ROWS}
+    model = ModelSettings(hidden_size=16, num_layers=1, action_embedding_size=8,
+                          policy_hidden_size=8, value_hidden_size=8)  # fmt: skip
+    settings = Settings(
+        game=GameSettings(game, {"players": 2}),
+        search=SearchSettings(simulations=8, fast_simulations=4, temperature_moves=2),
+        model=model,
+        learner=LearnerSettings(window_rows=2000, device="cpu", **{**knobs, **learner}),
+        gate=GateSettings(games_per_slice=8, chunk_games=8, anchors=["random"], anchor_games=4),
+        cluster=ClusterSettings(backend="local", games_per_chunk=4, concurrent_games=4, mode=mode),
+        tracking=TrackingSettings(enabled=False),
+        run=RunSettings(iterations=iterations, games_per_iteration=8, progress=False),
+    )
+    return validate(settings)
+
+
+class Recorder(Observer):
+    """Keeps every event of a run."""
+
+    def __init__(self) -> None:
+        self.chunks: list[ChunkReport] = []
+        self.candidates: list[CandidateReport] = []
+        self.gates: list[tuple[GateOutcome, dict[str, Any]]] = []
+        self.champions: list[int] = []
+        self.stopped: list[str] = []
+
+    def on_chunk(self, report: ChunkReport, state: PipelineState) -> None:
+        self.chunks.append(report)
+
+    def on_candidate(self, report: CandidateReport, state: PipelineState) -> None:
+        self.candidates.append(report)
+
+    def on_gate(self, outcome: GateOutcome, row: dict[str, Any], state: PipelineState) -> None:
+        self.gates.append((outcome, row))
+
+    def on_champion(self, version: int, uri: str, state: PipelineState) -> None:
+        self.champions.append(version)
+
+    def on_stop(self, state: PipelineState, reason: str) -> None:
+        self.stopped.append(reason)
+
+
+@dataclasses.dataclass
+class Run:
+    root: Path
+    settings: Settings
+    pipeline: Pipeline
+    state: PipelineState
+    events: Recorder
+
+
+def run_pipeline(root: Path, settings: Settings) -> Run:
+    events = Recorder()
+    pipeline = Pipeline(settings, RunPaths(root), LocalBackend, observers=[events])
+    state = pipeline.run()
+    return Run(root, settings, pipeline, state, events)
+
+
+@pytest.fixture(scope="module")
+def sync_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return run_pipeline(tmp_path_factory.mktemp("sync") / "run", tiny_settings())
+
+
+def _store(root: Path) -> ShardStore:
+    return ShardStore(RunPaths(root).store_uri)
+
+
+def check_shards(run: Run) -> list[str]:
+    """Every chunk's shard exactly once, read back whole through the data layer; the writer ids."""
+    store = _store(run.root)
+    entries = store.entries()
+    writers = [e.writer_id for e in entries]
+    assert len(writers) == len(set(writers)), Counter(writers).most_common(3)
+    by_writer = {e.writer_id: e for e in entries}
+    game = build_game(run.settings)
+    for report in run.events.chunks:
+        entry = by_writer[chunk_writer_id(report.chunk)]
+        assert report.shard == entry.key and report.records == entry.rows > 0
+        records = table_to_records(store.read(entry))
+        assert len(records) == entry.rows
+        assert {r.champion_version for r in records} == {report.version}
+        assert {r.game for r in records} == {game.spec.name}
+        assert len({r.game_id for r in records}) == report.games
+        first = records[0]  # a record's (seed, history) rebuilds its position
+        state = game.replay(first.game_seed, first.history)
+        assert first.player in state.current_players
+        assert first.action in state.legal_actions(first.player)
+    assert sum(e.rows for e in entries) == run.state.records
+    assert store.quarantined() == []
+    return writers
+
+
+def test_sync_run_reaches_the_decisions_and_writes_each_chunk_once(sync_run: Run) -> None:
+    st, ev = sync_run.state, sync_run.events
+    assert st.decisions == len(ev.gates) == ITERATIONS
+    assert ev.stopped == [f"{ITERATIONS} gate decisions"]
+    # the first iteration's 16-24 rows are short of min_rows: the learner waited once
+    waiting = [c for c in ev.candidates if c.version is None]
+    assert len(waiting) == 1 and f"needs {MIN_ROWS}" in waiting[0].waiting
+    assert st.iteration == ITERATIONS + 1
+    # 8 games per iteration in chunks of 4, indices 0, 1, 2, ... in order
+    assert [c.chunk for c in ev.chunks] == list(range(st.next_chunk))
+    assert st.next_chunk == 2 * st.iteration
+    assert all(c.games == 4 and not c.replayed for c in ev.chunks)
+    assert st.games == 8 * st.iteration and st.shards == st.next_chunk
+    writers = check_shards(sync_run)
+    assert sorted(writers) == [chunk_writer_id(i) for i in range(st.next_chunk)]
+
+
+def test_the_champion_never_regresses(sync_run: Run) -> None:
+    registry = sync_run.pipeline.registry
+    assert sum(v.status == "champion" for v in registry.versions) == 1
+    assert sync_run.state.promotions == len(sync_run.events.champions) >= 1
+    champion = 0
+    for outcome, row in sync_run.events.gates:
+        assert outcome.champion == champion  # benched against the champion of its day
+        assert registry.get(outcome.candidate).parent == champion  # and warm-started from it
+        assert outcome.games == 8
+        if outcome.promoted:
+            assert outcome.score > 0.5 and row["score"] > 0.5
+            assert registry.get(outcome.candidate).status in ("champion", "retired")
+            champion = outcome.candidate
+        else:
+            assert registry.get(outcome.candidate).status == "rejected"
+    assert registry.champion is not None and registry.champion.version == champion
+    assert all(v.status != "candidate" for v in registry.versions)  # every candidate decided
+    promoted = [r for r in sync_run.state.elo_log if r["promoted"]]
+    assert promoted[0]["verdict"] == "initial" and promoted[-1]["version"] == champion
+    assert all(r["score"] > 0.5 for r in promoted[1:])
+
+
+def test_pipeline_and_registry_state_persist(sync_run: Run) -> None:
+    root, state = sync_run.root, sync_run.state
+    game = build_game(sync_run.settings).spec.name
+    assert PipelineState.load(RunPaths(root).state, game=game) == state
+    saved = json.loads((root / "pipeline.json").read_text())
+    assert (saved["decisions"], saved["next_chunk"]) == (state.decisions, state.next_chunk)
+    again = ModelRegistry(root, game=game)
+    assert again.snapshot() == sync_run.pipeline.registry.snapshot()
+    for version in again.versions:
+        assert (Path(version.uri) / "metadata.json").is_file(), version
+    assert (root / LearnerWorker.STATE / "counters.json").is_file()
+
+
+def test_a_second_pipeline_continues_the_run(sync_run: Run, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    shutil.copytree(sync_run.root, root)
+    first = sync_run.state
+    more = dataclasses.replace(sync_run.settings.run, iterations=ITERATIONS + 2)
+    second = run_pipeline(root, dataclasses.replace(sync_run.settings, run=more))
+    st, ev = second.state, second.events
+    assert st.decisions == ITERATIONS + 2 and len(ev.gates) == 2  # only the two new decisions
+    assert [c.chunk for c in ev.chunks] == list(range(first.next_chunk, st.next_chunk))
+    assert st.games == first.games + sum(c.games for c in ev.chunks)
+    assert st.elo_log[: len(first.elo_log)] == first.elo_log
+    old = {v.version for v in sync_run.pipeline.registry.versions}
+    assert all(g.candidate not in old and g.candidate > max(old) for g, _ in ev.gates)
+    # the learner resumed from its checkpoint: its step count went on
+    trained = [c for c in ev.candidates if c.version is not None]
+    first_steps = max(int(c.metrics["learner_step"]) for c in sync_run.events.candidates
+                      if c.version is not None)  # fmt: skip
+    assert int(trained[0].metrics["learner_step"]) > first_steps
+    # both runs' chunks: each exactly once, every row counted once
+    both = Run(root, second.settings, second.pipeline, st, Recorder())
+    both.events.chunks = [*sync_run.events.chunks, *ev.chunks]
+    writers = check_shards(both)
+    assert sorted(writers) == [chunk_writer_id(i) for i in range(st.next_chunk)]
+
+
+def test_a_run_directory_of_another_game_is_refused(sync_run: Run, tmp_path: Path) -> None:
+    before = (sync_run.root / "pipeline.json").read_text()
+    with pytest.raises(ValueError, match=r"is a run of game 'kuhn_poker', not 'leduc_poker'"):
+        Pipeline(tiny_settings("leduc_poker"), RunPaths(sync_run.root), LocalBackend)
+    assert (sync_run.root / "pipeline.json").read_text() == before
+    # a directory holding only another game's registry is refused too
+    shutil.copy(sync_run.root / ModelRegistry.FILE, tmp_path / ModelRegistry.FILE)
+    with pytest.raises(RegistryError, match=r"belongs to a run of game 'kuhn_poker'"):
+        Pipeline(tiny_settings("leduc_poker"), RunPaths(tmp_path), LocalBackend)
+
+
+def _weights(settings: Settings) -> Weights:
+    game = build_game(settings)
+    model = build_model(settings, game, build_encoder(settings, game))
+    return Weights.of(model, version=0, uri="memory")
+
+
+def test_a_retried_chunk_finds_its_shard_instead_of_playing_again(tmp_path: Path) -> None:
+    settings = tiny_settings()
+    weights = _weights(settings)
+    worker = SelfPlayWorker(settings, actor=0, store_uri=str(tmp_path / "a"))
+    played = worker.play_chunk(weights, 5, 3)
+    assert not played.replayed and played.games == 3 and played.records > 0
+    again = worker.play_chunk(weights, 5, 3, retry=True)
+    assert again.replayed and again.games == 0
+    assert (again.chunk, again.shard, again.records, again.version) == (
+        5, played.shard, played.records, 0,
+    )  # fmt: skip
+    assert len(worker.store.entries()) == 1
+    fresh = worker.play_chunk(weights, 6, 3, retry=True)  # retry of a chunk never written: plays
+    assert not fresh.replayed and fresh.games == 3
+    assert [e.writer_id for e in worker.store.entries()] == [chunk_writer_id(5), chunk_writer_id(6)]
+    # a chunk's games derive from the run seed and the chunk index, not from the actor
+    other = SelfPlayWorker(settings, actor=1, store_uri=str(tmp_path / "b"))
+    twin = other.play_chunk(weights, 5, 3)
+    a = table_to_records(worker.store.read(worker.store.entries()[0]))
+    b = table_to_records(other.store.read(other.store.entries()[0]))
+    assert [(r.game_seed, r.history, r.action) for r in a] == [
+        (r.game_seed, r.history, r.action) for r in b
+    ]
+    assert twin.records == played.records
+
+
+@pytest.mark.parametrize("rows_ahead", [20_000, 10])
+def test_async_mode_completes(tmp_path: Path, rows_ahead: int) -> None:
+    """Also when back-pressure (rows ahead of the learner) is tighter than min_rows: a learner
+    that waits for rows has read them, so self-play goes on (it once stopped with no decision)."""
+    settings = tiny_settings("leduc_poker", mode="async", iterations=2)
+    cluster = dataclasses.replace(settings.cluster, max_rows_ahead=rows_ahead)
+    run = run_pipeline(tmp_path / "run", dataclasses.replace(settings, cluster=cluster))
+    st, ev = run.state, run.events
+    assert ev.stopped == ["2 gate decisions"]
+    assert st.decisions == len(ev.gates) == 2
+    assert sorted(c.chunk for c in ev.chunks) == list(range(st.next_chunk))
+    champions = {0, *ev.champions}
+    assert all(c.version in champions for c in ev.chunks)
+    check_shards(run)
+    registry = ModelRegistry(run.root, game="leduc_poker")
+    assert sum(v.status == "champion" for v in registry.versions) == 1
+    assert all(v.status != "candidate" for v in registry.versions)
+
+
+def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Path) -> None:
+    settings = tiny_settings("leduc_poker", min_rows=8, max_samples_per_row=1.0,
+                             steps_per_candidate=100)  # fmt: skip
+    store = str(tmp_path / "shards")
+    weights = _weights(settings)
+    learner = LearnerWorker(settings, run_dir=tmp_path, store_uri=store)
+    empty = learner.train_candidate(weights, 1)
+    assert empty.version is None and "holds 0 rows, needs 8" in empty.waiting
+    assert empty.metrics["rows_seen"] == 0
+    worker = SelfPlayWorker(settings, actor=0, store_uri=store)
+    rows = worker.play_chunk(weights, 0, 8).records
+    assert rows >= 32  # Leduc: at least 2 decisions per game
+    first = learner.train_candidate(weights, 1)
+    # cap 1 sample per row: floor(rows / batch 16) steps, not steps_per_candidate
+    assert first.version == 1 and first.steps == rows // 16
+    assert (Path(first.uri) / "metadata.json").is_file()
+    assert learner.allowed_steps() == 0
+    spent = learner.train_candidate(weights, 2)
+    assert spent.version is None and "the cap is 1.0/row" in spent.waiting
+    assert spent.metrics["rows_seen"] == rows  # what the driver's back-pressure counts as read
+    worker.play_chunk(weights, 1, 8)  # new rows renew the budget
+    assert learner.train_candidate(weights, 2).version == 2
+    assert learner.samples <= learner.rows_seen
+    off = LearnerWorker(tiny_settings("leduc_poker", min_rows=8, max_samples_per_row=0.0,
+                                      steps_per_candidate=100),
+                        run_dir=tmp_path / "off", store_uri=store)  # fmt: skip
+    off.window.refresh()
+    assert off.allowed_steps() == 100  # cap 0: off
