@@ -273,40 +273,48 @@ def run_training(
     prior = PipelineState.load(paths.state, game=_game_name(settings))
     if config_yaml:  # the resolved config beside the run's state (the MLflow run has it too)
         (root / "config.yaml").write_text(config_yaml)
-    tracker = None
     observers: list[Observer] = []
     if settings.run.progress if progress is None else progress:
         observers.append(ProgressDisplay())
-    if settings.tracking.enabled:
-        from omega_cluster.tracking import Tracker, check_tracking_uri, default_tracking_uri
+    uri = None
+    if settings.tracking.enabled:  # fail fast: an unreachable server stops the run now
+        from omega_cluster.tracking import check_tracking_uri, default_tracking_uri
 
         uri = settings.tracking.uri or default_tracking_uri(root)
         check_tracking_uri(uri)
-        print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
-        tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
-                          run_name=root.name, run_id=prior.mlflow_run_id,
-                          flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
-        observers.append(TrackingObserver(tracker, settings, paths, config_yaml))
+    tracker: Any = None
+    pipeline: Pipeline | None = None
     started_ray = False
     status = "FAILED"
     try:
+        backend: Any = LocalBackend
+        retryable: Any = lambda err: False  # noqa: E731
         if settings.cluster.backend == "ray":
             from omega_cluster.cluster import RayBackend, init_ray, is_retryable
 
+            # before the MLflow run opens: a cluster too small for the config fails first
             started_ray = init_ray(settings)
-            pipeline = Pipeline(settings, paths, RayBackend, observers=observers,
-                                is_retryable=is_retryable)  # fmt: skip
-        else:
-            pipeline = Pipeline(settings, paths, LocalBackend, observers=observers)
+            backend, retryable = RayBackend, is_retryable
+        if uri is not None:
+            from omega_cluster.tracking import Tracker
+
+            print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
+            tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
+                              run_name=root.name, run_id=prior.mlflow_run_id,
+                              flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
+            observers.append(TrackingObserver(tracker, settings, paths, config_yaml))
+        pipeline = Pipeline(settings, paths, backend, observers=observers,
+                            is_retryable=retryable)  # fmt: skip
         with _stop_on_signals(pipeline):
             state = pipeline.run()
         reason = pipeline._stop_reason or _done_reason(state)
         status = "KILLED" if pipeline._stop_reason else "FINISHED"
-        pipeline.backend.shutdown()
     except KeyboardInterrupt:
         status = "KILLED"
         raise
     finally:
+        if pipeline is not None:
+            pipeline.backend.shutdown()  # actors of a joined cluster must not outlive the run
         if tracker is not None:
             tracker.close(status)
         if started_ray:
