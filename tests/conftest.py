@@ -27,4 +27,3 @@ def load_example(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def blind_war() -> ModuleType:
     return load_example("blind_war")
-
