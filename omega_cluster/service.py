@@ -307,7 +307,7 @@ def run_training(
                             is_retryable=retryable)  # fmt: skip
         with _stop_on_signals(pipeline):
             state = pipeline.run()
-        reason = pipeline._stop_reason or _done_reason(state)
+        reason = pipeline.stop_reason
         status = "KILLED" if pipeline._stop_reason else "FINISHED"
     except KeyboardInterrupt:
         status = "KILLED"
@@ -323,10 +323,6 @@ def run_training(
             ray.shutdown()
     return RunResult(root, state, reason, tracker.run_id if tracker else None,
                      tracker.tracking_uri if tracker else None)  # fmt: skip
-
-
-def _done_reason(state: PipelineState) -> str:
-    return f"{state.decisions} gate decisions"
 
 
 def _game_name(settings: Settings) -> str:

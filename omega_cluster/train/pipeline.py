@@ -211,7 +211,8 @@ class Pipeline:
             self._initial_champion()
         self.observers = list(observers)
         self.is_retryable = is_retryable
-        self._stop_reason: str | None = None
+        self._stop_reason: str | None = None  # asked for by stop()
+        self.stop_reason = ""  # why run() returned
         self._started = time.monotonic()
         self._weights_ref: Any = None
         self._weights_version = -1
@@ -269,6 +270,7 @@ class Pipeline:
                 reason = self._run_sync()
         finally:
             self.state.save(self.paths.state)
+            self.stop_reason = reason
             self._emit("on_stop", self.state, reason)
         return self.state
 
