@@ -3,7 +3,8 @@
 Each job runs in its own process (spawned, one torch thread) and talks to the parent only through
 the shard store on disk, checkpoint paths and picklable results — the distributed layout of
 DESIGN.md in miniature, with the pure classes of :mod:`omega_cluster.train` and
-:mod:`omega_cluster.eval`.
+:mod:`omega_cluster.eval`. Player names of :func:`build_player` not defined here go to the player
+registry (``commander``, ``ismcts:random:200``, ...).
 """
 
 from __future__ import annotations
@@ -27,20 +28,26 @@ from omega_cluster.model import (
     network_player_from_checkpoint,
 )
 from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.players.officers import Commander
+from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
-from omega_cluster.search import RolloutEvaluator
+from omega_cluster.search import Evaluator, RolloutEvaluator
 from omega_cluster.train import SelfPlay, SelfPlayConfig, SelfPlayStats
+from omega_cluster.train.selfplay import TeacherEvaluator
 
 
 @dataclass(frozen=True)
 class SelfPlayJob:
-    """Play ``config`` with a rollout leaf and write the records as one shard."""
+    """Play ``config`` and write the records as one shard."""
 
     store: str  # shard store root
     game: str
     params: dict[str, Any]
     config: SelfPlayConfig
     writer_id: str
+    # "random": ISMCTS leaves are random rollouts (Path B); "commander": Commander plays and
+    # labels its own moves (a TeacherEvaluator: config mode "network" with record_prior)
+    leaf: str = "random"
 
 
 @dataclass(frozen=True)
@@ -59,9 +66,14 @@ class MatchJob:
 def run_selfplay(job: SelfPlayJob) -> tuple[int, SelfPlayStats]:
     torch.set_num_threads(1)
     game = make_game(job.game, **job.params)
-    runner = SelfPlay(
-        game, encoder_for(game), job.config, evaluator=RolloutEvaluator(RandomPlayer(game))
-    )
+    evaluator: Evaluator
+    if job.leaf == "commander":
+        evaluator = TeacherEvaluator(Commander(game), game.num_players)
+    elif job.leaf == "random":
+        evaluator = RolloutEvaluator(RandomPlayer(game))
+    else:
+        raise ValueError(f"leaf {job.leaf!r}; allowed: random, commander")
+    runner = SelfPlay(game, encoder_for(game), job.config, evaluator=evaluator)
     records = list(runner.play())
     ShardWriter(ShardStore(job.store), writer_id=job.writer_id).write(records)
     return len(records), runner.stats
@@ -101,7 +113,7 @@ def build_player(name: str, game: Game, checkpoint: str, simulations: int) -> Pl
         return SearchPlayer(
             game, algorithm="ismcts", leaf="random", simulations=simulations, selection="puct"
         )
-    raise ValueError(f"unknown player {name!r}")
+    return make_player(name, game)  # any registry spec: "commander", "ismcts:random:200", ...
 
 
 def run_match(job: MatchJob) -> MatchResult:

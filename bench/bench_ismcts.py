@@ -54,27 +54,13 @@ from omega_cluster.games import make_game
 from omega_cluster.games.api import State
 from omega_cluster.players.base import RandomPlayer
 from omega_cluster.players.officers import Commander
+from omega_cluster.players.registry import make_player
+from omega_cluster.search._ismcts_compiled import numba_available
 from omega_cluster.search.evaluators import RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS
 
 UCT_C = 2.0
 LEDUC_SIMULATIONS = 2000
-
-
-class ISMCTSSeat:
-    """A minimal arena player: ``act`` = the search's action; no search with one legal action
-    (the full SearchPlayer lives in ``omega_cluster.players.search``)."""
-
-    name = "ismcts"
-
-    def __init__(self, search: ISMCTS) -> None:
-        self.search = search
-
-    def act(self, state: State, player: int, rng: random.Random) -> int:
-        legal = state.legal_actions(player)
-        if len(legal) == 1:
-            return legal[0]
-        return self.search.search(state, player, rng).action
 
 
 # -- Leduc against OpenSpiel ------------------------------------------------------------------------
@@ -100,9 +86,18 @@ def bench_leduc(quick: bool) -> None:
 
     histories = _leduc_histories(quick)
     game = make_game("leduc_poker")
-    ours = ISMCTS(
-        game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C
-    )
+
+    def leduc_search(compiled: bool) -> ISMCTS:
+        return ISMCTS(
+            game,
+            RolloutEvaluator(RandomPlayer()),
+            simulations=LEDUC_SIMULATIONS,
+            c_uct=UCT_C,
+            compiled=compiled,
+        )
+
+    python_search = leduc_search(False)
+    compiled_search = leduc_search(True) if numba_available() else None
     os_game = pyspiel.load_game("leduc_poker")
     positions = []
     for h in histories:
@@ -112,9 +107,12 @@ def bench_leduc(quick: bool) -> None:
             o.apply_action(a)
         positions.append((s, o))
 
-    def run_ours() -> None:
-        for i, (s, _) in enumerate(positions):
-            ours.search(s, s.current_players[0], random.Random(i))
+    def ours(search: ISMCTS) -> Callable[[], None]:
+        def run() -> None:
+            for i, (s, _) in enumerate(positions):
+                search.search(s, s.current_players[0], random.Random(i))
+
+        return run
 
     def run_python() -> None:
         for i, (_, o) in enumerate(positions):
@@ -143,24 +141,29 @@ def bench_leduc(quick: bool) -> None:
             bot.get_policy(o)
 
     total = LEDUC_SIMULATIONS * len(positions)
-    rates = {}
-    for name, run in (
-        ("ours", run_ours),
-        ("openspiel python", run_python),
-        ("openspiel c++", run_cpp),
-    ):
-        best = min(_timed(run) for _ in range(1 if quick else 2))
-        rates[name] = total / best
+    runs: dict[str, Callable[[], None]] = {"ours, pure Python": ours(python_search)}
+    if compiled_search is not None:
+        ours(compiled_search)()  # compile (or load numba's cache) before timing
+        runs["ours, compiled"] = ours(compiled_search)
+    runs["openspiel python"] = run_python
+    runs["openspiel c++"] = run_cpp
+    rates = {
+        name: total / min(_timed(run) for _ in range(1 if quick else 2))
+        for name, run in runs.items()
+    }
     print(
         f"leduc_poker ISMCTS, {len(positions)} positions x {LEDUC_SIMULATIONS} simulations, "
         f"one random rollout per leaf, UCT c={UCT_C} (CPU time, best of runs)"
     )
     for name, rate in rates.items():
-        print(f"  {name:<18}{rate:>12,.0f} simulations/s")
-    print(
-        f"  ours / openspiel python: {rates['ours'] / rates['openspiel python']:.2f}x (bar >= 8x)"
-    )
-    print(f"  ours / openspiel c++:    {rates['ours'] / rates['openspiel c++']:.2f}x")
+        print(f"  {name:<20}{rate:>12,.0f} simulations/s")
+    for name in ("ours, pure Python", "ours, compiled"):
+        if name in rates:
+            py = rates[name] / rates["openspiel python"]
+            cpp = rates[name] / rates["openspiel c++"]
+            print(f"  {name}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x openspiel c++")
+    if compiled_search is None:
+        print("  (numba is not installed: no compiled figures; pip install numba)")
 
 
 # -- Mexican Train --------------------------------------------------------------------------------
@@ -220,9 +223,14 @@ def profile(quick: bool) -> None:
 
 
 def bench_leduc_ours_only(quick: bool) -> None:
+    """The pure-Python search (the compiled loop is opaque to the profiler)."""
     game = make_game("leduc_poker")
     ours = ISMCTS(
-        game, RolloutEvaluator(RandomPlayer()), simulations=LEDUC_SIMULATIONS, c_uct=UCT_C
+        game,
+        RolloutEvaluator(RandomPlayer()),
+        simulations=LEDUC_SIMULATIONS,
+        c_uct=UCT_C,
+        compiled=False,
     )
     for i, h in enumerate(_leduc_histories(quick)):
         s = game.new_initial_state()
@@ -239,26 +247,23 @@ def bench_mexican_train_ours_only(quick: bool) -> None:
 
 
 # -- strength -------------------------------------------------------------------------------------
-def _strength_chunk(job: tuple[int, int, int, dict[str, Any]]) -> list[float]:
-    """Play ``games`` seat-rotated games (seed ``seed``); the ISMCTS seat's win share per game."""
-    players, games, seed, options = job
+def _strength_chunk(job: tuple[int, int, int, str]) -> list[float]:
+    """Play ``games`` seat-rotated games (seed ``seed``); the searcher's win share per game."""
+    players, games, seed, spec = job
     game = make_game("mexican_train", players=players, rounds=1)
-    search = ISMCTS(game, RolloutEvaluator(Commander(game)), **options)
-    table = [ISMCTSSeat(search)] + [Commander(game) for _ in range(players - 1)]
+    table = [make_player(spec, game)] + [Commander(game) for _ in range(players - 1)]
     match = play_match(game, table, games=games, seed=seed)
     return [r.win_shares[r.seat_of(0)] for r in match.records]
 
 
-def strength(
-    players: int, games: int, options: dict[str, Any], processes: int = 2
-) -> tuple[list[float], float]:
-    """Win shares of ISMCTS over ``games`` games, split into seat-balanced chunks."""
+def strength(players: int, games: int, spec: str, processes: int = 2) -> tuple[list[float], float]:
+    """Win shares of the ``spec`` player over ``games`` games, in seat-balanced chunks."""
     chunk = players * max(1, games // (players * 8))  # multiples of the table: balanced seats
     jobs = []
     left, index = games, 0
     while left > 0:
         size = min(chunk, left)
-        jobs.append((players, size, 1000 + index, options))
+        jobs.append((players, size, 1000 + index, spec))
         left -= size
         index += 1
     start = time.perf_counter()
@@ -267,20 +272,25 @@ def strength(
     return shares, time.perf_counter() - start
 
 
-def report_strength(players: int, games: int, options: dict[str, Any]) -> None:
-    shares, seconds = strength(players, games, options)
-    wins = sum(shares)
-    win = wilson_interval(wins, len(shares))
+def report_strength(players: int, games: int, spec: str) -> None:
+    shares, seconds = strength(players, games, spec)
+    win = wilson_interval(sum(shares), len(shares))
     fair = mean_ci([players * s for s in shares])
-    budget = ", ".join(f"{k}={v}" for k, v in options.items())
     print(
-        f"  {players}p, {len(shares)} games, ISMCTS({budget}) + Commander rollouts vs Commander: "
-        f"win rate {win.estimate:.3f} [{win.low:.3f}, {win.high:.3f}], fair share "
-        f"{fair.estimate:.2f} [{fair.low:.2f}, {fair.high:.2f}] (95%), {seconds:.0f} s"
+        f"  {players}p, {len(shares)} games, {spec} vs Commander: win rate {win.estimate:.3f} "
+        f"[{win.low:.3f}, {win.high:.3f}], fair share {fair.estimate:.2f} "
+        f"[{fair.low:.2f}, {fair.high:.2f}] (95%), {seconds:.0f} s"
     )
 
 
-STRENGTH_OPTIONS: dict[str, Any] = {"simulations": 400}  # UCT, c = 1.4 (returns are win shares)
+STRENGTH_SPEC = "ismcts:commander_rollout:400:deduce=true"  # see the module docstring
+
+
+def _option(args: list[str], name: str, default: str) -> str:
+    for arg in args:
+        if arg.startswith(f"--{name}="):
+            return arg.split("=", 1)[1]
+    return default
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -291,11 +301,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "--profile" in args:
         profile(quick)
     if "--strength" in args:
+        spec = _option(args, "spec", STRENGTH_SPEC)
         print(
             "mexican_train single rounds, strength (bars: 2p win rate >= 0.60, 4p fair share >= 1.3)"
         )
-        report_strength(2, 8 if quick else 400, STRENGTH_OPTIONS)
-        report_strength(4, 8 if quick else 200, STRENGTH_OPTIONS)
+        report_strength(2, int(_option(args, "games2", "8" if quick else "400")), spec)
+        report_strength(4, int(_option(args, "games4", "8" if quick else "400")), spec)
     else:
         print("(strength runs: --strength; long, see the module docstring)")
 

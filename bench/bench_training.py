@@ -1,7 +1,7 @@
 """Strength runs: train from self-play, then play the trained network without search.
 
-Long (tens of minutes on 2 CPU cores; ``--quick`` is a smoke run of a few minutes whose figures
-mean nothing). The real pipeline: :class:`~omega_cluster.train.SelfPlay` →
+Long (about 20 minutes on 2 CPU cores when they are free; ``--quick`` is a smoke run of about a
+minute whose figures mean nothing). The real pipeline: :class:`~omega_cluster.train.SelfPlay` →
 Arrow shards in a :class:`~omega_cluster.data.ShardStore` → replay window →
 :class:`~omega_cluster.train.Learner` → checkpoints under ``runs/bench_training/<time>/``
 (git-ignored). Recipes:
@@ -10,30 +10,49 @@ Arrow shards in a :class:`~omega_cluster.data.ShardStore` → replay window →
   hand's chips as value target), a few collect → train iterations; then the greedy network, no
   search, against uniform random play (Ensign) and a random-weights network over seat-swapped
   hands (bar: positive mean return vs random over 2,000 hands).
-* **Mexican Train 2p, single rounds** — Path B of the Ω reference: ISMCTS with random rollouts
-  writes visit targets, the network distils them (per-round value targets); then the greedy
-  network without search against Ensign and a random-weights network (bar: >= 60% of 400 games
-  vs Ensign), and **Path A**: a network trained on the same shards (value head on the search's
-  root values) as ISMCTS prior + value (PUCT, no rollouts) against the same ISMCTS with a uniform
-  prior and random rollouts, at equal simulations.
+* **Mexican Train 2p, single rounds** (the recipe is :data:`MT_RECIPE`) — a warm start, then
+  self-play, one network for both uses:
 
-The Mexican Train teacher was chosen by measurement (ISMCTS with random rollouts vs Ensign,
-2p single rounds, 60-100 seat-swapped games each, so about ±8%): 100 sims c_uct 1.4 ~68%,
-100 sims c_uct 0.5 ~75%, 200 sims c_uct 0.7 ~78%, 200 sims c_uct 1.4 ~76%, 300 sims c_uct 1.4
-~77%; 4 rollouts per leaf did not help; Commander rollouts (50-100 sims) ~72% at 2-4x the cost;
-Commander alone ~80%. A network distilled from the 100-sims / c 1.4 teacher (640 games) reached
-~61% vs Ensign, about 7 points under its teacher; hence the sharper, stronger teacher here.
+  1. *Warm start* (the Pokemon-TCG reference's weak-teacher records): 8,000 games in which
+     Commander plays both seats through :class:`~omega_cluster.train.SelfPlay` (mode
+     ``"network"`` with ``record_prior`` and a :class:`~omega_cluster.train.selfplay.TeacherEvaluator`),
+     its moves the one-hot policy targets; 2,500 steps, cosine schedule from lr 1e-3 to 1e-4.
+  2. *Self-play* (Path B of the Ω reference): 2 iterations of 250 games of ISMCTS with random
+     rollouts (200 sims, c_uct 0.7), visits as policy targets, then 400 steps at lr 1e-4 on the
+     window of every row so far.
 
-The value target matters for both uses of the network. Measured on the shards of one full run
-(32k rows, one network trained 1,600 steps per setting, 800 games vs Ensign, ±3.4%): the greedy
-network plays best with per-round outcome targets (0.65; 0.64 with a 128-wide, 1-layer net) and
-worse when its value head learns the search's root values (0.59; 0.63 small; 0.57 after 4,000
-steps: the policy overfits its flat targets once the cross-entropy drops below their ~1.0 nats of
-entropy). Path A (vs uniform ISMCTS at 64 sims, 200 games) needs the opposite: outcome targets
-0.40 [0.33, 0.47], "mixed" (outcome + root value) / 2 0.46 [0.39, 0.53], root values ("search":
-the Ω reference's "value head trained on search value backups") 0.49 [0.42, 0.56]. So the
-network that plays alone trains on per-round outcomes, and Path A's network, trained on the same
-shards, on the search's root values.
+  Value targets are per-round outcomes (the Ω reference's credit assignment); the network has
+  the encoder's aux heads (this round's pips per seat and who goes out). Then the greedy network
+  without search against Ensign and a random-weights network (bar: >= 60% of 400 games vs
+  Ensign), and **Path A**: the same network as ISMCTS prior + value (PUCT, no rollouts) against
+  the same ISMCTS with a uniform prior and random rollouts, 64 simulations each (200 games).
+
+How the recipe was found (2p single rounds, 400 games vs Ensign, Wilson 95% intervals ±4.5%).
+The Path B teacher is the best ISMCTS setting of 100-300 sims and c_uct 0.5-1.4 (~0.78 vs
+Ensign at 200 sims, c_uct 0.7; Commander rollouts cost 2-4x for less).
+The previous recipe (Path B self-play alone, 4 x 250 games, the encoder without Commander terms)
+gave 0.58-0.65 over four runs, about 15 points under its ISMCTS teacher (~0.78), and a network
+distilled from Commander games instead reached only 0.62 with those inputs, though Commander wins
+0.77. The gap was the inputs: with the Commander's move terms as action features (longest own
+chain after the move, stranded pips, ...; ``MexicanTrainEncoder(heuristic_features=True)``, the
+default since encoder version 2) the same 32k Path B rows give 0.708 [0.661, 0.750], and 3,000
+Commander-labelled games 0.772 [0.729, 0.811]. With 8,000 teacher games (2,500 steps, aux heads)
+the greedy network wins 0.781 [0.738, 0.819], and Path A at 64 sims 0.630 [0.561, 0.694];
+continuing on those rows plus 32k Path B rows (1,200 steps at lr 3e-4) 0.776 [0.733, 0.814] and
+0.645 [0.577, 0.708]. Path A needs a sharp prior: the Path B-only network (soft visit targets,
+~1 nat of entropy) as Path A lost, 0.472 [0.404, 0.542], as did last session's networks (0.40
+with outcome targets, 0.49 with root-value targets); the value head stays weak throughout (value
+loss ~0.93 of a constant predictor's 1.0: who wins a 2p round is mostly the deal), so Path A
+plays close to its prior, and the prior is what beats the uniform search.
+
+Final recipe, one full run (2 workers on a busy machine, 46 min; 20 when the cores are free):
+greedy vs Ensign 0.766 [0.722, 0.805] after the warm start, 0.777 [0.734, 0.816] after self-play
+(0.760 [0.716, 0.799] on other deals, seed 97); vs the random-weights network 0.734
+[0.688, 0.775]; Path A 0.632 [0.564, 0.696] (0.603 [0.533, 0.668] on other deals, seed 29:
+0.618 [0.569, 0.664] pooled over 400). The reference line — the same network without search
+against the uniform ISMCTS, same deals — gave 0.598 [0.528, 0.663]: at 64 simulations the
+search adds ~3 points to the prior, within noise; a value head that predicts the round better is
+what Path A's search still lacks.
 
 Self-play and the matches run in 2 worker processes (spawned, one torch thread each; they share
 only the shard store and checkpoint paths), the learner in the parent between collections.
@@ -85,13 +104,14 @@ def _collect(
     config: SelfPlayConfig,
     workers: int,
     iteration: int,
+    leaf: str = "random",
 ) -> str:
     """Self-play ``config.games`` games split over the workers, each writing one shard."""
     started = time.perf_counter()
     jobs = []
     for w, n in enumerate(_split(config.games, workers, 1)):
         part = replace(config, games=n, seed=1000 * iteration + w, actor=f"worker{w}")
-        jobs.append(SelfPlayJob(str(store), game, params, part, f"worker{w}"))
+        jobs.append(SelfPlayJob(str(store), game, params, part, f"worker{w}", leaf))
     results = list(pool.map(run_selfplay, jobs))
     rows = sum(r for r, _ in results)
     seconds = time.perf_counter() - started
@@ -143,19 +163,24 @@ def _train(
     iterations: int,
     steps: int,
     workers: int,
+    leaf: str = "random",
+    first_iteration: int = 0,
+    name: str = "final",
 ) -> Path:
+    """``iterations`` rounds of collect (into ``root/store``) → ``steps`` learner steps on the
+    window of everything collected so far; the learner is saved to ``root/name``."""
     store_path = root / "store"
-    store = ShardStore(store_path)
-    window = learner.window(store, window_rows=1_000_000)
-    for it in range(iterations):
-        collected = _collect(pool, store_path, game_name, params, selfplay, workers, it)
+    window = learner.window(ShardStore(store_path), window_rows=1_000_000)
+    for it in range(first_iteration, first_iteration + iterations):
+        collected = _collect(pool, store_path, game_name, params, selfplay, workers, it, leaf)
         stats = learner.train_steps(window, steps)
+        aux = f", aux {stats.aux_loss:.3f}" if learner.model.config.aux_heads else ""
         _log(
             f"iteration {it}: {collected} | learner: {stats.steps} steps, loss {stats.loss:.3f} "
-            f"(policy {stats.policy_loss:.3f}, value {stats.value_loss:.3f}), "
+            f"(policy {stats.policy_loss:.3f}, value {stats.value_loss:.3f}{aux}), "
             f"{stats.samples_per_s:.0f} samples/s, window {stats.window_rows} rows"
         )
-    final = root / "final"
+    final = root / name
     learner.save(final)
     return final
 
@@ -197,44 +222,68 @@ def run_mexican_train(
 ) -> list[str]:
     params = {"players": 2, "rounds": 1}
     game = make_game("mexican_train", **params)
-    encoder = encoder_for(game)
-    # per-round credit for the network that plays alone (the Ω reference; see the docstring)
+    encoder = encoder_for(game)  # with the Commander's move terms as action features
+    r = MT_QUICK if quick else MT_RECIPE
+    # per-round credit (the Ω reference); the cosine schedule ends the warm start at lr/10, where
+    # the self-play iterations continue ("lower lr at the end")
     config = LearnerConfig(lr=1e-3, batch_size=256, seed=0, value_target="round",
-                           weight_decay=1e-3)  # fmt: skip
-    learner = Learner(_network(encoder, game), config, game=game, encoder=encoder)
-    games, iterations, steps, sims = (16, 2, 30, 24) if quick else (SIMS_GAMES, 4, 400, SIMS)
-    bench_games, path_a_games, path_a_sims = (40, 8, 16) if quick else (400, 200, 64)
-    selfplay = SelfPlayConfig(games=games, concurrent_games=8, simulations=sims, c_uct=C_UCT,
-                              temperature_moves=6, final_temperature=0.0)  # fmt: skip
-    _log(f"Mexican Train 2p: {iterations} x {games} games of ISMCTS self-play with random "
-         f"rollouts ({sims} sims, c_uct {C_UCT}: Path B)")  # fmt: skip
-    final = _train(pool, root / "mexican_train", "mexican_train", params, learner, selfplay,
-                   iterations=iterations, steps=steps, workers=workers)  # fmt: skip
+                           weight_decay=1e-3, schedule="cosine", warmup_steps=50,
+                           total_steps=r["warm_steps"])  # fmt: skip
+    learner = Learner(_network(encoder, game, aux=True), config, game=game, encoder=encoder)
+    here = root / "mexican_train"
+    teacher = SelfPlayConfig(games=r["warm_games"], concurrent_games=32, mode="network",
+                             record_prior=True, temperature=0.0, final_temperature=0.0)  # fmt: skip
+    _log(f"Mexican Train 2p: warm start on {r['warm_games']} Commander-labelled games "
+         f"(the teacher's moves as one-hot policy targets), {r['warm_steps']} steps")  # fmt: skip
+    _train(pool, here, "mexican_train", params, learner, teacher, iterations=1,
+           steps=r["warm_steps"], workers=workers, leaf="commander", name="warm")  # fmt: skip
     out = []
-    for opponent in ("ensign", "random-network"):
-        win, _ = _match(pool, "mexican_train", params, ("network", opponent), bench_games, 21,
-                        final, workers)  # fmt: skip
-        out.append(f"Mexican Train 2p: trained network (greedy, no search) vs {opponent}: win "
-                   f"rate {_ci(win)} over {bench_games} games")  # fmt: skip
+    if r["iterations"]:
+        win, _ = _match(pool, "mexican_train", params, ("network", "ensign"), r["bench_games"],
+                        21, here / "warm", workers)  # fmt: skip
+        out.append(f"Mexican Train 2p: network after the warm start (greedy, no search) vs "
+                   f"ensign: win rate {_ci(win)} over {r['bench_games']} games")  # fmt: skip
         _log(out[-1])
-    # Path A's network: the same shards, its value head on the search's root values
-    searched = replace(config, value_target="search")
-    path_a_learner = Learner(_network(encoder, game), searched, game=game, encoder=encoder)
-    window = path_a_learner.window(ShardStore(root / "mexican_train" / "store"))
-    stats = path_a_learner.train_steps(window, iterations * steps)
-    path_a_learner.save(root / "mexican_train" / "path_a")
-    _log(f"Path A network: {stats.steps} steps on {stats.window_rows} rows, value target "
-         f"'search': value loss {stats.value_loss:.3f}")  # fmt: skip
-    win, _ = _match(pool, "mexican_train", params, ("path-a", "uniform-ismcts"), path_a_games,
-                    23, root / "mexican_train" / "path_a", workers, path_a_sims)  # fmt: skip
+        selfplay = SelfPlayConfig(games=r["games"], concurrent_games=8, simulations=r["sims"],
+                                  c_uct=C_UCT, temperature_moves=6, final_temperature=0.0)  # fmt: skip
+        _log(f"Mexican Train 2p: {r['iterations']} x {r['games']} games of ISMCTS self-play with "
+             f"random rollouts ({r['sims']} sims, c_uct {C_UCT}: Path B), {r['steps']} steps "
+             "each on the window of all rows")  # fmt: skip
+        _train(pool, here, "mexican_train", params, learner, selfplay, iterations=r["iterations"],
+               steps=r["steps"], workers=workers, first_iteration=1)  # fmt: skip
+    final = here / ("final" if r["iterations"] else "warm")
+    for opponent in ("ensign", "random-network"):
+        win, _ = _match(pool, "mexican_train", params, ("network", opponent), r["bench_games"],
+                        21, final, workers)  # fmt: skip
+        out.append(f"Mexican Train 2p: trained network (greedy, no search) vs {opponent}: win "
+                   f"rate {_ci(win)} over {r['bench_games']} games")  # fmt: skip
+        _log(out[-1])
+    games, sims = r["path_a_games"], r["path_a_sims"]
+    win, _ = _match(pool, "mexican_train", params, ("path-a", "uniform-ismcts"), games, 23, final,
+                    workers, sims)  # fmt: skip
     out.append(f"Mexican Train 2p, Path A: ISMCTS-PUCT with the network as prior + value vs the "
-               f"same ISMCTS with a uniform prior + random rollouts, {path_a_sims} sims each: win "
-               f"rate {_ci(win)} over {path_a_games} games")  # fmt: skip
+               f"same ISMCTS with a uniform prior + random rollouts, {sims} sims each: win "
+               f"rate {_ci(win)} over {games} games")  # fmt: skip
+    _log(out[-1])
+    # the reference: the same network without search against that ISMCTS, on the same deals
+    ref, _ = _match(pool, "mexican_train", params, ("network", "uniform-ismcts"), games, 23,
+                    final, workers, sims)  # fmt: skip
+    out.append(f"  reference: the network alone (greedy, no search) vs that ISMCTS: win rate "
+               f"{_ci(ref)}; Path A / reference = {win.estimate / max(ref.estimate, 1e-9):.2f}x")  # fmt: skip
     _log(out[-1])
     return out
 
 
-SIMS, SIMS_GAMES, C_UCT = 200, 250, 0.7  # the Mexican Train teacher (measured: see the docstring)
+C_UCT = 0.7  # the Path B teacher's UCT constant (measured: see the docstring)
+MT_RECIPE: dict[str, int] = {
+    "warm_games": 8000, "warm_steps": 2500,  # Commander-labelled games, learner steps
+    "iterations": 2, "games": 250, "sims": 200, "steps": 400,  # Path B self-play iterations
+    "bench_games": 400, "path_a_games": 200, "path_a_sims": 64,
+}  # fmt: skip
+MT_QUICK: dict[str, int] = {
+    "warm_games": 200, "warm_steps": 60, "iterations": 1, "games": 16, "sims": 24, "steps": 20,
+    "bench_games": 40, "path_a_games": 8, "path_a_sims": 16,
+}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:

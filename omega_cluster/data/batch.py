@@ -43,6 +43,9 @@ class TrainingBatch:
     weights: np.ndarray  # float32[B]: record weights
     encoder_versions: np.ndarray  # int32[B]
     champion_versions: np.ndarray  # int64[B]
+    aux_targets: np.ndarray | None = None  # float32[B, Amax]: flat aux targets; zeros where missing
+    has_aux_targets: np.ndarray | None = None  # bool[B]: the row carries aux targets
+    # (both None when no row of the batch carries aux targets)
 
     @property
     def size(self) -> int:
@@ -114,7 +117,19 @@ def table_to_batch(table: pa.Table, *, validate: bool = True) -> TrainingBatch:
         weights=_scalar(table, "weight", np.float32),
         encoder_versions=_scalar(table, "encoder_version", np.int32),
         champion_versions=_scalar(table, "champion_version", np.int64),
+        **_aux_targets(table),
     )
+
+
+def _aux_targets(table: pa.Table) -> dict[str, np.ndarray | None]:
+    """The flat aux-target column padded to float32[B, Amax] and its presence mask (or Nones)."""
+    if "aux_targets" not in table.schema.names:  # an unvalidated table of an older layout
+        return {}
+    padded, lengths = _padded(table, "aux_targets", np.float32)
+    present = lengths > 0
+    if not present.any():
+        return {}
+    return {"aux_targets": padded, "has_aux_targets": present}
 
 
 def _action_features(table: pa.Table, width: int) -> np.ndarray | None:

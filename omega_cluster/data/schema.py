@@ -3,7 +3,7 @@
 One :class:`Record` per decision of a self-play game (DESIGN.md, "Records and shards"): enough to
 replay the position (game, parameters, seed, history), the network input as encoded then
 (observation, legal actions and their features), the training targets (visit distribution, final
-returns, this decision's round outcome) and where it came from (champion and encoder versions,
+returns, this decision's round outcome, auxiliary targets) and where it came from (champion and encoder versions,
 actor, game id). Self-play (:mod:`omega_cluster.train`) builds records; :mod:`.shards` writes
 tables of them as Arrow IPC files; :mod:`.batch` turns tables into padded numpy training batches.
 
@@ -17,8 +17,16 @@ meaning):
 * ``action_features`` (``float32[L, F]``) is stored flattened row-major as ``list<float32>`` of
   ``L * F`` values, with ``F`` in the ``action_feature_dim`` column (0 when the row has none): one
   flat buffer per column keeps the columnar path to ``[B, Lmax, F]`` a single scatter;
-* the optional targets (``action_features``, ``policy_target``, ``round_outcome``, ``root_value``)
-  are nullable; every other column is not.
+* the optional targets (``action_features``, ``policy_target``, ``round_outcome``, ``root_value``,
+  ``aux_targets``) are nullable; every other column is not;
+* ``aux_targets`` (version 2) is one flat ``float32[A]`` per row: the targets of the encoder's
+  auxiliary heads (``EncoderInfo.aux_heads``, in that order) concatenated — a regression head's
+  ``size`` values, a classification head's ``size`` class probabilities (one-hot for a known
+  class). The record's ``encoder_version`` fixes the layout; the learner splits it by head
+  (:func:`omega_cluster.train.losses.aux_target_arrays`).
+
+Version history: 1 — the first schema; 2 — adds the nullable ``aux_targets`` column (a version-1
+shard is refused and quarantined like any other schema mismatch: its rows lack the column).
 
 This is the only layer that imports pyarrow (STYLE.md, "Imports flow one way").
 """
@@ -54,7 +62,7 @@ __all__ = [
     "validate_table",
 ]
 
-SCHEMA_VERSION: Final[int] = 1
+SCHEMA_VERSION: Final[int] = 2
 """Version of :data:`SCHEMA`; a table of another version is refused by :func:`validate_table`."""
 SCHEMA_VERSION_KEY: Final[bytes] = b"omega_cluster.schema_version"
 
@@ -96,6 +104,9 @@ class Record:
     weight: float  # float32 record weight (e.g. down-weighting of weak-teacher records)
     actor: str  # who wrote it: actor / node id
     game_id: str  # unique id of the game
+    aux_targets: np.ndarray | None = (
+        None  # float32[A]: the aux heads' targets (module doc), or None
+    )
 
     def __post_init__(self) -> None:
         _check_record(self)
@@ -161,6 +172,11 @@ def _check_record(r: Record) -> None:
     _vector(r, "returns", n, "N", optional=False)
     _vector(r, "round_outcome", n, "N", optional=True)
     _vector(r, "root_value", n, "N", optional=True)
+    if r.aux_targets is not None:
+        aux = np.asarray(r.aux_targets, dtype=np.float32)
+        if aux.ndim != 1 or aux.size == 0:
+            raise SchemaError(f"Record.aux_targets must be float32[A>0], got shape {aux.shape}")
+        _set(r, "aux_targets", aux)
     for name in ("policy_weight", "weight"):
         value = float(getattr(r, name))
         if not (math.isfinite(value) and value >= 0.0):
@@ -218,6 +234,9 @@ SCHEMA: Final[pa.Schema] = pa.schema(
         _doc("returns", _F32_LIST, "float32[N] final returns"),
         _doc("round_outcome", _F32_LIST, "float32[N] this decision's round outcome", nullable=True),
         _doc("root_value", _F32_LIST, "float32[N] search root value", nullable=True),
+        _doc(
+            "aux_targets", _F32_LIST, "float32[A] aux heads' targets, concatenated", nullable=True
+        ),
         _doc("weight", pa.float32(), "record weight"),
         _doc("actor", pa.string(), "writer: actor / node id"),
         _doc("game_id", pa.string(), "unique game id"),
@@ -225,7 +244,9 @@ SCHEMA: Final[pa.Schema] = pa.schema(
     metadata={SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()},
 )
 
-_OPTIONAL: Final = frozenset({"action_features", "policy_target", "round_outcome", "root_value"})
+_OPTIONAL: Final = frozenset(
+    {"action_features", "policy_target", "round_outcome", "root_value", "aux_targets"}
+)
 
 
 def records_to_table(records: Sequence[Record]) -> pa.Table:
@@ -255,7 +276,7 @@ def records_to_table(records: Sequence[Record]) -> pa.Table:
     arrays["legal_actions"] = list_array(column("legal_actions"), np.int32)
     for name in ("observation", "action_features", "policy_target", "returns"):
         arrays[name] = list_array(column(name), np.float32)
-    for name in ("round_outcome", "root_value"):
+    for name in ("round_outcome", "root_value", "aux_targets"):
         arrays[name] = list_array(column(name), np.float32)
     for name in ("actor", "game_id"):
         arrays[name] = pa.array(column(name), pa.string())
@@ -292,6 +313,7 @@ _LIST_COLUMNS: Final = (
     "returns",
     "round_outcome",
     "root_value",
+    "aux_targets",
 )
 _SCALAR_COLUMNS: Final = tuple(
     f.name for f in SCHEMA if f.name not in _LIST_COLUMNS and f.name != "history"
@@ -353,6 +375,7 @@ def _validate_lengths(table: pa.Table) -> None:
         ("player", table.column("player").to_numpy() >= players, "is not < num_players"),
         ("action_features", (feats >= 0) & ((dims <= 0) | (feats != num_legal * dims)), "!= L*F"),
         ("action_feature_dim", (feats < 0) & (dims != 0), "is not 0 in a row without features"),
+        ("aux_targets", _lengths(table, "aux_targets") == 0, "is an empty list"),
     ]
     for name, size, symbol in (
         ("policy_target", num_legal, "L"),

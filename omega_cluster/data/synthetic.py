@@ -2,7 +2,8 @@
 
 The rows are random but valid (:class:`.schema.Record` checks them): observations of ``D`` floats,
 ``L`` legal actions (varying per row when ``vary_legal``) with ``F`` features each, a visit
-distribution, returns summing to zero, a history mixing single and joint actions.
+distribution, returns summing to zero, a history mixing single and joint actions, and (with
+``aux_size``) flat aux targets on every other row.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def synthetic_records(
     champion_version: int = 0,
     encoder_version: int = 1,
     actor: str = "synthetic",
+    aux_size: int | None = None,
 ) -> list[Record]:
     """``count`` valid records; ``vary_legal`` draws L in 1..num_legal per row (else exactly L)."""
     if not 1 <= num_legal <= num_actions:
@@ -74,6 +76,9 @@ def synthetic_records(
                 weight=float(rng.uniform(0.5, 1.5)),
                 actor=actor,
                 game_id=f"{actor}-{index // 40}",
+                aux_targets=None
+                if aux_size is None or index % 2
+                else rng.random(aux_size).astype(np.float32),
             )
         )
     return records

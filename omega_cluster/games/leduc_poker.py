@@ -23,6 +23,7 @@ redeal) is in :mod:`omega_cluster.games._poker`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
@@ -99,12 +100,17 @@ class LeducPokerGame(Game):
         self.suit_isomorphism: bool = self.params["suit_isomorphism"]
         self.starting_player: int = self.params["starting_player"]
         self.num_cards = 2 * (n + 1)  # card ids; rank = id // 2
+        self.key_base = self.num_cards + 1  # information_set_key: own card + 1 in one digit
+        self.key_shift = n  # information_set_key: one bit per seat for the winners
         max_loss = _MAX_RAISES * _RAISE_AMOUNT[1] + _MAX_RAISES * _RAISE_AMOUNT[2] + 1
         self.spec = poker_spec(
             self.name, n, num_actions=3, max_game_length=2 * (3 * n - 2), max_loss=max_loss
         )
         self.ranks = rank_names(n + 1)
         self._outcomes: dict[int, list[tuple[int, float]]] = {}  # deck bit mask -> outcomes
+        # sample_world's caches: unseen cards by own card * 32 + board + 1; the deck mask by deal
+        self._unseen: dict[int, tuple[int, ...]] = {}
+        self._deck_after: dict[tuple[tuple[int, ...], int], int] = {}
         self._pads = tuple((-1,) * (n - 1 - seat) for seat in range(n))  # undealt seats
         size = n + 1 if self.suit_isomorphism else self.num_cards
         # hand strength by [board][private card]: OpenSpiel's RankHand, precomputed
@@ -118,6 +124,27 @@ class LeducPokerGame(Game):
             if self.suit_isomorphism
             else list(range(self.num_cards))
         )
+
+    def unseen_cards(self, own: int, board: int) -> tuple[int, ...]:
+        """The chance deck (a multiset under suit isomorphism) less ``own`` and ``board`` (-1: none):
+        what a player holding ``own`` may find in an opponent's hand."""
+        pool = list(self.chance_deck)
+        for card in (own, board):
+            if card >= 0:
+                pool.remove(card)
+        return tuple(pool)
+
+    def deck_after(self, private: tuple[int, ...], board: int) -> int:
+        """The deck mask once ``private`` (seat order) and then ``board`` (-1: not yet) are dealt,
+        as :meth:`LeducPokerState._deal` removes them."""
+        deck = (1 << self.num_cards) - 1
+        for card in private + ((board,) if board >= 0 else ()):
+            if self.suit_isomorphism:  # the lower suit of the rank goes first
+                bit = 1 << (2 * card)
+                deck ^= bit if deck & bit else bit << 1
+            else:
+                deck ^= 1 << card
+        return deck
 
     def new_initial_state(self, seed: int = 0) -> LeducPokerState:
         """Before the deal; ``seed`` is unused (every chance event is explicit)."""
@@ -241,8 +268,7 @@ class LeducPokerState(PokerState):
                     or (action == FOLD and self._stakes > self._ante[cur])
                     or (0 <= action <= RAISE and self.game.action_mapping)
                 ):
-                    self.history.append(action)
-                    self._bet(cur, action)
+                    self._apply_action(action)
                     return
             elif cur == CHANCE and action >= 0 and self._deck >> action & 1:
                 if not self.game.suit_isomorphism:
@@ -257,14 +283,13 @@ class LeducPokerState(PokerState):
 
     # -- rules ---------------------------------------------------------------------------------
     def _apply_action(self, action: int) -> None:
+        """One step (a deal or a bet). The bet is inline rather than a method of its own: this
+        is the innermost step of a search, where a Python call costs ~10% of the step."""
         self.history.append(action)
         cur = self._cur
-        if cur == CHANCE:
+        if cur < 0:
             self._deal(action)
-        else:
-            self._bet(cur, action)
-
-    def _bet(self, cur: int, action: int) -> None:
+            return
         ante = self._ante
         self._pub = self._pub << _DIGIT_BITS | (action + 1)
         if action == CALL:
@@ -372,8 +397,9 @@ class LeducPokerState(PokerState):
     def information_set_key(self, player: int) -> int:
         """Own card, public code, dealing flag and (at the end) the winners: OpenSpiel's
         information state, whose final chip counts reveal who won a showdown."""
-        code = (self._pub << 1 | (self._cur == CHANCE)) << len(self._ante) | self._winners
-        return code * (self.game.num_cards + 1) + self._private[player] + 1
+        game = self.game
+        code = (self._pub << 1 | (self._cur == CHANCE)) << game.key_shift | self._winners
+        return code * game.key_base + self._private[player] + 1
 
     def observation(self, player: int) -> LeducObservation:
         digits = []
@@ -406,7 +432,55 @@ class LeducPokerState(PokerState):
         After a showdown the draw is rejected until it gives the same winners (the final chip
         counts tell every player who won); ``constraints`` pins cards, ``{seat: card}``.
         """
-        r = as_rng(rng)
+        r = rng if type(rng) is random.Random else as_rng(rng)
+        if self._cur < 0 or constraints is not None:  # chance, the end, or pinned cards
+            return self._sample_by_replay(player, r, constraints, max_tries)
+        # A decision node, every private card dealt: clone and swap instead of a replay. The
+        # opponents' cards are a uniform draw without replacement from what ``player`` cannot
+        # see (the deck less their card and the board); the betting, which never depends on the
+        # cards, is kept, and the deck mask and the deal entries of the history are rebuilt.
+        # The same distribution as the replay, ~3x faster: this runs once per ISMCTS simulation.
+        game = self.game
+        own, board = self._private[player], self._board
+        slot = own * 32 + board + 1
+        pool = game._unseen.get(slot)
+        if pool is None:
+            pool = game._unseen[slot] = game.unseen_cards(own, board)
+        world = self.clone()
+        rnd = r.random
+        n = len(self._ante)
+        cards: tuple[int, ...]
+        if n == 2:  # one opponent: one draw
+            other = pool[int(rnd() * len(pool))]
+            cards = (own, other) if player == 0 else (other, own)
+        else:  # partial Fisher–Yates over the unseen cards, one draw per opponent
+            left = list(pool)
+            dealt = []
+            for seat in range(n):
+                if seat == player:
+                    dealt.append(own)
+                    continue
+                j = int(rnd() * len(left))
+                dealt.append(left[j])
+                left[j] = left[-1]
+                left.pop()
+            cards = tuple(dealt)
+        world._private = cards
+        world.history[:n] = cards
+        deck = game._deck_after.get((cards, board))
+        if deck is None:
+            deck = game._deck_after[(cards, board)] = game.deck_after(cards, board)
+        world._deck = deck
+        return world
+
+    def _sample_by_replay(
+        self,
+        player: int,
+        r: random.Random,
+        constraints: Mapping[int, int] | None,
+        max_tries: int,
+    ) -> LeducPokerState:
+        """Redeal and replay the history; after a showdown, reject deals with other winners."""
         game = self.game
         exclude = (self._board,) if self._board >= 0 else ()
         key = self.information_set_key(player)
@@ -463,12 +537,16 @@ class _MappedLeducState(LeducPokerState):
 
     __slots__ = ()
 
-    def _bet(self, cur: int, action: int) -> None:
-        if (action == FOLD and self._stakes <= self._ante[cur]) or (
-            action == RAISE and self._raises >= _MAX_RAISES
+    def _apply_action(self, action: int) -> None:
+        cur = self._cur
+        if cur >= 0 and (
+            (action == FOLD and self._stakes <= self._ante[cur])
+            or (action == RAISE and self._raises >= _MAX_RAISES)
         ):
-            action = CALL
-        super()._bet(cur, action)
+            super()._apply_action(CALL)
+            self.history[-1] = action  # the history keeps the action as it was given
+            return
+        super()._apply_action(action)
 
 
 def _rank_hand(board: int, card: int, size: int, isomorphic: bool) -> int:

@@ -16,7 +16,10 @@ Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``
 (Commander at every seat, Mexican Train only: the Ω reference's "Path B"), ``heuristic_rollout``
 (the game's rule-based player from the registry), or any
 :class:`~omega_cluster.search.evaluators.Evaluator` instance (a network, a blend, …). ``rollouts``
-playouts are averaged per leaf.
+playouts are averaged per leaf. Mexican Train options (``SearchPlayer``): ``deduce=true``
+(determinize with what draws and passes prove), ``margin=<w>`` (win share blended with the pip
+margin), ``epsilon=<p>`` (ε-greedy rollouts), ``anchor=commander`` (keep the Commander's move
+unless the search clearly beats it).
 
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player
@@ -28,15 +31,24 @@ search's tree is dropped when a new game starts, so results never depend on earl
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from omega_cluster.games.api import Game, HistoryEntry, State
 from omega_cluster.players.base import Player, RandomPlayer
 from omega_cluster.players.registry import PlayerSpecError, make_player
-from omega_cluster.search.evaluators import Evaluator, RolloutEvaluator
+from omega_cluster.search.evaluators import (
+    EpsilonGreedyPlayer,
+    Evaluator,
+    RolloutEvaluator,
+    TerminalValue,
+)
 from omega_cluster.search.result import SearchResult
+
+if TYPE_CHECKING:
+    from omega_cluster.search.ismcts import WorldConstraints
 
 __all__ = [
     "ALGORITHMS",
@@ -91,24 +103,81 @@ LEAVES: dict[str, Callable[[Game], Player]] = {
 """Leaf names -> the rollout policy they play at every seat."""
 
 
-def build_leaf_evaluator(game: Game, leaf: str | Evaluator, *, rollouts: int = 1) -> Evaluator:
-    """The evaluator that ``leaf`` names for ``game`` (an Evaluator instance is returned as is)."""
+def build_leaf_evaluator(
+    game: Game,
+    leaf: str | Evaluator,
+    *,
+    rollouts: int = 1,
+    epsilon: float = 0.0,
+    terminal_value: TerminalValue | None = None,
+) -> Evaluator:
+    """The evaluator that ``leaf`` names for ``game`` (an Evaluator instance is returned as is).
+
+    ``epsilon`` > 0 makes the rollout policy ε-greedy; ``terminal_value`` scores finished
+    rollouts instead of their returns (both for the named rollout leaves only).
+    """
     if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
         raise PlayerSpecError(f"rollouts must be an int >= 1, got {rollouts!r}")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon <= 1:
+        raise PlayerSpecError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
     if not isinstance(leaf, str):
         if not callable(getattr(leaf, "evaluate", None)):
             raise PlayerSpecError(
                 f"leaf must be one of {', '.join(LEAVES)} or an Evaluator, got {leaf!r}"
             )
-        if rollouts != 1:
-            raise PlayerSpecError("rollouts applies to the named rollout leaves only")
+        if rollouts != 1 or epsilon or terminal_value is not None:
+            raise PlayerSpecError(
+                "rollouts applies to the named rollout leaves only (so do epsilon and margin)"
+            )
         return leaf
     policy = LEAVES.get(leaf.strip().lower())
     if policy is None:
         raise PlayerSpecError(
             f"unknown leaf {leaf!r}; allowed: {', '.join(LEAVES)} or an Evaluator instance"
         )
-    return RolloutEvaluator(policy(game), rollouts=rollouts)
+    player = policy(game)
+    if epsilon:
+        player = EpsilonGreedyPlayer(player, epsilon)
+    return RolloutEvaluator(player, rollouts=rollouts, terminal_value=terminal_value)
+
+
+def _anchor(game: Game, anchor: str | Player | None, z: Any) -> tuple[Player | None, float]:
+    """The anchor player (a spec string is built for ``game``) and its threshold."""
+    if isinstance(z, bool) or not isinstance(z, (int, float)) or not z >= 0.0:
+        raise PlayerSpecError(f"anchor_z must be a number >= 0 (standard errors), got {z!r}")
+    if anchor is None:
+        return None, float(z)
+    if isinstance(anchor, str):
+        return make_player(anchor, game), float(z)
+    if not callable(getattr(anchor, "act", None)):
+        raise PlayerSpecError(f"anchor must be a player spec or a Player, got {anchor!r}")
+    return anchor, float(z)
+
+
+def _deductions(game: Game) -> WorldConstraints:
+    """The game's public deductions for ``sample_world`` (``deduce=true``)."""
+    if game.spec.name != "mexican_train":
+        raise PlayerSpecError(
+            f"deduce: no deductions are known for {game.spec.name!r} (available: mexican_train)"
+        )
+    from omega_cluster.players.officers.inference import deal_constraints
+
+    return deal_constraints
+
+
+def _margin_value(game: Game, weight: Any) -> TerminalValue:
+    """The game's win-share / score-margin blend (``margin=<weight>``)."""
+    if game.spec.name != "mexican_train":
+        raise PlayerSpecError(
+            f"margin: no score-margin value is known for {game.spec.name!r} "
+            "(available: mexican_train)"
+        )
+    from omega_cluster.players.officers.values import pip_margin_value
+
+    try:
+        return pip_margin_value(weight)
+    except ValueError as err:
+        raise PlayerSpecError(str(err)) from err
 
 
 def _check_budget(simulations: Any) -> None:
@@ -166,8 +235,16 @@ class SearchPlayer:
     reached stops the search, so give a large ``simulations`` for a pure time budget) and
     ISMCTS's ``determinizations`` × ``simulations_per_determinization`` replaces the count;
     ``None`` leaves the search config's default.
-    ``rollouts``: playouts averaged per leaf. Every other keyword is an option of the search's
-    config (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+    ``rollouts``: playouts averaged per leaf. ``epsilon``: the rollout policy plays a uniform
+    random move with this probability (ε-greedy rollouts). ISMCTS only: ``deduce`` (bool)
+    determinizes with the game's public deductions (Mexican Train: a draw or a pass proves the
+    hand held no playable tile, :mod:`~omega_cluster.players.officers.inference`); ``margin``
+    (weight in [0, 1]) scores finished rollouts and finished states in the tree by the win share
+    blended with the score margin (:mod:`~omega_cluster.players.officers.values`). ``anchor``
+    (a player spec or a Player, e.g. ``commander``) and ``anchor_z``: play the anchor's move
+    unless the search's choice beats it by ``anchor_z`` standard errors (see
+    :meth:`_anchored`). Every other keyword is an option of the search's config
+    (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
     told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:
@@ -185,12 +262,29 @@ class SearchPlayer:
         leaf: str | Evaluator = "random",
         simulations: int | None = 400,
         rollouts: int = 1,
+        epsilon: float = 0.0,
+        margin: float = 0.0,
+        deduce: bool = False,
+        anchor: str | Player | None = None,
+        anchor_z: float = 1.0,
         **options: Any,
     ) -> None:
         _check_budget(simulations)
         self.game = game
         self.algorithm = _choose_algorithm(game, algorithm or self.default_algorithm)
-        self.evaluator = build_leaf_evaluator(game, leaf, rollouts=rollouts)
+        terminal_value = _margin_value(game, margin) if margin else None
+        self.evaluator = build_leaf_evaluator(
+            game, leaf, rollouts=rollouts, epsilon=epsilon, terminal_value=terminal_value
+        )
+        if (deduce or terminal_value is not None) and self.algorithm != "ismcts":
+            raise PlayerSpecError("deduce and margin are ISMCTS options (turn-based games)")
+        if not isinstance(deduce, bool):
+            raise PlayerSpecError(f"deduce must be true or false, got {deduce!r}")
+        if deduce:
+            options["world_constraints"] = _deductions(game)
+        if terminal_value is not None:
+            options["terminal_value"] = terminal_value
+        self.anchor, self.anchor_z = _anchor(game, anchor, anchor_z)
         if simulations is not None:
             options["simulations"] = simulations
         options.setdefault("temperature", 0.0)
@@ -202,6 +296,7 @@ class SearchPlayer:
         self.last_result: SearchResult | None = None  # None: the last move was forced
         self.searches = 0  # moves searched
         self.forced = 0  # moves with one legal action, played without a search
+        self.anchored = 0  # searched moves where the anchor's move was played instead
         self._history: list[HistoryEntry] | None = None  # the game the tree belongs to
 
     def act(self, state: State, player: int, rng: random.Random) -> int:
@@ -216,7 +311,38 @@ class SearchPlayer:
         result = self.search.search(state, player, rng)
         self.searches += 1
         self.last_result = result
+        if self.anchor is not None and self.options["temperature"] == 0.0:
+            return self._anchored(result, state, player, rng)
         return result.action
+
+    def _anchored(self, result: SearchResult, state: State, player: int, rng: random.Random) -> int:
+        """The anchor's move unless the search's choice beats it by ``anchor_z`` standard errors.
+
+        Near-equal moves are told apart by noise at search budgets (a few hundred rollouts of
+        0/1 outcomes per move): a strong heuristic's choice is the safer one unless the search
+        has evidence against it. Each mean's variance is bounded as a Bernoulli variable's on
+        the game's return range (at least 1% of the range squared, so a 0/1 streak still has
+        an error bar).
+        """
+        choice = self.anchor.act(state, player, rng)  # type: ignore[union-attr]
+        if choice == result.action or choice not in result.legal:
+            return result.action
+        i, j = result.legal.index(result.action), result.legal.index(choice)
+        if result.visits[j] == 0:  # the search never tried it (caps, widening)
+            return result.action
+        low, high = self.game.spec.min_return, self.game.spec.max_return
+        span = (high - low) if low is not None and high is not None and high > low else 1.0
+        base = low if low is not None else 0.0
+
+        def variance(k: int) -> float:
+            m = min(1.0, max(0.0, (result.action_values[k] - base) / span))
+            return max(m * (1.0 - m), 0.01) / result.visits[k]
+
+        gap = (result.action_values[i] - result.action_values[j]) / span
+        if gap > self.anchor_z * math.sqrt(variance(i) + variance(j)):
+            return result.action
+        self.anchored += 1
+        return choice
 
     def reset(self) -> None:
         """Forget the search tree (a new game starts)."""

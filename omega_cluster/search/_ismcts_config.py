@@ -7,16 +7,25 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from omega_cluster.games.api import State
 
-__all__ = ["ISMCTSConfig", "OpponentPolicy"]
+__all__ = ["ISMCTSConfig", "OpponentPolicy", "TerminalValue", "WorldConstraints"]
 
 OpponentPolicy = Callable[[State, int, random.Random], int]
 """``(state, player, rng) -> action``: picks another player's move in the tree instead of a node."""
+
+TerminalValue = Callable[[State], Sequence[float]]
+"""``finished state -> value per player`` the search backs up instead of ``returns()`` (use the
+same function as the rollout evaluator's ``terminal_value``, e.g. a score-margin blend)."""
+
+WorldConstraints = Callable[[State, int], Any]
+"""``(state, player) -> constraints``: public deductions about hidden information, passed to every
+``state.sample_world(player, rng, constraints)`` of a search (``None``: no deductions), e.g.
+:func:`omega_cluster.players.officers.inference.deal_constraints` for Mexican Train."""
 
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
@@ -64,6 +73,11 @@ class ISMCTSConfig:
     reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
     opponent_policy: OpponentPolicy | None = None  # picks other players' moves in the tree
+    world_constraints: WorldConstraints | None = None  # deductions every determinization honours
+    terminal_value: TerminalValue | None = None  # value of a finished state (None: returns())
+    compiled: bool | None = (
+        None  # compiled loop: None = when available, True = required, False = off
+    )
 
     def __post_init__(self) -> None:
         _check_int("simulations", self.simulations, 1)
@@ -114,6 +128,20 @@ class ISMCTSConfig:
             raise ValueError(
                 "ISMCTSConfig.opponent_policy must be None or a callable (state, player, rng) -> "
                 f"action (e.g. Commander(game).act), got {self.opponent_policy!r}"
+            )
+        if self.compiled is not None and not isinstance(self.compiled, bool):
+            raise ValueError(
+                f"ISMCTSConfig.compiled must be None (automatic), True or False, got {self.compiled!r}"
+            )
+        if self.terminal_value is not None and not callable(self.terminal_value):
+            raise ValueError(
+                "ISMCTSConfig.terminal_value must be None or a callable (finished state) -> "
+                f"value per player, got {self.terminal_value!r}"
+            )
+        if self.world_constraints is not None and not callable(self.world_constraints):
+            raise ValueError(
+                "ISMCTSConfig.world_constraints must be None or a callable (state, player) -> "
+                f"constraints for sample_world, got {self.world_constraints!r}"
             )
 
     @property

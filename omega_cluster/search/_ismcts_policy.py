@@ -24,24 +24,21 @@ class RootStatistics:
     ) -> None:
         self.visits = visits  # int[len(legal)]
         self.action_values = action_values  # float[len(legal)], nan when unvisited
-        self.root_value = root_value  # float[N]: visit-weighted mean return of every player
+        self.root_value = root_value  # float[N]: mean return of every player over the searches
+        # rooted at this node (with tree reuse, visits from when it was deeper are not counted)
 
 
 def root_statistics(root: Node, legal: Sequence[int], num_players: int) -> RootStatistics:
     index = {a: j for j, a in enumerate(legal)}
     visits = [0] * len(legal)
     values = [math.nan] * len(legal)
-    total = [0.0] * num_players
-    count = 0
     for i, n in enumerate(root.visits):
         j = index[root.acts[i]]
         visits[j] = n
         if n:
             values[j] = root.means[i]
-            count += n
-            for p, x in enumerate(root.vec[i]):
-                total[p] += x
-    root_value = tuple(t / count for t in total) if count else (0.0,) * num_players
+    count = root.total_n
+    root_value = tuple(t / count for t in root.total) if count else (0.0,) * num_players
     return RootStatistics(visits, values, root_value)
 
 

@@ -23,7 +23,11 @@ from collections.abc import Callable, Sequence
 
 from omega_cluster.games.api import CHANCE, State
 
-__all__ = ["IllegalSearchStateError", "Node", "Tree"]
+__all__ = ["Descend", "IllegalSearchStateError", "Node", "Tree"]
+
+
+Descend = Callable[[State, list["Node"], list[int]], "tuple[int, object] | None"]
+"""``descend(state, nodes, picks)``: one simulation's selection (see :meth:`Tree.simulator`)."""
 
 
 class IllegalSearchStateError(ValueError):
@@ -32,7 +36,9 @@ class IllegalSearchStateError(ValueError):
 
 class Node:
     """Statistics of one information set. ``acts``/``prior`` list every candidate in the order
-    widening admits them; ``means``/``visits``/``vec``/``born`` cover the admitted prefix only."""
+    widening admits them; ``means``/``visits``/``born`` cover the admitted prefix only. Only a
+    search's root sums the full return vector (``total``): the root value is all that reads it,
+    and one vector add per simulation is cheaper than one per node."""
 
     __slots__ = (
         "acts",  # candidate actions: must-keep ones first, then by prior (or legal order)
@@ -45,7 +51,8 @@ class Node:
         "player",  # the acting player
         "prior",  # prior per candidate (uniform when the evaluator gives none)
         "rest",  # legal actions cut by a candidate cap: [(action, prior)], best first
-        "vec",  # per admitted candidate: summed return vector (one entry per player)
+        "total",  # summed return vector (one entry per player) of the simulations rooted here
+        "total_n",  # number of those simulations
         "visits",  # selections per admitted candidate
     )
 
@@ -59,7 +66,8 @@ class Node:
     player: int
     prior: list[float]
     rest: list[tuple[int, float]]
-    vec: list[list[float]]
+    total: list[float]
+    total_n: int
     visits: list[int]
 
 
@@ -80,6 +88,7 @@ class Tree:
         virtual_loss: float | None,
         searcher: int = -1,
         opponent_policy: Callable[[State, int, random.Random], int] | None = None,
+        terminal_value: Callable[[State], Sequence[float]] | None = None,
     ) -> None:
         self.num_players = num_players
         self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
@@ -91,6 +100,7 @@ class Tree:
         self.nonroot_cap = nonroot_cap
         self.searcher = searcher  # the player whose tree this is (opponent_policy skips others)
         self.opponent_policy = opponent_policy  # picks other players' actions instead of nodes
+        self.terminal_value = terminal_value  # value of a finished state (None: its returns)
         self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
         self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
         self.explore: list[float] = []  # UCT: c·sqrt(ln N); PUCT: c·sqrt(N)
@@ -164,7 +174,8 @@ class Tree:
         admit = len(acts) if not widen else min(len(acts), keep + self.allowed(0))
         node.means = [value] * admit
         node.visits = [0] * admit
-        node.vec = [[0.0] * self.num_players for _ in range(admit)]
+        node.total = [0.0] * self.num_players
+        node.total_n = 0
         node.born = [0] * admit if widen else None
         node.fresh = None if self.puct else list(range(admit))
         return node
@@ -185,7 +196,6 @@ class Tree:
         for i in range(have, target):
             node.means.append(value)
             node.visits.append(0)
-            node.vec.append([0.0] * self.num_players)
             assert node.born is not None
             node.born.append(n)
             if node.fresh is not None:
@@ -206,17 +216,19 @@ class Tree:
             for i in range(len(node.means), len(node.acts)):
                 node.means.append(node.fpu)
                 node.visits.append(0)
-                node.vec.append([0.0] * self.num_players)
                 if node.fresh is not None:
                     node.fresh.append(i)
 
     # -- selection ------------------------------------------------------------------------------
-    def descend(
-        self, state: State, rng: random.Random, nodes: list[Node], picks: list[int]
-    ) -> tuple[tuple[float, ...] | None, int, object]:
-        """Select from ``state`` (mutated) down to the end or to an information set not in the
-        tree. Appends the nodes and chosen candidate indices to ``nodes``/``picks`` and counts the
-        visits. Returns ``(returns, -1, None)`` at the end, else ``(None, player, key)``."""
+    def simulator(self, rng: random.Random) -> Descend:
+        """The selection loop of one search, as a closure over this tree's constants (a cell
+        read is cheaper than an attribute; one closure serves every simulation of the search).
+
+        ``descend(state, nodes, picks)`` selects from ``state`` (mutated) down to the end or to
+        an information set not in the tree, appending the nodes and the chosen candidate indices
+        to ``nodes``/``picks`` and counting the visits. At the end it backs up the final value
+        itself and returns ``None``; at a new information set it returns ``(player, key)``.
+        """
         tables = self.tables
         rnd = rng.random
         widen = self.pw_base is not None
@@ -224,82 +236,107 @@ class Tree:
         explore, inv_sqrt = self.explore, self.inv_sqrt
         vloss = self.virtual_loss
         opponent, searcher = self.opponent_policy, self.searcher
-        # apply_action_unchecked is _apply_action unless a game overrides it: skip one call
-        if type(state).apply_action_unchecked is State.apply_action_unchecked:
-            apply = state._apply_action
-        else:
-            apply = state.apply_action_unchecked
-        while True:
-            acting = state.current_players
-            if not acting:
-                return state.returns(), -1, None
-            p = acting[0]
-            if p == CHANCE:
-                r = rnd()
-                outcomes = state.chance_outcomes()
-                action = outcomes[-1][0]
-                for a, pr in outcomes:
-                    if r < pr:
-                        action = a
-                        break
-                    r -= pr
-                apply(action)
-                continue
-            if len(acting) > 1:
-                raise simultaneous_error(state, acting)
-            if opponent is not None and p != searcher:  # a modelled opponent: no node
-                action = opponent(state, p, rng)
-                if not state.is_legal(p, action):
-                    raise IllegalSearchStateError(
-                        f"{state.game.spec.name}: opponent_policy chose {action!r} for player "
-                        f"{p}; legal: {list(state.legal_actions(p))}"
-                    )
-                apply(action)
-                continue
-            key = state.information_set_key(p)
-            node = tables[p].get(key)
-            if node is None:
-                return None, p, key
-            if widen and len(node.means) < len(node.acts):
-                self.widen(node)
-            fresh = node.fresh
-            big_n = node.n
-            if fresh:
-                m = len(fresh)
-                if m == 1:
-                    i = fresh.pop()
-                else:
-                    j = int(rnd() * m)
-                    i = fresh[j]
-                    fresh[j] = fresh[-1]
-                    fresh.pop()
-            elif general:
-                i = self.select(node, big_n, rnd)
-            else:  # UCT, every candidate admitted: the hot path, inlined
+        terminal, backup, select = self.terminal_value, self.backup, self.select
+        steps: dict[type[State], Callable[[State, int], None]] = {}
+
+        def step_of(kind: type[State]) -> Callable[[State, int], None]:
+            # apply_action_unchecked is _apply_action unless a game overrides it: skip one call
+            unchecked = kind.apply_action_unchecked
+            fn = kind._apply_action if unchecked is State.apply_action_unchecked else unchecked
+            steps[kind] = fn
+            return fn
+
+        def descend(state: State, nodes: list[Node], picks: list[int]) -> tuple[int, object] | None:
+            apply = steps.get(type(state)) or step_of(type(state))
+            while True:
+                acting = state.current_players
+                if not acting:
+                    backup(nodes, picks, state.returns() if terminal is None else terminal(state))
+                    return None
+                p = acting[0]
+                if p == CHANCE:
+                    r = rnd()
+                    outcomes = state.chance_outcomes()
+                    action = outcomes[-1][0]
+                    for a, pr in outcomes:
+                        if r < pr:
+                            action = a
+                            break
+                        r -= pr
+                    apply(state, action)
+                    continue
+                if len(acting) > 1:
+                    raise simultaneous_error(state, acting)
+                if opponent is not None and p != searcher:  # a modelled opponent: no node
+                    action = opponent(state, p, rng)
+                    if not state.is_legal(p, action):
+                        raise IllegalSearchStateError(
+                            f"{state.game.spec.name}: opponent_policy chose {action!r} for "
+                            f"player {p}; legal: {list(state.legal_actions(p))}"
+                        )
+                    apply(state, action)
+                    continue
+                key = state.information_set_key(p)
+                node = tables[p].get(key)
+                if node is None:
+                    return p, key
+                if widen and len(node.means) < len(node.acts):
+                    self.widen(node)
+                fresh = node.fresh
+                big_n = node.n
                 visits = node.visits
-                means = node.means
-                e = explore[big_n]
-                best = -math.inf
-                i = ties = 0
-                for j in range(len(visits)):
-                    score = means[j] + e * inv_sqrt[visits[j]]
-                    if score > best:
-                        best, i, ties = score, j, 1
-                    elif score == best:  # random tie-breaking (reservoir: uniform among ties)
-                        ties += 1
-                        if rnd() * ties < 1.0:
-                            i = j
-            action = node.acts[i]
-            if not state.is_legal(p, action):
-                raise inconsistent_error(state, p, key, action)
-            node.n = big_n + 1
-            n_i = node.visits[i] + 1
-            node.visits[i] = n_i
-            if vloss is not None:  # virtual loss: the in-flight visit counts as a loss until backup
-                node.means[i] += (vloss - node.means[i]) / n_i
-            nodes.append(node)
-            picks.append(i)
-            apply(action)
+                if fresh:  # UCT: untried candidates first, in random order
+                    m = len(fresh)
+                    if m == 1:
+                        i = fresh.pop()
+                    else:
+                        j = int(rnd() * m)
+                        i = fresh[j]
+                        fresh[j] = fresh[-1]
+                        fresh.pop()
+                elif general:
+                    i = select(node, big_n, rnd)
+                else:  # UCT, every candidate admitted: the hot path, inlined
+                    means = node.means
+                    e = explore[big_n]
+                    k = len(visits)
+                    # two or three candidates (the poker games): unrolled, ~2x faster
+                    if k == 2:
+                        s0 = means[0] + e * inv_sqrt[visits[0]]
+                        s1 = means[1] + e * inv_sqrt[visits[1]]
+                        # a tie draws as the reservoir below would: 1 if rnd() < 1/2
+                        i = 0 if s0 > s1 else 1 if s1 > s0 else (1 if rnd() < 0.5 else 0)
+                    elif k == 3 and (
+                        (s0 := means[0] + e * inv_sqrt[visits[0]])
+                        != (s1 := means[1] + e * inv_sqrt[visits[1]])
+                        and s0 != (s2 := means[2] + e * inv_sqrt[visits[2]])
+                        and s1 != s2
+                    ):
+                        i = (0 if s0 > s2 else 2) if s0 > s1 else (1 if s1 > s2 else 2)
+                    else:
+                        best = -math.inf
+                        i = ties = 0
+                        for j in range(k):
+                            score = means[j] + e * inv_sqrt[visits[j]]
+                            if score > best:
+                                best, i, ties = score, j, 1
+                            elif score == best:  # random tie-break (reservoir: uniform)
+                                ties += 1
+                                if rnd() * ties < 1.0:
+                                    i = j
+                action = node.acts[i]
+                if not state.is_legal(p, action):
+                    raise inconsistent_error(state, p, key, action)
+                node.n = big_n + 1
+                n_i = visits[i] + 1
+                visits[i] = n_i
+                if vloss is not None:  # virtual loss: in flight counts as a loss until backup
+                    node.means[i] += (vloss - node.means[i]) / n_i
+                nodes.append(node)
+                picks.append(i)
+                apply(state, action)
+
+        return descend
 
     def select(self, node: Node, big_n: int, rnd: Callable[[], float]) -> int:
         """PUCT and/or widening (availability = ``node.n - born``): the best candidate index,
@@ -337,19 +374,22 @@ class Tree:
 
     # -- backup ---------------------------------------------------------------------------------
     def backup(self, nodes: list[Node], picks: list[int], values: Sequence[float]) -> None:
-        """Add ``values`` (one per player) along the path; undo virtual losses."""
+        """Add ``values`` (one per player) along the path (``nodes[0]``: the search's root);
+        undo virtual losses."""
         vloss = self.virtual_loss
-        players = range(self.num_players)
-        for node, i in zip(nodes, picks, strict=False):
-            v = values[node.player]
-            means = node.means
-            if vloss is None:
-                means[i] += (v - means[i]) / node.visits[i]
-            else:
-                means[i] += (v - vloss) / node.visits[i]
-            acc = node.vec[i]
-            for j in players:
-                acc[j] += values[j]
+        if vloss is None:
+            for node, i in zip(nodes, picks, strict=False):
+                means = node.means
+                means[i] += (values[node.player] - means[i]) / node.visits[i]
+        else:
+            for node, i in zip(nodes, picks, strict=False):
+                node.means[i] += (values[node.player] - vloss) / node.visits[i]
+        if nodes:
+            root = nodes[0]
+            total = root.total
+            for j, x in enumerate(values):
+                total[j] += x
+            root.total_n += 1
 
 
 def simultaneous_error(state: State, acting: tuple[int, ...]) -> IllegalSearchStateError:

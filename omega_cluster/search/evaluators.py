@@ -37,6 +37,7 @@ from omega_cluster.players.base import Player, RandomPlayer
 
 __all__ = [
     "BlendEvaluator",
+    "EpsilonGreedyPlayer",
     "Evaluator",
     "EvaluatorError",
     "FunctionEvaluator",
@@ -134,12 +135,45 @@ def play_out(state: State, players: Sequence[Player], rng: random.Random, max_st
             raise EvaluatorError(f"rollout did not end within {max_steps} steps")
 
 
+class EpsilonGreedyPlayer:
+    """Plays ``policy``'s move, except with probability ``epsilon`` a uniform random legal one.
+
+    A rollout policy for search: a deterministic heuristic (the Commander) repeats the same
+    continuation in every visit of a world, and a little randomness lets the rollouts sample
+    the positions around it (the ε-greedy playouts of Sturtevant 2008 and of the MCTS survey,
+    Browne et al. 2012, §8.1.1).
+    """
+
+    def __init__(self, policy: Player, epsilon: float) -> None:
+        if not (isinstance(epsilon, (int, float)) and 0.0 <= epsilon <= 1.0):
+            raise ValueError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
+        self.policy = policy
+        self.epsilon = float(epsilon)
+        self.name = f"{getattr(policy, 'name', type(policy).__name__)}~{self.epsilon:g}"
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        if rng.random() < self.epsilon:
+            legal = state.legal_actions(player)
+            return legal[int(rng.random() * len(legal))]
+        return self.policy.act(state, player, rng)
+
+    def __repr__(self) -> str:
+        return f"EpsilonGreedyPlayer({self.policy!r}, epsilon={self.epsilon:g})"
+
+
+TerminalValue = Callable[[State], Sequence[float]]
+"""``finished state -> value per player``: what a rollout reports instead of ``returns()``."""
+
+
 class RolloutEvaluator:
     """Value = mean returns of ``rollouts`` playouts from the leaf; every seat uses ``policy``.
 
     ``policy`` is a Player (``RandomPlayer``, ``Commander``, …) or a factory ``game -> Player``.
     For a uniform random policy, a game's own fast ``random_playout(rng)`` is used when it has one
     (Mexican Train: same rules and random numbers as the generic loop, ~1.25× faster).
+    ``terminal_value`` (optional) scores the finished playout instead of ``returns()``, e.g. a
+    score margin blended with the win share (a lower-variance signal for the search; the search
+    must then see the same function at terminal states: ISMCTS's ``terminal_value``).
     """
 
     def __init__(
@@ -149,12 +183,16 @@ class RolloutEvaluator:
         rollouts: int = 1,
         max_steps: int = 100_000,
         use_fast_playout: bool = True,
+        terminal_value: TerminalValue | None = None,
     ) -> None:
         if rollouts < 1:
             raise ValueError(f"rollouts must be >= 1, got {rollouts}")
+        if terminal_value is not None and not callable(terminal_value):
+            raise ValueError(f"terminal_value must be None or a callable, got {terminal_value!r}")
         self.policy = policy
         self.rollouts = rollouts
         self.max_steps = max_steps
+        self.terminal_value = terminal_value
         self._fast = use_fast_playout and type(policy) is RandomPlayer
 
     def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
@@ -162,8 +200,9 @@ class RolloutEvaluator:
 
     def _one(self, leaf: Leaf) -> LeafEvaluation:
         state = leaf.state
+        value = self.terminal_value or _returns
         if not state.current_players:
-            return LeafEvaluation(tuple(float(r) for r in state.returns()))
+            return LeafEvaluation(tuple(float(r) for r in value(state)))
         n = state.game.num_players
         totals = [0.0] * n
         seats = [self.policy] * n
@@ -174,13 +213,17 @@ class RolloutEvaluator:
                 fast(leaf.rng)
             else:
                 play_out(sim, seats, leaf.rng, self.max_steps)
-            for p, r in enumerate(sim.returns()):
+            for p, r in enumerate(value(sim)):
                 totals[p] += r
         k = float(self.rollouts)
         return LeafEvaluation(tuple(t / k for t in totals))
 
     def __repr__(self) -> str:
         return f"RolloutEvaluator({getattr(self.policy, 'name', self.policy)!r}, rollouts={self.rollouts})"
+
+
+def _returns(state: State) -> Sequence[float]:
+    return state.returns()
 
 
 BatchFunction = Callable[[Sequence[Leaf]], Sequence[LeafEvaluation]]

@@ -31,27 +31,39 @@ visit temperature for self-play (AlphaZero); tree reuse between one player's con
 the new root information set is already in the tree; an optional ``opponent_policy`` (e.g. the
 Commander's ``act``) that plays the other seats inside the tree instead of their nodes — the
 smm-mcts reference's opponent hook, which lets the searcher's own tree grow deeper when opponents'
-information sets would each be seen once. The result is a
+information sets would each be seen once; ``world_constraints``, public deductions every
+determinization honours (``sample_world``'s constraints, e.g. Mexican Train's
+:func:`~omega_cluster.players.officers.inference.deal_constraints`: a player who drew held no
+playable tile); ``terminal_value``, what a finished state is worth instead of its returns (e.g. a
+win-share / score-margin blend, the same function the rollout evaluator reports). The result is a
 :class:`~omega_cluster.search.result.SearchResult`.
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
-``information_set_key(player)`` and ``sample_world(player, rng)``, so two states that ``player``
-cannot tell apart give identical results for the same rng (tested).
+``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
+player)`` (which must read only what ``player`` knows), so two states that ``player`` cannot tell
+apart give identical results for the same rng (tested, for the compiled loop too).
 
 Where the time goes (cProfile and CPU timings, ``bench/bench_ismcts.py --profile``):
 
 * Leduc, 2,000 simulations from a first decision: the tree saturates after ~100 leaves, so nearly
-  every simulation runs to a terminal state without a rollout. ~13 µs a simulation: Leduc's
-  ``sample_world`` ~4 µs (~30 %: a re-deal with ``rng.shuffle`` and a replay of the history into a
-  fresh state), the game's steps, keys, ``current_players`` and ``is_legal`` ~3.5 µs, and this
-  module's own work ~5 µs (selection ~1 µs a node, backup ~0.1 µs a node, the simulation loop).
-  Measures taken: integer keys in one dict per player, ``__slots__`` nodes with parallel lists,
-  running means (selection reads one list), tables for ``c·sqrt(ln N)`` and ``1/sqrt(n)``, an
-  explicit loop instead of list comprehension + ``max`` (2-3x faster for the 2-12 actions of
-  these games), unvisited actions picked by swap-remove from a list, ``_apply_action`` called
-  directly when a game does not override ``apply_action_unchecked``, ``sample_world`` bound with
-  ``functools.partial``. That is ~3.5x OpenSpiel's Python ``ISMCTSBot`` and ~0.13x its C++ one:
-  past that point the Python game itself (``sample_world`` and the step) is the bottleneck.
+  every simulation runs to a terminal state without a rollout (~3.5 decisions and ~0.75 chance
+  nodes a simulation). Before: ~13 µs a simulation, 3.2x OpenSpiel's Python ``ISMCTSBot``; Leduc's
+  ``sample_world`` ~30 % (a re-deal and a replay of the history into a fresh state), selection
+  ~35 %, the game's steps / keys / ``is_legal`` ~25 %, backup ~5 % (summing every player's
+  return into every node). Measures taken, in the order of their gain: Leduc's ``sample_world``
+  clones and swaps the opponents' cards instead of replaying (3.2x -> 5.1x); the root alone sums
+  the return vector (the root value is all that reads it); selection is a closure built once per
+  search (cell reads, per-class step function) that also backs up terminal values itself;
+  two- and three-candidate UCT steps are unrolled; Leduc's bet step is inline in
+  ``_apply_action`` and its key uses precomputed constants. After: ~6.5 µs a simulation, ~6x
+  the Python bot and ~0.22x the C++ one; by own time descend ~35 %, the game's step ~25 %,
+  ``sample_world`` + ``clone`` ~11 %, backup ~6 %, the simulation loop ~5 %, keys ~5 %,
+  ``is_legal`` ~4 % (a guard: an information set must fix the legal actions). The rest is the
+  interpreter: each decision costs four calls into the game.
+* Compiled: for heads-up Leduc with plain UCT and random rollouts the whole search runs as one
+  numba loop (:mod:`._ismcts_compiled`, :mod:`._ismcts_leduc`; the same numbers as this module
+  for the same random stream, tested), ~0.7 µs a simulation: ~60x the Python bot and ~2x the
+  C++ one. Only when numba is installed; every other game and configuration runs here.
 * Mexican Train 4p mid-round, random rollouts: the game's ``random_playout`` ~75 %,
   ``sample_world`` ~15 %, the search ~10 %. With Commander rollouts the Commander is ~97 %.
 """
@@ -66,7 +78,13 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from omega_cluster.games.api import Game, RngLike, State, as_rng
-from omega_cluster.search._ismcts_config import ISMCTSConfig, OpponentPolicy
+from omega_cluster.search import _ismcts_compiled as _compiled
+from omega_cluster.search._ismcts_config import (
+    ISMCTSConfig,
+    OpponentPolicy,
+    TerminalValue,
+    WorldConstraints,
+)
 from omega_cluster.search._ismcts_policy import (
     choose_action,
     dirichlet_noise,
@@ -83,7 +101,14 @@ from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
-__all__ = ["ISMCTS", "ISMCTSConfig", "IllegalSearchStateError", "OpponentPolicy"]
+__all__ = [
+    "ISMCTS",
+    "ISMCTSConfig",
+    "IllegalSearchStateError",
+    "OpponentPolicy",
+    "TerminalValue",
+    "WorldConstraints",
+]
 
 
 class _Worlds:
@@ -94,11 +119,22 @@ class _Worlds:
 
     __slots__ = ("_base", "_left", "drawn", "hidden", "per_world", "pushed", "sample")
 
-    def __init__(self, state: State, player: int, rng: random.Random, per_world: int) -> None:
+    def __init__(
+        self,
+        state: State,
+        player: int,
+        rng: random.Random,
+        per_world: int,
+        constraints: WorldConstraints | None = None,
+    ) -> None:
         self.hidden = state.game.spec.hidden_information
-        self.sample: Callable[[], State] = (
-            functools.partial(state.sample_world, player, rng) if self.hidden else state.clone
-        )  # perfect information: the world is the state itself
+        self.sample: Callable[[], State] = state.clone  # perfect information: the state itself
+        if self.hidden:
+            facts = constraints(state, player) if constraints is not None else None
+            if facts is None:
+                self.sample = functools.partial(state.sample_world, player, rng)
+            else:
+                self.sample = functools.partial(state.sample_world, player, rng, facts)
         self.per_world = per_world
         self.drawn = 0  # worlds drawn
         self._base: State | None = None
@@ -151,6 +187,11 @@ class ISMCTS:
         self.game = game
         self.evaluator = evaluator
         self.config = dataclasses.replace(base, **overrides) if overrides else base
+        # the compiled loop (numba) when the game and configuration allow it
+        why_not = _compiled.unsupported(game, evaluator, self.config)
+        if self.config.compiled and why_not is not None:
+            raise ValueError(f"ISMCTS: compiled=True, but {why_not}")
+        self.runs_compiled = self.config.compiled is not False and why_not is None
         self._tree: Tree | None = None  # kept between moves (reuse_tree)
         self._tree_player = -1
         self._busy = False
@@ -208,6 +249,7 @@ class ISMCTS:
             virtual_loss=virtual_loss,
             searcher=player,
             opponent_policy=cfg.opponent_policy,
+            terminal_value=cfg.terminal_value,
         )
         return tree, False
 
@@ -222,11 +264,15 @@ class ISMCTS:
             )
         started = time.perf_counter()
         legal = list(state.legal_actions(player))
+        if self.runs_compiled:
+            run = _compiled.run_compiled(self.game, state, player, cfg, rng)
+            figures = (cfg.budget, run.histogram, run.leaves, cfg.budget, run.tree_nodes)
+            return self._result(run.root, legal, player, rng, started, *figures, False, 0)
         root_key = state.information_set_key(player)
         tree, reused = self._take_tree(player, root_key)
         self._busy = cfg.reuse_tree
         try:
-            worlds = _Worlds(state, player, rng, cfg.simulations_per_world)
+            worlds = _Worlds(state, player, rng, cfg.simulations_per_world, cfg.world_constraints)
             root = tree.tables[player].get(root_key)
             leaves = 0
             if root is None:
@@ -258,9 +304,10 @@ class ISMCTS:
             self._busy = False
         if cfg.reuse_tree:
             self._tree, self._tree_player = tree, player
+        drawn = worlds.drawn if worlds.hidden else 0
         return self._result(
-            root, legal, player, rng, started, simulations, histogram, leaves, worlds, tree,
-            reused, reused_visits,
+            root, legal, player, rng, started, simulations, histogram, leaves, drawn,
+            tree.size(), reused, reused_visits,
         )  # fmt: skip
 
     def _simulate(
@@ -272,7 +319,7 @@ class ISMCTS:
         budget, in_flight = cfg.budget, cfg.leaves_in_flight
         deadline = None if cfg.time_limit_s is None else started + cfg.time_limit_s
         clock = time.perf_counter
-        descend, backup, tables = tree.descend, tree.backup, tree.tables
+        descend, backup, tables = tree.simulator(rng), tree.backup, tree.tables
         histogram = [0] * 16
         pending: list[tuple[State, int, object, list[Any], list[int]]] = []
         simulations = leaves = fast_draws = 0
@@ -297,15 +344,15 @@ class ISMCTS:
                     world = worlds.next()
                 nodes: list[Node] = []
                 picks: list[int] = []
-                values, p, key = descend(world, rng, nodes, picks)
+                found = descend(world, nodes, picks)
                 simulations += 1
                 depth = len(nodes)
                 if depth >= len(histogram):
                     histogram.extend([0] * (depth + 1 - len(histogram)))
                 histogram[depth] += 1
-                if values is not None:  # reached the end: no evaluator needed
-                    backup(nodes, picks, values)
+                if found is None:  # reached the end and backed up: no evaluator needed
                     continue
+                p, key = found
                 pending.append((world, p, key, nodes, picks))
                 if len(pending) < in_flight:
                     continue
@@ -339,8 +386,8 @@ class ISMCTS:
         simulations: int,
         histogram: list[int],
         leaves: int,
-        worlds: _Worlds,
-        tree: Tree,
+        determinizations: int,
+        tree_nodes: int,
         reused: bool,
         reused_visits: int,
     ) -> SearchResult:
@@ -350,10 +397,10 @@ class ISMCTS:
         index = choose_action(policy, stats.visits, cfg.temperature, rng)
         diagnostics = SearchDiagnostics(
             simulations=simulations,
-            determinizations=worlds.drawn if worlds.hidden else 0,
+            determinizations=determinizations,
             seconds=time.perf_counter() - started,
             leaf_evaluations=leaves,
-            tree_nodes=tree.size(),
+            tree_nodes=tree_nodes,
             max_depth=len(histogram) - 1,
             depth_histogram=tuple(histogram),
             reused=reused,

@@ -6,7 +6,9 @@ chosen action); when the game ends, :func:`game_records` adds what only the end 
 returns of every player and, where the game has rounds, each decision's **round outcome**: the
 Ω reference's per-round credit assignment ("label each decision by its round's outcome, not the
 campaign winner": campaign points are the sum of independent rounds, so the round's result is the
-target that the decision actually affects). Also the stable seed derivation self-play uses.
+target that the decision actually affects) — and, where the encoder offers auxiliary heads with
+end-of-round labels (Mexican Train: this round's pips per seat and who went out), each decision's
+flat **aux targets** (:func:`aux_targets`). Also the stable seed derivation self-play uses.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ import numpy as np
 from omega_cluster.data import Record
 from omega_cluster.games.api import Game, HistoryEntry, State
 
-__all__ = ["PendingDecision", "derive_seed", "game_params_json", "game_records", "round_outcomes"]
+__all__ = [
+    "PendingDecision",
+    "aux_targets",
+    "derive_seed",
+    "game_params_json",
+    "game_records",
+    "round_outcomes",
+]
 
 
 def derive_seed(*parts: int | str) -> int:
@@ -88,6 +97,17 @@ def round_outcomes(state: State, history_indices: Sequence[int]) -> list[np.ndar
     return out
 
 
+def aux_targets(
+    final: State, decisions: Sequence[PendingDecision], encoder: object | None
+) -> list[np.ndarray | None]:
+    """Per decision, the flat aux targets of ``encoder.aux_target_vector(final, history index,
+    player)`` (the record column ``aux_targets``); all None when the encoder has no such method."""
+    vector = getattr(encoder, "aux_target_vector", None)
+    if vector is None:
+        return [None] * len(decisions)
+    return [np.asarray(vector(final, len(d.history), d.player), np.float32) for d in decisions]
+
+
 def game_records(
     final: State,
     decisions: Sequence[PendingDecision],
@@ -99,11 +119,14 @@ def game_records(
     encoder_version: int,
     actor: str,
     weight: float = 1.0,
+    encoder: object | None = None,
 ) -> list[Record]:
-    """The finished game's decisions as records (returns and round outcomes filled in)."""
+    """The finished game's decisions as records (returns, round outcomes and, with an encoder
+    that offers them, aux targets filled in)."""
     game = final.game
     returns = np.asarray(final.returns(), np.float32)
     rounds = round_outcomes(final, [len(d.history) for d in decisions])
+    aux = aux_targets(final, decisions, encoder)
     return [
         Record(
             game=game.spec.name,
@@ -127,6 +150,7 @@ def game_records(
             weight=weight,
             actor=actor,
             game_id=game_id,
+            aux_targets=aux_target,
         )
-        for i, (d, round_outcome) in enumerate(zip(decisions, rounds, strict=True))
+        for i, (d, round_outcome, aux_target) in enumerate(zip(decisions, rounds, aux, strict=True))
     ]

@@ -69,6 +69,8 @@ class SelfPlayConfig:
     dirichlet_fraction: float = 0.0  # root noise weight on full searches (0 = off; needs PUCT)
     search_options: Mapping[str, Any] = field(default_factory=dict)  # more ISMCTS/SMMCTS knobs
     record_forced: bool = False  # also record moves with a single legal action
+    record_prior: bool = False  # mode "network": the evaluator's prior is the policy target
+    # (policy_weight 1, no root value): distilling a teacher such as a TeacherEvaluator
     max_moves: int | None = None  # abandon a game after this many decisions (its rows dropped)
     seed: int = 0  # every game's deal, chance and search streams derive from it
     champion_version: int = 0  # version of the network that plays (stamped on every record)
@@ -96,6 +98,11 @@ class SelfPlayConfig:
             raise SelfPlayError(
                 "SelfPlayConfig.dirichlet_fraction > 0 perturbs the root prior, which only "
                 "selection='puct' reads; set selection='puct' or dirichlet_fraction=0"
+            )
+        if self.record_prior and self.mode != "network":
+            raise SelfPlayError(
+                "SelfPlayConfig.record_prior records the evaluator's prior of mode 'network'; "
+                f"mode={self.mode!r} records the search's visits (set mode='network')"
             )
         if self.max_moves is not None:
             _positive_int("max_moves", self.max_moves)

@@ -121,6 +121,8 @@ class Learner:
         lo, hi = model.config.value_range or (-1.0, 1.0)
         self.value_scale = (hi - lo) / 2.0  # value errors in half-ranges of the head
         self.seats = model.config.num_value_seats
+        # the records' flat aux targets follow the encoder's heads; the model trains its own
+        self.aux_layout = encoder.info().aux_heads if model.config.aux_heads else ()
 
     # -- the replay window ------------------------------------------------------------------
     def accepts(self, entry: ManifestEntry) -> bool:
@@ -151,7 +153,11 @@ class Learner:
                 f"{self.model.observation_size}"
             )
         return to_tensors(
-            batch, seats=self.seats, value_target=self.config.value_target, device=self.device
+            batch,
+            seats=self.seats,
+            value_target=self.config.value_target,
+            device=self.device,
+            aux_layout=self.aux_layout,
         )
 
     def loss(self, tb: TensorBatch) -> LossTerms:

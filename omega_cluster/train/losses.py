@@ -9,7 +9,9 @@ network and calls one of:
   legal actions (rows weighted by ``policy_weight × record weight``: playout-cap "fast" searches
   have policy weight 0), plus value MSE to the final returns or to the decision's round outcome
   (the Ω reference's per-round credit), plus auxiliary losses when the batch carries aux targets
-  (Silver et al. 2017; Wu 2019 for the weights). Record weights down-weight weak teachers (the
+  (Silver et al. 2017; Wu 2019 for auxiliary targets: KataGo's ownership and score heads). The
+  records' flat ``aux_targets`` column is split per head by :func:`aux_target_arrays` in the
+  layout of the encoder's ``aux_heads``. Record weights down-weight weak teachers (the
   Pokemon-TCG reference).
 * :func:`actor_critic_loss` — for search-free self-play: REINFORCE on the chosen action with the
   value head as baseline, and the Ω reference's fixes against policy collapse: advantages
@@ -25,7 +27,7 @@ under mixed precision.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +46,7 @@ __all__ = [
     "actor_critic_loss",
     "alphazero_loss",
     "aux_loss",
+    "aux_target_arrays",
     "relative_seats",
     "to_tensors",
 ]
@@ -73,7 +76,8 @@ class TensorBatch:
     seat_mask: torch.Tensor  # bool[B, S]: True for the seats at the row's table
     weights: torch.Tensor  # float32[B]: record weights
     aux_targets: dict[str, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
-    # name -> (target [B, size] float32 for regression / [B] int64 class, mask bool[B])
+    # name -> (target, present bool[B]); target: float32[B, size] (regression values, or
+    # class probabilities of a classification head) or int64[B] class indices
 
     @property
     def size(self) -> int:
@@ -118,6 +122,26 @@ def relative_seats(
     return np.where(mask, out, 0.0).astype(np.float32), mask
 
 
+def aux_target_arrays(
+    batch: TrainingBatch, layout: Sequence[AuxHeadSpec]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The batch's flat ``aux_targets`` split by head: ``{name: (float32[B, size], present
+    bool[B])}`` in the order of ``layout`` (the encoder's ``aux_heads``); ``{}`` without targets."""
+    if batch.aux_targets is None or batch.has_aux_targets is None or not layout:
+        return {}
+    flat, present = batch.aux_targets, batch.has_aux_targets
+    width = sum(head.size for head in layout)
+    if flat.shape[1] != width:
+        raise LossError(
+            f"the batch has aux targets of {flat.shape[1]} values, the heads "
+            f"{[h.name for h in layout]} take {width} (records of another encoder?)"
+        )
+    bounds = np.cumsum([0, *(head.size for head in layout)])
+    return {
+        head.name: (flat[:, bounds[i] : bounds[i + 1]], present) for i, head in enumerate(layout)
+    }
+
+
 def to_tensors(
     batch: TrainingBatch,
     *,
@@ -125,8 +149,12 @@ def to_tensors(
     value_target: str = "final",
     device: torch.device | str = "cpu",
     aux_targets: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    aux_layout: Sequence[AuxHeadSpec] = (),
 ) -> TensorBatch:
-    """A :class:`TensorBatch` of ``batch`` for a network with ``seats`` value seats."""
+    """A :class:`TensorBatch` of ``batch`` for a network with ``seats`` value seats.
+
+    Aux targets: ``aux_targets`` as given, else the batch's own column split by ``aux_layout``
+    (:func:`aux_target_arrays`)."""
     if value_target not in VALUE_TARGETS:
         raise LossError(f"value_target={value_target!r} is not allowed; allowed: {VALUE_TARGETS}")
     if batch.action_features is None:
@@ -145,9 +173,11 @@ def to_tensors(
         t = torch.from_numpy(np.ascontiguousarray(array))
         return t.to(device=device, dtype=dtype, non_blocking=True)
 
+    if aux_targets is None:
+        aux_targets = aux_target_arrays(batch, aux_layout)
     aux = {
         name: (tensor(target), tensor(present.astype(np.bool_)))
-        for name, (target, present) in (aux_targets or {}).items()
+        for name, (target, present) in aux_targets.items()
     }
     return TensorBatch(
         observations=tensor(batch.observations),
@@ -184,8 +214,9 @@ def _value_loss(output: NetOutput, tb: TensorBatch, value_scale: float) -> torch
 
 
 def aux_loss(output: NetOutput, tb: TensorBatch, heads: tuple[AuxHeadSpec, ...]) -> torch.Tensor:
-    """Sum over the aux heads that have targets in ``tb``: MSE (regression) or cross-entropy
-    (classification), each a mean over the rows whose target is present, record-weighted."""
+    """Sum over the aux heads that have targets in ``tb``: MSE (regression, mean over the head's
+    outputs) or cross-entropy (classification: to class indices, or to class probabilities such
+    as a one-hot), each a mean over the rows whose target is present, record-weighted."""
     total = torch.zeros((), device=tb.weights.device)
     for head in heads:
         if head.name not in tb.aux_targets:
@@ -194,7 +225,14 @@ def aux_loss(output: NetOutput, tb: TensorBatch, heads: tuple[AuxHeadSpec, ...])
             raise LossError(f"aux target {head.name!r} has no head in the network")
         target, present = tb.aux_targets[head.name]
         predicted = output.aux[head.name].float()
-        if head.kind == "classification":
+        if target.dim() == 2 and target.shape[1] != predicted.shape[1]:
+            raise LossError(
+                f"aux head {head.name!r} has {predicted.shape[1]} outputs, its targets "
+                f"{target.shape[1]} values"
+            )
+        if head.kind == "classification" and target.dim() == 2:
+            per_row = -(target.float() * torch.log_softmax(predicted, dim=-1)).sum(-1)
+        elif head.kind == "classification":
             per_row = F.cross_entropy(predicted, target.long(), reduction="none")
         else:
             per_row = (predicted - target.float()).square().mean(-1)

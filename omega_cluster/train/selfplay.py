@@ -19,7 +19,10 @@ Two modes (``SelfPlayConfig.mode``):
   full searches only (KataGo), so the cheap moves stay the network's best play.
 * ``"network"`` — no search: each move is sampled from the network's policy (the evaluator's
   prior), all K games' positions in one forward pass: the data of the actor-critic learner
-  (REINFORCE with a baseline, the Ω reference's first stage).
+  (REINFORCE with a baseline, the Ω reference's first stage). With ``record_prior`` the prior
+  itself is the policy target: with a :class:`TeacherEvaluator` (a rule-based player's moves as a
+  one-hot prior) this writes the labelled games of a warm start (the Pokemon-TCG reference's
+  weak-teacher records, down-weighted through ``record_weight``).
 
 Both use a temperature schedule (``temperature`` for each game's first ``temperature_moves``
 decisions, then ``final_temperature``; 0 = argmax) for exploration early and strength late.
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +45,7 @@ import numpy as np
 from omega_cluster.data import Record
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.model.encoders.base import Encoder
+from omega_cluster.players.base import Player
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchResult
@@ -53,7 +57,15 @@ from omega_cluster.train._records import (
 )
 from omega_cluster.train.config import MODES, SelfPlayConfig, SelfPlayError, SelfPlayStats
 
-__all__ = ["MODES", "SelfPlay", "SelfPlayConfig", "SelfPlayError", "SelfPlayStats", "play_games"]
+__all__ = [
+    "MODES",
+    "SelfPlay",
+    "SelfPlayConfig",
+    "SelfPlayError",
+    "SelfPlayStats",
+    "TeacherEvaluator",
+    "play_games",
+]
 
 
 class _Flight:
@@ -224,7 +236,10 @@ class SelfPlay:
             prior = np.asarray(answer.prior, np.float64)
             temperature = self.config.temperature_at(c.flight.moves)
             c.action = c.legal[_sample(prior, temperature, c.flight.search_rng)]
-            c.root_value = np.asarray(answer.values, np.float32)
+            if self.config.record_prior:  # a teacher's labels: its values are no search backups
+                c.policy, c.full = prior.astype(np.float32), True
+            else:
+                c.root_value = np.asarray(answer.values, np.float32)
 
     def _search(self, full: bool, temperature: float) -> Any:
         """The search object of one (budget, temperature, noise) (built once, then reused)."""
@@ -306,10 +321,35 @@ class SelfPlay:
             encoder_version=self.encoder.version,
             actor=cfg.actor,
             weight=cfg.record_weight,
+            encoder=self.encoder,
         )
         flight.pending = []
         self._counts["records"] += len(records)
         return records
+
+
+class TeacherEvaluator:
+    """A player's move as a one-hot prior, for mode ``"network"`` with ``record_prior``: its
+    games become labelled records (a warm start from a rule-based teacher such as Commander).
+
+    Values are the neutral ``neutral_value`` for every seat (a teacher has none; with
+    ``record_prior`` self-play does not record them). The player draws from the leaf's rng."""
+
+    def __init__(self, player: Player, num_players: int, *, neutral_value: float = 0.0) -> None:
+        self.player = player
+        self._values = (float(neutral_value),) * num_players
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        out = []
+        for leaf in leaves:
+            action = self.player.act(leaf.state, leaf.player, leaf.rng)
+            prior = [0.0] * len(leaf.legal)
+            prior[leaf.legal.index(action)] = 1.0
+            out.append(LeafEvaluation(self._values, tuple(prior)))
+        return out
+
+    def __repr__(self) -> str:
+        return f"TeacherEvaluator({getattr(self.player, 'name', self.player)!r})"
 
 
 def _sample_chance(state: State, rng: random.Random) -> int:

@@ -34,10 +34,12 @@ def _records(count: int = 40, **kwargs: object) -> list[Record]:
 
 
 def test_round_trip_records_table_records() -> None:
-    records = _records(60)
+    records = _records(60, aux_size=5)
     # the synthetic rows exercise every optional column both present and absent
     assert any(r.round_outcome is None for r in records)
     assert any(r.root_value is not None for r in records)
+    assert any(r.aux_targets is None for r in records)
+    assert any(r.aux_targets is not None for r in records)
     table = records_to_table(records)
     assert table.schema.equals(SCHEMA, check_metadata=True)
     assert table.num_rows == 60
@@ -130,6 +132,8 @@ def _game_record(
         ({"policy_weight": float("nan")}, "policy_weight"),
         ({"game_seed": 2**64}, "int64"),
         ({"actor": 3}, "actor"),
+        ({"aux_targets": np.zeros((2, 2))}, "aux_targets"),
+        ({"aux_targets": np.zeros(0)}, "aux_targets"),
     ],
 )
 def test_record_rejects_bad_fields(change: dict[str, object], message: str) -> None:
@@ -211,6 +215,26 @@ def test_table_to_batch_pads_and_aligns_every_column() -> None:
         expected = rec.returns if rec.round_outcome is None else rec.round_outcome
         np.testing.assert_array_equal(per_round[i], expected)
     assert batch.value_targets() is batch.returns
+
+
+def test_table_to_batch_carries_the_flat_aux_targets_and_their_mask() -> None:
+    records = _records(9, aux_size=4)
+    batch = table_to_batch(records_to_table(records))
+    assert batch.aux_targets is not None and batch.has_aux_targets is not None
+    assert batch.aux_targets.shape == (9, 4) and batch.aux_targets.dtype == np.float32
+    for i, rec in enumerate(records):
+        assert batch.has_aux_targets[i] == (rec.aux_targets is not None)
+        expected = np.zeros(4, np.float32) if rec.aux_targets is None else rec.aux_targets
+        np.testing.assert_array_equal(batch.aux_targets[i], expected)
+    plain = table_to_batch(records_to_table(_records(3)))
+    assert plain.aux_targets is None and plain.has_aux_targets is None
+
+
+def test_validate_refuses_an_empty_aux_target_list() -> None:
+    table = records_to_table(_records(3, aux_size=2))
+    empty = pa.array([[], None, []], pa.list_(pa.float32()))
+    with pytest.raises(SchemaError, match="'aux_targets' is an empty list in 2 row"):
+        validate_table(_with_column(table, "aux_targets", empty))
 
 
 def test_table_to_batch_pads_seats_of_mixed_player_counts_and_drops_missing_policies() -> None:

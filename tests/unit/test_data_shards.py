@@ -153,11 +153,16 @@ def test_corrupt_shards_are_quarantined(
     assert [n.reason for n in store.quarantined()] == [notes[0].reason]
 
 
-def test_a_shard_of_another_schema_version_written_by_hand_is_quarantined(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [SCHEMA_VERSION - 1, SCHEMA_VERSION + 1])
+def test_a_shard_of_another_schema_version_written_by_hand_is_quarantined(
+    tmp_path: Path, version: int
+) -> None:
     store = ShardStore(tmp_path)
     ShardWriter(store, writer_id="w").write(_records(3))
     table = records_to_table(_records(3, seed=1))
-    table = table.replace_schema_metadata({SCHEMA_VERSION_KEY: str(SCHEMA_VERSION + 1).encode()})
+    if version == 1:  # a shard as version 1 wrote it: no aux_targets column
+        table = table.drop_columns(["aux_targets"])
+    table = table.replace_schema_metadata({SCHEMA_VERSION_KEY: str(version).encode()})
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as ipc:
         ipc.write_table(table)
@@ -185,7 +190,7 @@ def test_a_shard_of_another_schema_version_written_by_hand_is_quarantined(tmp_pa
     tables = reader.read_new()
     assert [t.num_rows for _, t in tables] == [3] and reader.quarantined == 1
     assert reader.position.rows_seen == 3 and reader.position.key == entry["key"]
-    assert "schema version 2" in store.quarantined()[0].reason
+    assert f"schema version {version} (" in store.quarantined()[0].reason
     assert reader.read_new() == [] and reader.quarantined == 1
 
 

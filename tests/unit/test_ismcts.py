@@ -139,9 +139,10 @@ def test_kuhn_exact_expected_return_against_random_is_positive(searcher: int) ->
 
 
 # -- determinization leak -------------------------------------------------------------------------
-def test_leduc_search_ignores_the_opponents_card() -> None:
+@pytest.mark.parametrize("compiled", [False, None])  # None: the compiled loop when numba is here
+def test_leduc_search_ignores_the_opponents_card(compiled: bool | None) -> None:
     game = make_game("leduc_poker")
-    search = ISMCTS(game, RANDOM_ROLLOUT, simulations=400)
+    search = ISMCTS(game, RANDOM_ROLLOUT, simulations=400, compiled=compiled)
     results = [
         search.search(_play(game, [0, other, 2, 1, 2]), 0, random.Random(5)) for other in (1, 3, 5)
     ]  # P0 holds J♠, raised, P1 called, the board is Q♠: P0 cannot see P1's card
@@ -227,7 +228,8 @@ def test_time_limit_stops_the_search() -> None:
 )
 def test_batched_searches_equal_unbatched(evaluator: Any, selection: str) -> None:
     game = make_game("leduc_poker")
-    search = ISMCTS(game, evaluator, simulations=200, selection=selection)
+    # compiled=False: the compiled Leduc loop runs its rollouts inside and never yields leaves
+    search = ISMCTS(game, evaluator, simulations=200, selection=selection, compiled=False)
     positions = [(_play(game, [0, 3]), 0), (_play(game, [2, 5, 2]), 1), (_play(game, [4, 1]), 0)]
     alone = [search.search(s, p, random.Random(i)) for i, (s, p) in enumerate(positions)]
     stats = BatchStats()
@@ -258,8 +260,8 @@ def test_tree_reuse_hits_on_the_next_move() -> None:
     search = ISMCTS(game, RANDOM_ROLLOUT, simulations=2000, reuse_tree=True)
     state = _play(game, [0, 3])
     first = search.search(state, 0, random.Random(0))
-    assert not first.diagnostics.reused and first.action == 2
-    for action in (2, 1, 2):  # P0 raises, P1 calls, the board is Q♠: P0 decides again
+    assert not first.diagnostics.reused and first.action == 1  # J♠ checks
+    for action in (1, 1, 2):  # P0 checks, P1 checks, the board is Q♠: P0 decides again
         state.apply_action(action)
     second = search.search(state, 0, random.Random(1))
     assert second.diagnostics.reused and second.diagnostics.reused_visits > 0
@@ -352,6 +354,9 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"pw_base": 0.0}, "pw_base"),
         ({"root_cap": 0}, "root_cap"),
         ({"leaves_in_flight": 0}, "leaves_in_flight"),
+        ({"world_constraints": 3}, "world_constraints must be None or a callable"),
+        ({"terminal_value": "win"}, "terminal_value must be None or a callable"),
+        ({"compiled": 1.0}, "compiled must be None"),
     ],
 )
 def test_bad_config_is_named(kwargs: dict[str, Any], message: str) -> None:

@@ -13,6 +13,7 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
 from omega_cluster.model.encoders import check_encoder_matches
 from omega_cluster.model.encoders.mexican_train import (
+    _TERM_SCALES,
     MexicanTrainEncoder,
     _replay_actors,
     recent_actions,
@@ -111,7 +112,12 @@ def test_mexican_train_aux_targets_and_options() -> None:
 
     game = make_game("mexican_train", players=3, rounds=1)
     encoder = MexicanTrainEncoder(game, max_players=4, log_length=2)
-    assert encoder.info().options == {"double_set": 12, "max_players": 4, "log_length": 2}
+    assert encoder.info().options == {
+        "double_set": 12,
+        "max_players": 4,
+        "log_length": 2,
+        "heuristic_features": True,
+    }
     result = RoundResult(0, 12, (10, 0, 25), went_out=1, blocked=False)
     aux = encoder.aux_targets(result, player=2)
     assert aux["round_pips"].tolist() == pytest.approx([0.25, 0.10, 0.0, 0.0])
@@ -120,6 +126,29 @@ def test_mexican_train_aux_targets_and_options() -> None:
     assert int(encoder.aux_targets(blocked, 0)["goes_out"]) == 4
     with pytest.raises(EncoderError, match="max_players=2 must be in"):
         MexicanTrainEncoder(game, max_players=2)
+
+
+def test_mexican_train_heuristic_features_are_the_commander_terms_of_each_move() -> None:
+    from omega_cluster.players.officers.terms import move_features
+    from omega_cluster.players.officers.weights import TERMS
+
+    game = make_game("mexican_train", players=3, rounds=1)
+    full, plain = MexicanTrainEncoder(game), MexicanTrainEncoder(game, heuristic_features=False)
+    assert full.action_feature_size == plain.action_feature_size + len(TERMS)
+    segment = full.info().action_layout[-1]
+    assert segment.name == "commander_terms" and segment.size == len(TERMS)
+    goes_out = TERMS.index("goes_out")
+    for state, player in random_positions(game, 30, seed=5):
+        legal = state.legal_actions(player)
+        feats = full.encode_actions(state, player, legal)
+        np.testing.assert_array_equal(
+            feats[:, : segment.start], plain.encode_actions(state, player, legal)
+        )
+        terms = np.asarray(move_features(state, player, legal, danger_hand_size=3), np.float32)
+        assert np.allclose(feats[:, segment.start :] / _TERM_SCALES, terms, rtol=1e-5, atol=1e-5)
+        assert (feats[:, segment.start + goes_out] == terms[:, goes_out]).all()
+    rebuilt = encoder_from_info(game, plain.info())  # the option travels with the checkpoint
+    assert rebuilt.action_feature_size == plain.action_feature_size
 
 
 def test_leduc_chips_replayed_from_public_betting() -> None:

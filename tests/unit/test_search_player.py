@@ -202,6 +202,23 @@ def test_specs_map_positional_arguments_and_extras() -> None:
     assert make_player("ismcts", kuhn).name == "ismcts:random:400"  # the defaults
 
 
+def test_mexican_train_options_reach_the_search() -> None:
+    """``deduce``, ``margin`` and ``epsilon`` from a spec string: the search samples with the
+    public deductions, scores finished states with the margin blend (in the rollouts and in the
+    tree) and rolls out ε-greedy Commanders; a round plays to the end."""
+    from omega_cluster.players.officers.inference import deal_constraints
+
+    game = make_game("mexican_train", players=2, rounds=1)
+    player = make_player("ismcts:commander_rollout:12:deduce=true:margin=0.5:epsilon=0.1", game)
+    config = player.search.config  # type: ignore[attr-defined]
+    assert config.world_constraints is deal_constraints
+    evaluator = player.evaluator  # type: ignore[attr-defined]
+    assert config.terminal_value is evaluator.terminal_value is not None
+    assert evaluator.policy.name == "commander~0.1"
+    match = play_match(game, [player, "commander"], games=2, seed=3)
+    assert len(match.records) == 2
+
+
 @pytest.mark.parametrize(
     ("spec", "game_name", "problem"),
     [
@@ -225,6 +242,10 @@ def test_specs_map_positional_arguments_and_extras() -> None:
             "openspiel",
             r"heuristic_rollout' needs the game's rule-based",
         ),
+        ("ismcts:random:10:deduce=true", "kuhn_poker", r"deduce: no deductions .*mexican_train"),
+        ("ismcts:random:10:margin=0.5", "kuhn_poker", r"margin: no score-margin value"),
+        ("ismcts:random:10:epsilon=2", "kuhn_poker", r"epsilon must be a number in \[0, 1\]"),
+        ("smmcts:random:10:deduce=true", "goofspiel", r"deduce and margin are ISMCTS options"),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, game_name: str, problem: str) -> None:

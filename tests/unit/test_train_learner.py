@@ -11,7 +11,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import torch
-from train_helpers import leduc_learner, leduc_records, leduc_store, tiny_net
+from train_helpers import (
+    leduc_learner,
+    leduc_records,
+    leduc_store,
+    mexican_train_records,
+    tiny_net,
+)
 
 from omega_cluster.data import (
     SCHEMA_VERSION,
@@ -42,6 +48,29 @@ def test_training_lowers_the_loss_of_the_data(tmp_path: Path) -> None:
     assert after["loss"] < before["loss"] and after["value_loss"] < before["value_loss"]
     assert stats.steps == 60 and learner.step == 60 and stats.samples == 60 * 32
     assert stats.samples_per_s > 0 and stats.grad_norm > 0 and stats.window_rows == window.rows
+
+
+def test_a_learner_with_aux_heads_trains_them_on_the_records_aux_targets(tmp_path: Path) -> None:
+    """Mexican Train records carry round pips and who went out; the aux heads learn them."""
+    game = make_game("mexican_train", players=2, rounds=1, double_set=9)
+    encoder = encoder_for(game)
+    records = list(mexican_train_records())
+    assert all(r.aux_targets is not None for r in records)
+    store = ShardStore(tmp_path)
+    ShardWriter(store, writer_id="test").write(records)
+    config = LearnerConfig(batch_size=32, lr=3e-3, device="cpu", seed=3, threads=1, aux_coef=1.0)
+    net = tiny_net(game, encoder, aux=True)
+    assert [h.name for h in net.config.aux_heads] == ["round_pips", "goes_out"]
+    learner = Learner(net, config, game=game, encoder=encoder)
+    batch = table_to_batch(records_to_table(records))
+    before = learner.evaluate(batch)
+    stats = learner.train_steps(learner.window(store), 80)
+    after = learner.evaluate(batch)
+    # who goes out starts at ln 9 (uniform over 8 seats + blocked); 2p rounds use 3 classes
+    assert before["aux_loss"] > 2.0 and after["aux_loss"] < 0.6 * before["aux_loss"]
+    assert stats.aux_loss > 0 and after["loss"] < before["loss"]
+    plain = Learner(tiny_net(game, encoder), config, game=game, encoder=encoder)
+    assert plain.evaluate(batch)["aux_loss"] == 0.0  # no heads: the column is ignored
 
 
 @pytest.mark.parametrize("mode", ["alphazero", "actor_critic"])

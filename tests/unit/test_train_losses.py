@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -18,7 +20,7 @@ from omega_cluster.train import (
     aux_loss,
     to_tensors,
 )
-from omega_cluster.train.losses import relative_seats
+from omega_cluster.train.losses import aux_target_arrays, relative_seats
 
 
 def _batch(
@@ -153,6 +155,35 @@ def test_aux_losses_regression_and_classification() -> None:
     assert torch.isclose(terms.total, terms.policy + terms.value + 2.0 * terms.aux)
     with pytest.raises(LossError, match="no head"):
         aux_loss(NetOutput(output.logits, output.values, {}), tb, heads)
+
+
+def test_flat_aux_targets_split_by_the_encoder_layout_and_train_soft_classes() -> None:
+    layout = (
+        AuxHeadSpec("pips", 2, "regression", "doc"),
+        AuxHeadSpec("out", 3, "classification", "doc"),
+    )
+    records = list(leduc_records())[:3]
+    flat = [np.array([0.5, 0.25, 0, 1, 0], np.float32), None, np.array([0, 0, 0, 0, 1], np.float32)]
+    table = records_to_table(
+        [replace(r, aux_targets=a) for r, a in zip(records, flat, strict=True)]
+    )
+    batch = table_to_batch(table)
+    arrays = aux_target_arrays(batch, layout)
+    assert arrays["pips"][0].tolist() == [[0.5, 0.25], [0, 0], [0, 0]]
+    assert arrays["out"][0].tolist() == [[0, 1, 0], [0, 0, 0], [0, 0, 1]]
+    assert arrays["out"][1].tolist() == [True, False, True]
+    tb = to_tensors(batch, seats=2, aux_layout=layout)
+    logits = torch.tensor([[0.0, 2.0, 0.0]] * 3)
+    output = NetOutput(torch.zeros(3, 1), torch.zeros(3, 2), {"out": logits})
+    log_p = torch.log_softmax(logits[0], -1)
+    expected = -(float(log_p[1]) + float(log_p[2])) / 2  # the one-hots of rows 0 and 2
+    assert abs(float(aux_loss(output, tb, layout[1:])) - expected) < 1e-5
+    with pytest.raises(LossError, match="5 values, the heads \\['pips'\\] take 2"):
+        aux_target_arrays(batch, layout[:1])
+    wrong = NetOutput(torch.zeros(3, 1), torch.zeros(3, 2), {"out": torch.zeros(3, 4)})
+    with pytest.raises(LossError, match="4 outputs, its targets 3"):
+        aux_loss(wrong, tb, layout[1:])
+    assert to_tensors(batch, seats=2).aux_targets == {}  # no layout: no aux targets
 
 
 def test_a_batch_without_action_features_is_refused() -> None:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 
 import numpy as np
 import pytest
-from train_helpers import tiny_net
+from train_helpers import leduc_records, tiny_net
 
 from omega_cluster.data import Record, records_to_table
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
 from omega_cluster.players.base import RandomPlayer
+from omega_cluster.players.officers import Commander
 from omega_cluster.search import RolloutEvaluator
 from omega_cluster.train import SelfPlay, SelfPlayConfig, SelfPlayError, play_games
 from omega_cluster.train._records import round_outcomes
+from omega_cluster.train.selfplay import TeacherEvaluator
 
 
 def _rollout_play(name: str, params: dict[str, object], **config: object) -> list[Record]:
@@ -106,7 +109,7 @@ def test_round_outcomes_label_each_decision_with_its_round() -> None:
     by_game: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         by_game[r.game_id].append(r)
-    differs = 0
+    differs = went_out = 0
     for rows in by_game.values():
         last = rows[-1]  # with record_forced every decision is recorded: the history is complete
         final = game.replay(last.game_seed, (*last.history, last.action))
@@ -118,14 +121,25 @@ def test_round_outcomes_label_each_decision_with_its_round() -> None:
             expected[list(winners)] = 1.0 / len(winners)
             assert r.round_outcome is not None and np.array_equal(r.round_outcome, expected)
             differs += not np.array_equal(r.round_outcome, r.returns)
+            # aux targets: the round's pips in the acting player's seat order, then who went out
+            result = final.round_results[round_index]
+            pips = [result.pips[(r.player + k) % 2] / 100 for k in range(2)]
+            out = 8 if result.went_out is None else (result.went_out - r.player) % 2
+            assert r.aux_targets is not None and r.aux_targets.shape == (17,)
+            assert r.aux_targets[:2].tolist() == pytest.approx(pips)
+            assert not r.aux_targets[2:8].any() and r.aux_targets[8 + out] == 1.0
+            assert r.aux_targets[8:].sum() == 1.0
+            went_out += result.went_out == r.player
         forced = [r for r in rows if r.legal_actions.size == 1]
         assert forced and all(r.policy_weight == 0.0 for r in forced)
     assert differs > 0  # some round was won by the campaign's loser: the labels are per round
+    assert went_out > 0  # the one-hot names relative seat 0 when the acting player went out
 
 
 def test_round_outcomes_are_none_for_games_without_rounds() -> None:
     state = make_game("kuhn_poker").new_initial_state(0)
     assert round_outcomes(state, [0, 1]) == [None, None]
+    assert all(r.aux_targets is None and r.round_outcome is None for r in leduc_records())
 
 
 def test_simultaneous_moves_give_one_record_per_acting_player() -> None:
@@ -152,6 +166,25 @@ def test_network_mode_samples_the_policy_in_one_batch_per_round_of_moves() -> No
     assert runner.stats.searches == 0 and runner.stats.simulations == 0
     assert runner.stats.mean_batch > 1.5  # the K games' positions go through one forward pass
     assert evaluator.stats.forward_calls == runner.stats.evaluator_calls
+
+
+def test_a_teacher_s_moves_become_one_hot_policy_targets_with_record_prior() -> None:
+    """Commander-labelled games (a warm start): the teacher plays and its move is the target."""
+    game = make_game("mexican_train", players=2, rounds=1, double_set=9)
+    config = SelfPlayConfig(
+        games=3, concurrent_games=3, mode="network", record_prior=True, record_weight=0.5
+    )
+    teacher = TeacherEvaluator(Commander(game), 2, neutral_value=0.5)
+    records = list(SelfPlay(game, encoder_for(game), config, evaluator=teacher).play())
+    assert records and all(r.policy_weight == 1.0 and r.weight == 0.5 for r in records)
+    for r in records:
+        assert r.policy_target is not None and r.root_value is None and r.aux_targets is not None
+        chosen = int(np.flatnonzero(r.legal_actions == r.action)[0])
+        assert r.policy_target[chosen] == 1.0 and r.policy_target.sum() == 1.0
+        state = game.replay(r.game_seed, r.history)
+        assert Commander(game).act(state, r.player, random.Random(0)) == r.action
+    with pytest.raises(SelfPlayError, match="record_prior.*set mode='network'"):
+        SelfPlayConfig(record_prior=True)
 
 
 def test_max_moves_abandons_games_and_drops_their_rows() -> None:

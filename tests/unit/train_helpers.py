@@ -43,6 +43,17 @@ def leduc_records(games: int = 40, seed: int = 0) -> tuple[Record, ...]:
     return tuple(records)
 
 
+@cache
+def mexican_train_records(games: int = 4, seed: int = 0) -> tuple[Record, ...]:
+    """Mexican Train 2p single-round (double-9) self-play records: ISMCTS, random rollouts."""
+    game = make_game("mexican_train", players=2, rounds=1, double_set=9)
+    config = SelfPlayConfig(games=games, concurrent_games=4, simulations=8, seed=seed)
+    records, _ = play_games(
+        game, encoder_for(game), config, evaluator=RolloutEvaluator(RandomPlayer(game))
+    )
+    return tuple(records)
+
+
 def leduc_store(path: Path, *, shards: int = 2) -> ShardStore:
     """A store holding ``shards`` shards of Leduc self-play records."""
     store = ShardStore(path)

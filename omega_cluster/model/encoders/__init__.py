@@ -51,7 +51,9 @@ _ENCODERS: dict[str, str | EncoderFactory] = {
     "openspiel": f"{_PKG}.openspiel:OpenSpielEncoder",
 }
 # options of the built-in encoders that a checkpoint records and encoder_from_info passes back
-_REBUILD_OPTIONS: dict[str, tuple[str, ...]] = {"mexican_train": ("max_players", "log_length")}
+_REBUILD_OPTIONS: dict[str, tuple[str, ...]] = {
+    "mexican_train": ("max_players", "log_length", "heuristic_features")
+}
 
 
 def register_encoder(

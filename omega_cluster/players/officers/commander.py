@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from omega_cluster.games.api import Game, State
 from omega_cluster.players.officers.lieutenant import check_mexican_train
-from omega_cluster.players.officers.terms import DEFAULT_CHAIN_BUDGET, move_features
+from omega_cluster.players.officers.terms import (
+    DEFAULT_CHAIN_BUDGET,
+    move_features,
+    move_scores,
+)
 from omega_cluster.players.officers.weights import TERMS, CommanderWeights
 
 if TYPE_CHECKING:
@@ -89,10 +93,16 @@ class Commander:
         legal = state.legal_actions(player)
         if len(legal) == 1:
             return legal[0]
-        vector = self._vector
+        scores = move_scores(
+            cast("MexicanTrainState", state),
+            player,
+            legal,
+            self._vector,
+            danger_hand_size=self.weights.danger_hand_size,
+            chain_budget=self.chain_budget,
+        )  # the same floats as _score over the features, without building them
         best, best_total = legal[0], float("-inf")
-        for a, f in zip(legal, self._features(state, player, legal), strict=True):
-            total = _score(vector, f)
+        for a, total in zip(legal, scores, strict=True):
             if total > best_total:  # strict: ties keep the lower action id
                 best, best_total = a, total
         return best

@@ -1,0 +1,109 @@
+"""What the public record of a Mexican Train round proves about the hidden hands.
+
+Under the default rules (``must_play``, no ``draw_until_playable``, no ``first_turn_chain``) a
+player draws or passes only when no tile in their hand can be laid, so every DRAW and every PASS
+is a public statement: "I hold no tile matching an end open to me now". :func:`deal_constraints`
+collects those statements into a :class:`~omega_cluster.games.mexican_train.DealConstraints`
+(tiles each seat provably does not hold) that ``sample_world`` honours, so ISMCTS determinizes
+into hands the opponents could really hold (the inference step of Cowling, Powley & Whitehouse
+2012's determinization; without it every world gives an opponent who just drew a fair chance of
+holding tiles that would have let them play).
+
+The deductions, replayed over the current round's public actions only (a played tile is public,
+a drawn tile is not):
+
+* at a DRAW or a PASS by seat ``q``, ``q``'s hand holds no tile of ``M``, the tiles a legal play
+  could have used (the first open double's end under the strict rule, plus doubles on open
+  trains right after a double; else every end open to ``q``);
+* a DRAW adds an unknown tile, so what ``q`` was known to lack no longer holds for their hand
+  as a whole; but under ``must_play`` a play right after the draw can only be the drawn tile
+  (the rest of the hand matched nothing and the ends have not moved), so the hand returns to
+  the one from before the draw and so do its constraints. After DRAW then PASS only the last
+  statement holds.
+
+Only public facts are read (the log since the round started, the engine, who started), so two
+states that one player cannot tell apart give the same constraints. With other rule variants it
+returns ``None`` (no deductions). ISMCTS takes it as ``world_constraints``
+(:class:`~omega_cluster.search.ismcts.ISMCTSConfig`); the search players turn it on with
+``deduce=true``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from omega_cluster.games.api import State
+from omega_cluster.games.mexican_train import DealConstraints, MexicanTrainGame
+from omega_cluster.games.mexican_train.tiles import MEXICAN_BIT, NUM_SLOTS, SLOTS_OF
+
+if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train import MexicanTrainState
+
+__all__ = ["deal_constraints"]
+
+
+def deal_constraints(state: State, player: int) -> DealConstraints | None:
+    """Tiles each seat provably does not hold, from ``player``'s view (module docstring).
+
+    ``None`` when the rules make no such deduction sound (``must_play=False``,
+    ``draw_until_playable``, ``first_turn_chain``), when the game is over or when the game is not
+    Mexican Train.
+    """
+    game = state.game
+    if not isinstance(game, MexicanTrainGame):
+        return None
+    if not game.must_play or game.draw_until_playable or game.first_turn_chain:
+        return None
+    s = cast("MexicanTrainState", state)
+    if s.over:
+        return None
+    n = game.num_players
+    tiles = game.tiles
+    em, pips, high, low = tiles.end_mask, tiles.pips, tiles.high, tiles.low
+    dmask, draw, strict = tiles.doubles_mask, tiles.draw_action, game.strict_doubles
+    ends = [s.engine] * NUM_SLOTS
+    marked = 0
+    doubles: list[int] = []  # open doubles, laying order
+    bonus = False  # the acting seat has just laid a double
+    cur = s.round_index % n  # seat r % N starts round r
+    forbidden = [0] * n
+    before_draw = [0] * n  # forbidden[q] before q's last draw
+    drew = False  # the acting seat has drawn this play
+    for entry in s.history[s.round_starts[-1] :]:
+        a = cast(int, entry)  # a turn-based game: every history entry is one action id
+        if a >= draw:  # DRAW or PASS: no legal play for ``cur`` right now
+            open_mask = (1 << cur) | MEXICAN_BIT | marked
+            if not strict:
+                for x in doubles:
+                    open_mask |= 1 << x
+            reach = 0
+            for x in SLOTS_OF[open_mask]:
+                reach |= em[ends[x]]
+            if doubles and strict:
+                playable = em[ends[doubles[0]]] | (reach & dmask if bonus else 0)
+            else:
+                playable = reach
+            if a == draw:
+                before_draw[cur] = forbidden[cur] | playable
+                forbidden[cur] = 0  # an unknown tile joined the hand
+                drew = True
+            else:
+                forbidden[cur] |= playable
+                marked |= 1 << cur
+                cur, bonus, drew = (cur + 1) % n, False, False
+            continue
+        if drew:  # must_play: the tile laid right after a draw is the drawn one
+            forbidden[cur], drew = before_draw[cur], False
+        t, x = divmod(a, NUM_SLOTS)
+        ends[x] = pips[t] - ends[x]
+        if x == cur:
+            marked &= ~(1 << x)
+        if x in doubles:
+            doubles.remove(x)
+        if high[t] == low[t]:
+            doubles.append(x)
+            bonus = True
+        else:
+            cur, bonus = (cur + 1) % n, False
+    forbidden[player] = 0  # the player knows their own hand
+    return DealConstraints(tuple(forbidden))

@@ -1,0 +1,157 @@
+"""Deductions from the public record of Mexican Train (``deal_constraints``) and the score-margin
+value (``pip_margin_value``): sound (the real hands never hold a tile said to be absent), the
+same for states one player cannot tell apart, honoured by ISMCTS's determinizations, and off for
+rule variants where a draw or a pass proves nothing."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from omega_cluster.games import make_game
+from omega_cluster.games.mexican_train import DealConstraints
+from omega_cluster.players.officers import Commander
+from omega_cluster.players.officers.inference import deal_constraints
+from omega_cluster.players.officers.values import pip_margin_value
+from omega_cluster.search import Leaf, LeafEvaluation, RolloutEvaluator
+from omega_cluster.search.ismcts import ISMCTS
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"players": 2},
+        {"players": 4},
+        {"players": 3, "strict_doubles": False},
+        {"players": 3, "double_set": 9, "rounds": 2},
+    ],
+)
+def test_deductions_are_sound_and_private(params: dict[str, Any]) -> None:
+    """Along games mixing Commander and random moves, every seat's real hand avoids the tiles
+    deduced absent, from every viewpoint, and a world ``sample_world`` draws for a player (same
+    information set) gives that player the same deductions."""
+    game = make_game("mexican_train", rounds=params.pop("rounds", 1), **params)
+    commander = Commander(game)
+    n = game.num_players
+    proved = 0
+    for seed in range(4):
+        state = game.new_initial_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            for viewer in range(n):
+                facts = deal_constraints(state, viewer)
+                assert isinstance(facts, DealConstraints) and len(facts.forbidden) == n
+                assert facts.forbidden[viewer] == 0
+                for q in range(n):
+                    assert not facts.forbidden[q] & state.hands[q]
+                    proved += (facts.forbidden[q] & ~state.board).bit_count()
+                world = state.sample_world(viewer, random.Random(seed))
+                assert deal_constraints(world, viewer) == facts
+            p = state.current_players[0]
+            legal = state.legal_actions()
+            move = commander.act(state, p, rng) if rng.random() < 0.7 else rng.choice(legal)
+            state.apply_action(move)
+    assert proved > 100  # draws and passes do reveal something
+
+
+def test_no_deductions_where_draws_and_passes_prove_nothing() -> None:
+    for params in ({"must_play": False}, {"draw_until_playable": True}, {"first_turn_chain": True}):
+        game = make_game("mexican_train", players=2, rounds=1, **params)
+        assert deal_constraints(game.new_initial_state(0), 0) is None
+    assert deal_constraints(make_game("leduc_poker").new_initial_state(), 0) is None
+
+
+def test_a_draw_proves_the_hand_held_no_playable_tile() -> None:
+    """Seat 1 draws on the first turn it cannot play: from then on no unseen tile matching the
+    ends open to it then may sit in its hand (unless the drawn tile is played at once)."""
+    game = make_game("mexican_train", players=2, rounds=1)
+    commander = Commander(game)
+    for seed in range(40):
+        state = game.new_initial_state(seed)
+        while not state.is_terminal():
+            p = state.current_players[0]
+            if p == 1 and state.legal_actions() == [game.draw_action]:
+                ends = {state.ends[s] for s in state.open_slots(1)}
+                playable = 0
+                for t in range(game.tiles.num_tiles):
+                    if game.tiles.high[t] in ends or game.tiles.low[t] in ends:
+                        playable |= 1 << t
+                state.apply_action(game.draw_action)
+                if state.legal_actions() == [game.pass_action]:
+                    state.apply_action(game.pass_action)
+                    facts = deal_constraints(state, 0)
+                    assert facts is not None
+                    unseen = ~state.board & ~state.hands[0]
+                    if not state.open_doubles:
+                        assert facts.forbidden[1] & unseen == playable & unseen
+                    return
+                continue
+            state.apply_action(commander.act(state, p, random.Random(0)))
+    raise AssertionError("no draw-then-pass by seat 1 in 40 deals")
+
+
+class _RecordingRollout:
+    """A Commander rollout that keeps the leaves it was asked about."""
+
+    def __init__(self, game: Any) -> None:
+        self.inner = RolloutEvaluator(Commander(game))
+        self.leaves: list[Leaf] = []
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        self.leaves.extend(leaves)
+        return self.inner.evaluate(leaves)
+
+
+def test_ismcts_determinizations_honour_the_deductions() -> None:
+    game = make_game("mexican_train", players=2, rounds=1)
+    commander = Commander(game)
+    rng = random.Random(3)
+    for seed in range(30):  # a position where the opponent has drawn and passed
+        state = game.new_initial_state(seed)
+        while not state.is_terminal():
+            p = state.current_players[0]
+            facts = deal_constraints(state, p)
+            if (
+                p == 0
+                and facts is not None
+                and facts.forbidden[1]
+                and len(state.legal_actions()) > 1
+            ):
+                break
+            state.apply_action(commander.act(state, p, rng))
+        if not state.is_terminal():
+            break
+    assert facts is not None and facts.forbidden[1]
+    recorder = _RecordingRollout(game)
+    search = ISMCTS(game, recorder, simulations=40, world_constraints=deal_constraints)
+    search.search(state, 0, random.Random(0))
+    root_length = len(state.history)
+    opponent_untouched = [
+        leaf.state
+        for leaf in recorder.leaves
+        if len(leaf.state.history) == root_length + 1 and leaf.state.history[-1] < game.draw_action
+    ]  # seat 0 laid one tile since the root: seat 1's hand is the one the world drew
+    assert opponent_untouched
+    for world in opponent_untouched:
+        assert not world.hands[1] & facts.forbidden[1]
+
+
+def test_pip_margin_value_blends_win_share_and_margin() -> None:
+    game = make_game("mexican_train", players=2, rounds=1)
+    commander = Commander(game)
+    state = game.new_initial_state(1)
+    while not state.is_terminal():
+        state.apply_action(commander.act(state, state.current_players[0], random.Random(0)))
+    shares = state.returns()
+    assert pip_margin_value(0.0)(state) == pytest.approx(shares)
+    blended = pip_margin_value(0.5)(state)
+    winner = shares.index(max(shares))
+    assert blended[winner] > 0.75 > 0.25 > blended[1 - winner]  # a margin > 0 on top of the win
+    assert all(0.0 <= v <= 1.0 for v in blended)
+    with pytest.raises(ValueError, match="margin weight"):
+        pip_margin_value(1.5)
+    with pytest.raises(ValueError, match="scale"):
+        pip_margin_value(0.5, scale=0.0)
