@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cluster_helpers import free_ports, live_processes, spawned_by
 
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.tracking import read_champion
@@ -46,17 +47,6 @@ JOB_ID = "omega-test-local-cluster"
 SECOND_JOB = "omega-test-second"
 JOB_TIMEOUT_S = 480.0  # a smoke run takes ~1 min here when the 2 cores are free
 SMOKE = "run=smoke run.iterations=3 gate.margin=-1.0 gate.require_no_worse_slice=false"
-
-
-def _free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def _make(env: dict[str, str], target: str, *args: str, timeout: float = 600.0) -> str:
@@ -73,7 +63,7 @@ def _make(env: dict[str, str], target: str, *args: str, timeout: float = 600.0) 
 @pytest.fixture
 def cluster_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The environment of the make calls; stops the cluster afterwards if it still runs."""
-    ray_port, dashboard, mlflow, client, agent = _free_ports(5)
+    ray_port, dashboard, mlflow, client, agent = free_ports(5)
     # no RAY_ADDRESS or auth settings of the calling process (an earlier Ray test may set some)
     # nor the flags of an outer make (make test): this make is a fresh one
     env = {k: v for k, v in os.environ.items()
@@ -124,32 +114,6 @@ def _wait_for_job(env: dict[str, str], job: str, until: tuple[str, ...], timeout
     return status
 
 
-def _live_processes() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent, process group, command) of every process that is not a zombie (``ps``)."""
-    columns = ["-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "stat=", "-o", "args="]
-    out = subprocess.run(["ps", "-A", "-ww", *columns], capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
-    live = {}
-    for line in out.splitlines():
-        pid, ppid, pgid, stat, *command = line.split(maxsplit=4)
-        if not stat.startswith("Z"):
-            live[int(pid)] = (int(ppid), int(pgid), command[0] if command else "")
-    return live
-
-
-def _spawned_by(*leaders: int) -> dict[int, str]:
-    """pid -> command of the leaders, their process groups and all their descendants (Ray's
-    workers and a job's driver run in process groups of their own, under the raylet)."""
-    live = _live_processes()
-    found = {pid for pid, (_, pgid, _) in live.items() if pgid in leaders or pid in leaders}
-    grew = True
-    while grew:
-        children = {pid for pid, (ppid, _, _) in live.items() if ppid in found} - found
-        found |= children
-        grew = bool(children)
-    return {pid: live[pid][2] for pid in found}
-
-
 def test_make_local_cluster_runs_a_smoke_job_and_stop_cluster_ends_it(
     cluster_env: dict[str, str],
 ) -> None:
@@ -195,7 +159,7 @@ def test_make_local_cluster_runs_a_smoke_job_and_stop_cluster_ends_it(
 
     head_pid = int((state / "ray-head.pid").read_text())
     mlflow_pid = int((state / "mlflow.pid").read_text())
-    spawned = _spawned_by(head_pid, mlflow_pid)
+    spawned = spawned_by(head_pid, mlflow_pid)
     # ray start, GCS, raylet, dashboard, agents, idle workers, ..., the MLflow server and uvicorn
     assert len(spawned) >= 8, spawned
     assert any(f"run.dir={state}/runs/{SECOND_JOB}" in cmd for cmd in spawned.values())  # driver
@@ -203,7 +167,7 @@ def test_make_local_cluster_runs_a_smoke_job_and_stop_cluster_ends_it(
     output = _make(env, "stop-cluster", timeout=300)
     assert "stopping Ray head" in output and "stopping MLflow server" in output
     assert f"job {SECOND_JOB}" in output and "RUNNING -> stop requested" in output
-    live = _live_processes()
+    live = live_processes()
     left = {pid: cmd for pid, cmd in spawned.items() if pid in live and live[pid][2] == cmd}
     assert not left, f"still running after stop-cluster: {left}"
     assert not list(state.glob("*.pid"))
@@ -220,5 +184,5 @@ def test_stop_cluster_without_a_cluster_stops_nothing(cluster_env: dict[str, str
     output = _make(cluster_env, "stop-cluster")
     assert "MLflow server: not running (stale PID file removed)" in output
     assert "stopping" not in output
-    assert os.getpid() in _live_processes()  # not stopped
+    assert os.getpid() in live_processes()  # not stopped
     assert not (state / "mlflow.pid").exists()

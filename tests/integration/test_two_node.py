@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cluster_helpers import free_ports, live_processes, spawned_by
 
 from omega_cluster.data import ShardStore
 from omega_cluster.tracking import read_champion
@@ -49,17 +50,6 @@ SMOKE = (
 )
 
 
-def _free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def _script(env: dict[str, str], *args: str, timeout: float = 300.0) -> str:
     done = subprocess.run(["sh", SCRIPT, *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout, check=False)  # fmt: skip
@@ -71,7 +61,7 @@ def _script(env: dict[str, str], *args: str, timeout: float = 300.0) -> str:
 @pytest.fixture
 def cluster_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The script's environment (free ports, private state and token); stops what is left."""
-    ray_port, dashboard, mlflow, client, agent = _free_ports(5)
+    ray_port, dashboard, mlflow, client, agent = free_ports(5)
     # nothing of the calling process's Ray or MLflow settings (an earlier Ray test may set some)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "MLFLOW_"))}
     env.update(
@@ -128,31 +118,6 @@ def _wait_for_job(env: dict[str, str], job: str, timeout_s: float) -> None:
         pytest.fail(f"job {job} is {status} after {timeout_s:.0f} s; logs:\n{logs[-4000:]}")
 
 
-def _live_processes() -> dict[int, tuple[int, int, str]]:
-    """pid -> (parent, process group, command) of every process that is not a zombie."""
-    columns = ["-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "stat=", "-o", "args="]
-    out = subprocess.run(["ps", "-A", "-ww", *columns], capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
-    live = {}
-    for line in out.splitlines():
-        pid, ppid, pgid, stat, *command = line.split(maxsplit=4)
-        if not stat.startswith("Z"):
-            live[int(pid)] = (int(ppid), int(pgid), command[0] if command else "")
-    return live
-
-
-def _spawned_by(*leaders: int) -> dict[int, str]:
-    """pid -> command of the leaders, their process groups and all their descendants."""
-    live = _live_processes()
-    found = {pid for pid, (_, pgid, _) in live.items() if pgid in leaders or pid in leaders}
-    grew = True
-    while grew:
-        children = {pid for pid, (ppid, _, _) in live.items() if ppid in found} - found
-        found |= children
-        grew = bool(children)
-    return {pid: live[pid][2] for pid in found}
-
-
 def test_two_nodes_share_a_smoke_run_and_stop_ends_both(cluster_env: dict[str, str]) -> None:
     env = cluster_env
     state = Path(env["LOCAL_CLUSTER_DIR"])
@@ -200,12 +165,12 @@ def test_two_nodes_share_a_smoke_run_and_stop_ends_both(cluster_env: dict[str, s
     # stop: the worker node, then the head and MLflow; nothing they spawned survives
     leaders = [int((state / f"{name}.pid").read_text())
                for name in ("ray-worker-1", "ray-head", "mlflow")]  # fmt: skip
-    spawned = _spawned_by(*leaders)
-    worker_group = _spawned_by(leaders[0])
+    spawned = spawned_by(*leaders)
+    worker_group = spawned_by(leaders[0])
     assert any("raylet" in cmd for cmd in worker_group.values()), worker_group
     output = _script(env, "stop")
     assert output.index("stopping Ray worker node") < output.index("stopping Ray head"), output
-    live = _live_processes()
+    live = live_processes()
     left = {pid: cmd for pid, cmd in spawned.items() if pid in live and live[pid][2] == cmd}
     assert not left, f"still running after stop: {left}"
     assert not list(state.glob("*.pid")) and not list(state.glob("*.node"))
