@@ -17,9 +17,11 @@ Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``
 (the game's rule-based player from the registry), or any
 :class:`~omega_cluster.search.evaluators.Evaluator` instance (a network, a blend, …). ``rollouts``
 playouts are averaged per leaf. Mexican Train options (``SearchPlayer``): ``deduce=true``
-(determinize with what draws and passes prove), ``margin=<w>`` (win share blended with the pip
-margin), ``epsilon=<p>`` (ε-greedy rollouts), ``anchor=commander`` (keep the Commander's move
-unless the search clearly beats it).
+(determinize with what draws and passes prove), ``belief=commander`` (… and with what the
+opponents' recent moves say about their hands, if they are Commanders), ``margin=<w>`` (win
+share blended with the pip margin), ``epsilon=<p>`` (ε-greedy rollouts), ``anchor=commander``
+(keep the Commander's move unless the search clearly beats it). None of them moved the measured
+strength beyond noise (see ``bench/bench_ismcts.py``); they stay as options for other budgets.
 
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player
@@ -48,7 +50,7 @@ from omega_cluster.search.evaluators import (
 from omega_cluster.search.result import SearchResult
 
 if TYPE_CHECKING:
-    from omega_cluster.search.ismcts import WorldConstraints
+    from omega_cluster.search.ismcts import WorldConstraints, WorldSampler
 
 __all__ = [
     "ALGORITHMS",
@@ -165,6 +167,20 @@ def _deductions(game: Game) -> WorldConstraints:
     return deal_constraints
 
 
+def _belief(game: Game, name: Any) -> WorldSampler:
+    """The belief model ``name`` draws determinizations from (``belief=commander``)."""
+    if name != "commander" or game.spec.name != "mexican_train":
+        raise PlayerSpecError(
+            f"belief: unknown belief {name!r} for {game.spec.name!r} (available: commander, "
+            "for mexican_train)"
+        )
+    from omega_cluster.games.mexican_train import MexicanTrainGame
+    from omega_cluster.players.officers.belief import CommanderBelief
+
+    assert isinstance(game, MexicanTrainGame)
+    return CommanderBelief(game)
+
+
 def _margin_value(game: Game, weight: Any) -> TerminalValue:
     """The game's win-share / score-margin blend (``margin=<weight>``)."""
     if game.spec.name != "mexican_train":
@@ -238,7 +254,9 @@ class SearchPlayer:
     ``rollouts``: playouts averaged per leaf. ``epsilon``: the rollout policy plays a uniform
     random move with this probability (ε-greedy rollouts). ISMCTS only: ``deduce`` (bool)
     determinizes with the game's public deductions (Mexican Train: a draw or a pass proves the
-    hand held no playable tile, :mod:`~omega_cluster.players.officers.inference`); ``margin``
+    hand held no playable tile, :mod:`~omega_cluster.players.officers.inference`); ``belief``
+    (``commander``) draws them from the posterior under "the opponents are Commanders"
+    (:mod:`~omega_cluster.players.officers.belief`, deductions included); ``margin``
     (weight in [0, 1]) scores finished rollouts and finished states in the tree by the win share
     blended with the score margin (:mod:`~omega_cluster.players.officers.values`). ``anchor``
     (a player spec or a Player, e.g. ``commander``) and ``anchor_z``: play the anchor's move
@@ -265,6 +283,7 @@ class SearchPlayer:
         epsilon: float = 0.0,
         margin: float = 0.0,
         deduce: bool = False,
+        belief: str | None = None,
         anchor: str | Player | None = None,
         anchor_z: float = 1.0,
         **options: Any,
@@ -282,6 +301,12 @@ class SearchPlayer:
             raise PlayerSpecError(f"deduce must be true or false, got {deduce!r}")
         if deduce:
             options["world_constraints"] = _deductions(game)
+        if belief is not None:
+            if self.algorithm != "ismcts" or deduce:
+                raise PlayerSpecError(
+                    "belief is an ISMCTS option and applies the deductions itself (drop deduce)"
+                )
+            options["world_sampler"] = _belief(game, belief)
         if terminal_value is not None:
             options["terminal_value"] = terminal_value
         self.anchor, self.anchor_z = _anchor(game, anchor, anchor_z)

@@ -108,6 +108,7 @@ def unsupported(game: Game, evaluator: Evaluator, config: ISMCTSConfig) -> str |
         and c.leaves_in_flight == 1
         and c.opponent_policy is None
         and c.world_constraints is None
+        and c.world_sampler is None
         and c.terminal_value is None
         and c.time_limit_s is None
         and c.simulations_per_world == 1
@@ -116,7 +117,7 @@ def unsupported(game: Game, evaluator: Evaluator, config: ISMCTSConfig) -> str |
         return (
             "the kernel runs plain UCT with a simulation budget and one determinization per "
             "simulation (no widening, caps, tree reuse, leaves in flight, opponent policy, "
-            "constraints, terminal value, time limit or D×S)"
+            "constraints or sampler, terminal value, time limit or D×S)"
         )
     return None
 

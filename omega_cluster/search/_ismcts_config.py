@@ -13,10 +13,22 @@ from typing import Any
 
 from omega_cluster.games.api import State
 
-__all__ = ["ISMCTSConfig", "OpponentPolicy", "TerminalValue", "WorldConstraints"]
+__all__ = [
+    "ISMCTSConfig",
+    "OpponentPolicy",
+    "TerminalValue",
+    "WorldConstraints",
+    "WorldSampler",
+]
 
 OpponentPolicy = Callable[[State, int, random.Random], int]
 """``(state, player, rng) -> action``: picks another player's move in the tree instead of a node."""
+
+WorldSampler = Callable[[State, int, random.Random], State]
+"""``(state, player, rng) -> world``: draws a determinization instead of ``state.sample_world``
+(a belief over the hidden information, e.g.
+:class:`omega_cluster.players.officers.belief.CommanderBelief`); it must read only what
+``player`` knows."""
 
 TerminalValue = Callable[[State], Sequence[float]]
 """``finished state -> value per player`` the search backs up instead of ``returns()`` (use the
@@ -74,10 +86,9 @@ class ISMCTSConfig:
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
     opponent_policy: OpponentPolicy | None = None  # picks other players' moves in the tree
     world_constraints: WorldConstraints | None = None  # deductions every determinization honours
+    world_sampler: WorldSampler | None = None  # draws the determinizations (a belief model)
     terminal_value: TerminalValue | None = None  # value of a finished state (None: returns())
-    compiled: bool | None = (
-        None  # compiled loop: None = when available, True = required, False = off
-    )
+    compiled: bool | None = None  # compiled loop: None when available, True required, False off
 
     def __post_init__(self) -> None:
         _check_int("simulations", self.simulations, 1)
@@ -137,6 +148,16 @@ class ISMCTSConfig:
             raise ValueError(
                 "ISMCTSConfig.terminal_value must be None or a callable (finished state) -> "
                 f"value per player, got {self.terminal_value!r}"
+            )
+        if self.world_sampler is not None and not callable(self.world_sampler):
+            raise ValueError(
+                "ISMCTSConfig.world_sampler must be None or a callable (state, player, rng) -> "
+                f"world, got {self.world_sampler!r}"
+            )
+        if self.world_sampler is not None and self.world_constraints is not None:
+            raise ValueError(
+                "ISMCTSConfig: give world_constraints or world_sampler, not both (a sampler "
+                "applies its own deductions)"
             )
         if self.world_constraints is not None and not callable(self.world_constraints):
             raise ValueError(

@@ -84,6 +84,7 @@ from omega_cluster.search._ismcts_config import (
     OpponentPolicy,
     TerminalValue,
     WorldConstraints,
+    WorldSampler,
 )
 from omega_cluster.search._ismcts_policy import (
     choose_action,
@@ -108,6 +109,7 @@ __all__ = [
     "OpponentPolicy",
     "TerminalValue",
     "WorldConstraints",
+    "WorldSampler",
 ]
 
 
@@ -126,10 +128,13 @@ class _Worlds:
         rng: random.Random,
         per_world: int,
         constraints: WorldConstraints | None = None,
+        sampler: WorldSampler | None = None,
     ) -> None:
         self.hidden = state.game.spec.hidden_information
         self.sample: Callable[[], State] = state.clone  # perfect information: the state itself
-        if self.hidden:
+        if self.hidden and sampler is not None:
+            self.sample = functools.partial(sampler, state, player, rng)
+        elif self.hidden:
             facts = constraints(state, player) if constraints is not None else None
             if facts is None:
                 self.sample = functools.partial(state.sample_world, player, rng)
@@ -272,7 +277,14 @@ class ISMCTS:
         tree, reused = self._take_tree(player, root_key)
         self._busy = cfg.reuse_tree
         try:
-            worlds = _Worlds(state, player, rng, cfg.simulations_per_world, cfg.world_constraints)
+            worlds = _Worlds(
+                state,
+                player,
+                rng,
+                cfg.simulations_per_world,
+                cfg.world_constraints,
+                cfg.world_sampler,
+            )
             root = tree.tables[player].get(root_key)
             leaves = 0
             if root is None:

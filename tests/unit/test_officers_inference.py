@@ -14,6 +14,7 @@ import pytest
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import DealConstraints
 from omega_cluster.players.officers import Commander
+from omega_cluster.players.officers.belief import CommanderBelief
 from omega_cluster.players.officers.inference import deal_constraints
 from omega_cluster.players.officers.values import pip_margin_value
 from omega_cluster.search import Leaf, LeafEvaluation, RolloutEvaluator
@@ -155,3 +156,56 @@ def test_pip_margin_value_blends_win_share_and_margin() -> None:
         pip_margin_value(1.5)
     with pytest.raises(ValueError, match="scale"):
         pip_margin_value(0.5, scale=0.0)
+
+
+# -- CommanderBelief ------------------------------------------------------------------------------
+@pytest.mark.parametrize("players", [2, 4])
+def test_commander_belief_rebuilds_past_decisions_exactly(players: int) -> None:
+    """In Commander-vs-Commander rounds the true hands pass every check: each rebuilt decision
+    has the hand sizes of the time, and a Commander holding the true hand then makes the move
+    that was made."""
+    game = make_game("mexican_train", players=players, rounds=1)
+    commander = Commander(game)
+    belief = CommanderBelief(game, max_checks=6)
+    checked = 0
+    for seed in range(3):
+        state = game.new_initial_state(seed)
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            p = state.current_players[0]
+            for check in belief._recent_checks(state, p):
+                assert check.seat != p
+                size = check.view.hands[check.seat].bit_count()  # the placeholder: size then
+                check.view.hands[check.seat] = state.hands[check.seat] | check.add_back
+                assert check.view.hands[check.seat].bit_count() == size
+                assert commander.act(check.view, check.seat, rng) == check.action
+                checked += 1
+            state.apply_action(commander.act(state, p, rng))
+    assert checked > 100
+
+
+def test_commander_belief_draws_consistent_private_worlds() -> None:
+    """Worlds keep the player's view, honour the hard deductions, mostly pass the checks, and
+    are the same for two states the player cannot tell apart."""
+    game = make_game("mexican_train", players=2, rounds=1)
+    commander = Commander(game)
+    state = game.new_initial_state(4)
+    rng = random.Random(4)
+    for _ in range(24):
+        state.apply_action(commander.act(state, state.current_players[0], rng))
+    player = state.current_players[0]
+    facts = deal_constraints(state, player)
+    assert facts is not None
+    twin = state.sample_world(player, random.Random(9))  # same information set, other hands
+    belief = CommanderBelief(game)
+    worlds = [belief(state, player, random.Random(s)) for s in range(20)]
+    for world in worlds:
+        assert world.information_set_key(player) == state.information_set_key(player)
+        assert not world.hands[1 - player] & facts.forbidden[1 - player]
+    assert belief.accepted >= 15  # most worlds pass every check within the tries
+    again = CommanderBelief(game)
+    assert [again(twin, player, random.Random(s)).hands for s in range(20)] == [
+        w.hands for w in worlds
+    ]
+    with pytest.raises(TypeError, match="models Mexican Train"):
+        CommanderBelief(make_game("leduc_poker"))  # type: ignore[arg-type]

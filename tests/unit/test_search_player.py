@@ -217,6 +217,10 @@ def test_mexican_train_options_reach_the_search() -> None:
     assert evaluator.policy.name == "commander~0.1"
     match = play_match(game, [player, "commander"], games=2, seed=3)
     assert len(match.records) == 2
+    believer = make_player("ismcts:commander_rollout:8:belief=commander:anchor=commander", game)
+    assert type(believer.search.config.world_sampler).__name__ == "CommanderBelief"  # type: ignore[attr-defined]
+    assert believer.anchor is not None and believer.anchor_z == 1.0  # type: ignore[attr-defined]
+    assert len(play_match(game, [believer, "commander"], games=2, seed=4).records) == 2
 
 
 @pytest.mark.parametrize(
@@ -246,6 +250,8 @@ def test_mexican_train_options_reach_the_search() -> None:
         ("ismcts:random:10:margin=0.5", "kuhn_poker", r"margin: no score-margin value"),
         ("ismcts:random:10:epsilon=2", "kuhn_poker", r"epsilon must be a number in \[0, 1\]"),
         ("smmcts:random:10:deduce=true", "goofspiel", r"deduce and margin are ISMCTS options"),
+        ("ismcts:random:10:belief=commander", "kuhn_poker", r"belief: unknown belief"),
+        ("ismcts:random:10:anchor_z=-1", "kuhn_poker", r"anchor_z must be a number >= 0"),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, game_name: str, problem: str) -> None:
@@ -299,3 +305,40 @@ def test_search_beats_random_on_poker(name: str, spec: str, games: int, floor: f
     result = play_match(game, [spec, "random"], games=games, seed=2026)
     searcher = result.player(spec)
     assert searcher.return_ci.low > floor, searcher
+
+
+class _FirstLegal:
+    """A fixed anchor: always the lowest legal action."""
+
+    name = "first"
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        return state.legal_actions(player)[0]
+
+
+def test_anchor_keeps_its_move_unless_the_search_is_clearly_better() -> None:
+    """Win-share values 0.6 (search's pick) vs 0.5 (anchor's), 100 visits each: the gap is
+    ~1.4 standard errors, so ``anchor_z=1`` plays the search's move and ``anchor_z=2`` the
+    anchor's; an unvisited anchor move never overrides the search."""
+    from omega_cluster.search.result import SearchDiagnostics, SearchResult
+
+    game = make_game("mexican_train", players=2, rounds=1)
+    state = game.new_initial_state(0)
+    legal = tuple(state.legal_actions())
+    assert len(legal) >= 2
+    player = state.current_players[0]
+    diagnostics = SearchDiagnostics(200, 200, 0.1, 200, 201, 1, (0, 200), False, 0, 2, 2)
+
+    def result(visits: tuple[int, int]) -> SearchResult:
+        return SearchResult(
+            player, legal[1], legal[:2], (0.5, 0.5), visits, (0.5, 0.6), (0.5, 0.5), diagnostics
+        )
+
+    for z, expected in ((1.0, legal[1]), (2.0, legal[0])):
+        searcher = SearchPlayer(
+            game, leaf="random", simulations=10, anchor=_FirstLegal(), anchor_z=z
+        )
+        assert searcher._anchored(result((100, 100)), state, player, random.Random(0)) == expected
+        assert searcher.anchored == (expected == legal[0])
+    searcher = SearchPlayer(game, leaf="random", simulations=10, anchor=_FirstLegal(), anchor_z=9)
+    assert searcher._anchored(result((0, 200)), state, player, random.Random(0)) == legal[1]

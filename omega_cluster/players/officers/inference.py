@@ -26,6 +26,12 @@ states that one player cannot tell apart give the same constraints. With other r
 returns ``None`` (no deductions). ISMCTS takes it as ``world_constraints``
 (:class:`~omega_cluster.search.ismcts.ISMCTSConfig`); the search players turn it on with
 ``deduce=true``.
+
+Measured (ISMCTS, Commander rollouts, 400 simulations): scored by the true value of the moves it
+picks on Commander-vs-Commander positions (true hands, 40-60 boneyard orders), +0.004 ± 0.006
+win probability per decision at 2p (1,200 positions) and +0.006 ± 0.010 at 4p (600 positions)
+over uniform worlds; in matches against Commander it did not show: 52.4% [47.5, 57.2] over the
+400 bench games at 2p, fair share 1.21 [1.03, 1.38] at 4p. Sound (tested on real hands), small.
 """
 
 from __future__ import annotations
