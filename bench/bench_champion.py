@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,11 @@ from omega_cluster.train.registry import ModelRegistry
 _WORKER: BenchWorker | None = None
 
 
-def load_run_settings(run_dir: Path) -> Settings:
+def load_run_settings(run_dir: Path, overrides: Sequence[str] = ()) -> Settings:
+    """The run's resolved config, with ``key=value`` overrides (e.g. ``gate.bench_simulations=400``)."""
     merged = OmegaConf.merge(OmegaConf.structured(Settings),
-                             OmegaConf.load(run_dir / "config.yaml"))  # fmt: skip
+                             OmegaConf.load(run_dir / "config.yaml"),
+                             OmegaConf.from_dotlist(list(overrides)))  # fmt: skip
     settings = OmegaConf.to_object(merged)
     assert isinstance(settings, Settings)
     return validate(settings)
@@ -46,8 +49,15 @@ def _play(task: BenchTask) -> Any:
     return _WORKER.play(task)
 
 
-def bench(run_dir: Path, games: int, workers: int, anchor: str = "heuristic") -> list[str]:
-    settings = load_run_settings(run_dir)
+def bench(
+    run_dir: Path,
+    games: int,
+    workers: int,
+    anchor: str = "heuristic",
+    overrides: Sequence[str] = (),
+    reference: bool = True,
+) -> list[str]:
+    settings = load_run_settings(run_dir, overrides)
     registry = ModelRegistry(run_dir, game=settings.game.name)
     champion = registry.champion
     assert champion is not None
@@ -58,14 +68,20 @@ def bench(run_dir: Path, games: int, workers: int, anchor: str = "heuristic") ->
             return list(pool.map(_play, tasks))
 
         keeper = Gatekeeper(settings, parallelism=workers)
-        for label, version in (("champion", champion), ("reference", registry.get(0))):
+        versions = [("champion", champion)] + (
+            [("reference", registry.get(0))] if reference else []
+        )
+        if overrides:
+            print("overrides: " + " ".join(overrides), flush=True)
+        for label, version in versions:
             start = time.perf_counter()
             [result] = keeper.anchors(version.version, version.uri, play, anchors=[anchor],
                                       games=games)  # fmt: skip
             n = result.wins + result.draws + result.losses
             ci = wilson_interval(result.wins + 0.5 * result.draws, n)
             out.append(
-                f"{label} v{version.version} ({settings.gate.player}) vs {anchor}: score "
+                f"{label} v{version.version} ({settings.gate.player}, "
+                f"{settings.gate.bench_simulations} simulations) vs {anchor}: score "
                 f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}] over {n} games "
                 f"(W-D-L {result.wins}-{result.draws}-{result.losses}, "
                 f"{time.perf_counter() - start:.0f} s)"
@@ -91,6 +107,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--anchor", default="heuristic")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override the run's config for the bench, e.g. gate.bench_simulations=400",
+    )
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the v0 reference (half the time)"
+    )
     args = parser.parse_args(argv)
     run = args.run
     if run is None:
@@ -98,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
 
         run = _smoke_run(Path(tempfile.mkdtemp(prefix="bench-champion-")) / "run")
     games = args.games or (40 if args.quick else 400)
-    bench(run, games, args.workers, args.anchor)
+    bench(run, games, args.workers, args.anchor, args.set, reference=not args.no_reference)
 
 
 if __name__ == "__main__":

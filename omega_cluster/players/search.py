@@ -17,7 +17,8 @@ Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``
 (the game's rule-based player from the registry), or any
 :class:`~omega_cluster.search.evaluators.Evaluator` instance (a network, a blend, …). ``rollouts``
 playouts are averaged per leaf. Mexican Train options (``SearchPlayer``): ``deduce=true``
-(determinize with what draws and passes prove), ``belief=commander`` (… and with what the
+(determinize with what draws and passes prove), ``opponent=<spec>`` (the other players' moves in
+the tree come from this player, e.g. ``commander``, instead of their own nodes), ``belief=commander`` (… and with what the
 opponents' recent moves say about their hands, if they are Commanders), ``margin=<w>`` (win
 share blended with the pip margin), ``epsilon=<p>`` (ε-greedy rollouts), ``anchor=commander``
 (keep the Commander's move unless the search clearly beats it). None of them moved the measured
@@ -36,7 +37,7 @@ import dataclasses
 import math
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from omega_cluster.games.api import Game, HistoryEntry, State
 from omega_cluster.players.base import Player, RandomPlayer
@@ -50,7 +51,7 @@ from omega_cluster.search.evaluators import (
 from omega_cluster.search.result import SearchResult
 
 if TYPE_CHECKING:
-    from omega_cluster.search.ismcts import WorldConstraints, WorldSampler
+    from omega_cluster.search.ismcts import OpponentPolicy, WorldConstraints, WorldSampler
 
 __all__ = [
     "ALGORITHMS",
@@ -141,6 +142,15 @@ def build_leaf_evaluator(
     if epsilon:
         player = EpsilonGreedyPlayer(player, epsilon)
     return RolloutEvaluator(player, rollouts=rollouts, terminal_value=terminal_value)
+
+
+def _opponent(game: Game, opponent: str | Player) -> OpponentPolicy:
+    """The model of the other players' moves in the tree (``opponent=commander``)."""
+    player = make_player(opponent, game) if isinstance(opponent, str) else opponent
+    act = getattr(player, "act", None)
+    if not callable(act):
+        raise PlayerSpecError(f"opponent must be a player spec or a Player, got {opponent!r}")
+    return cast("OpponentPolicy", act)
 
 
 def _anchor(game: Game, anchor: str | Player | None, z: Any) -> tuple[Player | None, float]:
@@ -284,6 +294,7 @@ class SearchPlayer:
         margin: float = 0.0,
         deduce: bool = False,
         belief: str | None = None,
+        opponent: str | Player | None = None,
         anchor: str | Player | None = None,
         anchor_z: float = 1.0,
         **options: Any,
@@ -307,6 +318,10 @@ class SearchPlayer:
                     "belief is an ISMCTS option and applies the deductions itself (drop deduce)"
                 )
             options["world_sampler"] = _belief(game, belief)
+        if opponent is not None:
+            if self.algorithm != "ismcts":
+                raise PlayerSpecError("opponent is an ISMCTS option (turn-based games)")
+            options["opponent_policy"] = _opponent(game, opponent)
         if terminal_value is not None:
             options["terminal_value"] = terminal_value
         self.anchor, self.anchor_z = _anchor(game, anchor, anchor_z)

@@ -221,6 +221,10 @@ def test_mexican_train_options_reach_the_search() -> None:
     assert type(believer.search.config.world_sampler).__name__ == "CommanderBelief"  # type: ignore[attr-defined]
     assert believer.anchor is not None and believer.anchor_z == 1.0  # type: ignore[attr-defined]
     assert len(play_match(game, [believer, "commander"], games=2, seed=4).records) == 2
+    modeller = make_player("ismcts:commander_rollout:8:opponent=commander", game)
+    policy = modeller.search.config.opponent_policy  # type: ignore[attr-defined]
+    assert type(policy.__self__).__name__ == "Commander"
+    assert len(play_match(game, [modeller, "commander"], games=2, seed=5).records) == 2
 
 
 @pytest.mark.parametrize(
@@ -252,6 +256,8 @@ def test_mexican_train_options_reach_the_search() -> None:
         ("smmcts:random:10:deduce=true", "goofspiel", r"deduce and margin are ISMCTS options"),
         ("ismcts:random:10:belief=commander", "kuhn_poker", r"belief: unknown belief"),
         ("ismcts:random:10:anchor_z=-1", "kuhn_poker", r"anchor_z must be a number >= 0"),
+        ("smmcts:random:10:opponent=random", "goofspiel", r"opponent is an ISMCTS option"),
+        ("ismcts:random:10:opponent=nobody", "kuhn_poker", r"nobody"),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, game_name: str, problem: str) -> None:
