@@ -17,9 +17,13 @@ over shared deals): 2p, 400 games (bar: >= 60% wins), and 4p with one ISMCTS and
 (bar: fair share >= 1.3), with 95% intervals. ``--quick`` shrinks every part. Budget: 400 UCT
 simulations (c = 1.4) per decision with a real choice, about 0.35 s a decision at 2p.
 
-Measured (one run, 2 processes on a shared 2-core machine): 2p, 400 games: win rate 0.565
-[0.516, 0.613] (below the 0.60 bar, above par), 23 min; 4p, 200 games: fair share 1.29
-[1.03, 1.55] (at the 1.3 bar), 5.5 min. What else was tried at 2p (60-120 games each, so
+Measured (2 processes on a 2-core machine): 2p, 400 games: win rate 0.565 [0.516, 0.613] (below
+the 0.60 bar, above par), 23 min; 4p, 200 games: fair share 1.29 [1.03, 1.55]; 4p again, 400
+games (quiet machine): fair share 1.21 [1.03, 1.38] (win rate 0.301 [0.258, 0.348]), 9.6 min —
+both below their bars. ``bench/bench_decisions.py`` explains why, one decision at a time: over
+400 Commander-vs-Commander positions the search's move is worth -0.002 ± 0.010 win probability
+more than Commander's at 400 simulations and +0.005 ± 0.009 at 1000, against an oracle that sees
+the hands at +0.054: without the hidden tiles little is left to gain per decision. What else was tried at 2p (60-120 games each, so
 ±0.09-0.12 intervals): UCT 200 simulations 0.48-0.53, 1000 simulations 0.57; c = 0.5 or 0.7
 worse (0.43); D×S = 100×5 0.50; ``opponent_policy`` = Commander (deeper own tree) 0.50; PUCT with
 a Commander-move prior (weight 0.5) 0.51 over 120 games; flat paired PIMC (every action on the
