@@ -3,7 +3,9 @@
 ``python -m bench.bench_champion --run runs/<run dir> [--games 400] [--workers 2]`` benches the
 run's champion, playing the way the run's gate plays it (``gate.player``: the greedy network, or
 the search with the network in its leaf), against the anchor ``heuristic`` (Commander for
-Mexican Train), seats rotated over fresh deals, and prints its score with a 95% Wilson interval.
+Mexican Train), each fresh deal played once per seat, and prints its score with two 95%
+intervals: Wilson over the games, and Student-t over the deals' mean scores ("by deal": the
+duplicate/pentanomial view, where a deal's seat advantage cancels out of each deal's score).
 The reference, measured in the same run: the run's first champion ``v0`` (random weights) in the
 same player — for ``gate.player=search`` that is the search alone, so the difference is what
 training added. Without ``--run`` (as in ``make bench``) it trains a smoke run first (a few
@@ -13,6 +15,7 @@ minutes).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -56,6 +59,7 @@ def bench(
     anchor: str = "heuristic",
     overrides: Sequence[str] = (),
     reference: bool = True,
+    save: Path | None = None,
 ) -> list[str]:
     settings = load_run_settings(run_dir, overrides)
     registry = ModelRegistry(run_dir, game=settings.game.name)
@@ -79,14 +83,25 @@ def bench(
                                       games=games)  # fmt: skip
             n = result.wins + result.draws + result.losses
             ci = wilson_interval(result.wins + 0.5 * result.draws, n)
+            paired = ""
+            if len(result.deal_scores) > 1:
+                p = result.paired_interval()
+                paired = f"; by deal {p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}] over {p.n} deals"
             out.append(
                 f"{label} v{version.version} ({settings.gate.player}, "
                 f"{settings.gate.bench_simulations} simulations) vs {anchor}: score "
-                f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}] over {n} games "
+                f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}] over {n} games{paired} "
                 f"(W-D-L {result.wins}-{result.draws}-{result.losses}, "
                 f"{time.perf_counter() - start:.0f} s)"
             )
             print(out[-1], flush=True)
+            if save is not None:
+                record = {"label": label, "version": version.version, "anchor": anchor,
+                          "overrides": list(overrides), "wins": result.wins,
+                          "draws": result.draws, "losses": result.losses,
+                          "deal_scores": list(result.deal_scores)}  # fmt: skip
+                with save.open("a") as f:
+                    f.write(json.dumps(record) + "\n")
     return out
 
 
@@ -117,6 +132,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-reference", action="store_true", help="skip the v0 reference (half the time)"
     )
+    parser.add_argument(
+        "--save", type=Path, default=None, metavar="FILE",
+        help="append each result (W-D-L and the per-deal scores) as a JSON line to FILE",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     run = args.run
     if run is None:
@@ -124,7 +143,8 @@ def main(argv: list[str] | None = None) -> None:
 
         run = _smoke_run(Path(tempfile.mkdtemp(prefix="bench-champion-")) / "run")
     games = args.games or (40 if args.quick else 400)
-    bench(run, games, args.workers, args.anchor, args.set, reference=not args.no_reference)
+    bench(run, games, args.workers, args.anchor, args.set, reference=not args.no_reference,
+          save=args.save)  # fmt: skip
 
 
 if __name__ == "__main__":

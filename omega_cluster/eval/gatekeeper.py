@@ -288,8 +288,13 @@ class Gatekeeper:
             specs = anchor_specs(self.game_name, self.params, self.players, anchor, seed=seed,
                                  games=games)  # fmt: skip
             results = [r for rs in play(self._tasks(specs, {CHAMPION: uri})) for r in rs]
-            w, d, l = wdl_counts([_table_score(r) for r in results])
-            out.append(AnchorResult(str(version), anchor, w, d, l))
+            scores = [_table_score(r) for r in results]
+            w, d, l = wdl_counts(scores)
+            by_deal: dict[int, list[float]] = {}
+            for r, s in zip(results, scores, strict=True):
+                by_deal.setdefault(r.spec.deal, []).append(s)
+            deal_scores = tuple(sum(v) / len(v) for _, v in sorted(by_deal.items()))
+            out.append(AnchorResult(str(version), anchor, w, d, l, deal_scores))
         return out
 
 

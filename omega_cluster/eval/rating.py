@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from omega_cluster.eval.stats import ConfidenceInterval, elo_interval, normal_quantile
+from omega_cluster.eval.stats import ConfidenceInterval, elo_interval, mean_ci, normal_quantile
 
 __all__ = [
     "DEFAULT_ANCHORS",
@@ -104,13 +104,28 @@ def anchors_due(promotions: int, every: int) -> bool:
 
 @dataclass(frozen=True)
 class AnchorResult:
-    """A champion's record against one fixed anchor (wins/draws/losses from its side)."""
+    """A champion's record against one fixed anchor (wins/draws/losses from its side).
+
+    ``deal_scores``: the champion's mean score on each deal over its seat rotations (the bench
+    plays every deal once per seat), in deal order; empty when not recorded. Deals, not games,
+    are then the independent sample: see :meth:`paired_interval`.
+    """
 
     version: str
     anchor: str
     wins: int
     draws: int
     losses: int
+    deal_scores: tuple[float, ...] = ()
+
+    def paired_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Student-t interval on the mean per-deal score (duplicate scoring, as fishtest's
+        pentanomial model for game pairs): a deal that favours one seat gives the champion one
+        win and one loss whichever player it is, so that luck leaves the variance, and the
+        interval is usually narrower than the per-game Wilson interval of the same games."""
+        if len(self.deal_scores) < 2:
+            raise ValueError(f"a paired interval needs >= 2 deals, got {len(self.deal_scores)}")
+        return mean_ci(self.deal_scores, level)
 
 
 @dataclass(frozen=True)

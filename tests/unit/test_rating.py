@@ -174,3 +174,13 @@ def test_openskill_bad_input() -> None:
         openskill_ratings([["a", "b"]], [[1]])
     with pytest.raises(ValueError, match="no tables"):
         openskill_ratings([], [])
+
+
+def test_anchor_result_paired_interval_is_a_t_interval_over_deals() -> None:
+    result = AnchorResult("v3", "heuristic", 5, 2, 3, (1.0, 0.5, 0.75, 0.25, 0.5))
+    ci = result.paired_interval()
+    assert ci.n == 5 and ci.estimate == pytest.approx(0.6)
+    # t(0.975, 4) = 2.776; sample sd of the five deal scores = 0.2850
+    assert ci.high - ci.estimate == pytest.approx(2.776 * 0.2850 / 5**0.5, rel=1e-3)
+    with pytest.raises(ValueError, match="2 deals"):
+        AnchorResult("v3", "heuristic", 1, 0, 0, (1.0,)).paired_interval()

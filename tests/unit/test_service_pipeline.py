@@ -37,7 +37,7 @@ from omega_cluster.config import (
 )
 from omega_cluster.config.build import build_encoder, build_game, build_model
 from omega_cluster.data import ShardStore, table_to_records
-from omega_cluster.eval.gatekeeper import GateOutcome
+from omega_cluster.eval.gatekeeper import GateOutcome, GateService
 from omega_cluster.train.pipeline import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
 from omega_cluster.train.registry import ModelRegistry, RegistryError
 from omega_cluster.train.workers import (
@@ -318,3 +318,25 @@ def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Pa
                         run_dir=tmp_path / "off", store_uri=store)  # fmt: skip
     off.window.refresh()
     assert off.allowed_steps() == 100  # cap 0: off
+
+
+def test_the_anchor_bench_scores_each_deal_over_its_seat_rotations(sync_run: Run) -> None:
+    """Every deal is played once per seat; a deal's score is the mean over those games, so the
+    deal scores hold exactly the games' wins/draws/losses, and the per-deal interval is a real
+    Student-t interval on them."""
+    champion = sync_run.pipeline.registry.champion
+    assert champion is not None
+    service = GateService(sync_run.settings)
+    [result] = service.gatekeeper.anchors(champion.version, champion.uri, service.play,
+                                          anchors=["random"], games=40)  # fmt: skip
+    games = result.wins + result.draws + result.losses
+    assert games == 40 and len(result.deal_scores) == 20  # 2 seats per deal
+    assert all(s in (0.0, 0.25, 0.5, 0.75, 1.0) for s in result.deal_scores)
+    assert sum(result.deal_scores) * 2 == pytest.approx(result.wins + 0.5 * result.draws)
+    ci = result.paired_interval()
+    assert ci.n == 20 and ci.low < ci.estimate < ci.high
+    assert ci.estimate == pytest.approx((result.wins + 0.5 * result.draws) / games)
+    # the same games again (seeds derive from the run seed and the version): the same record
+    [again] = service.gatekeeper.anchors(champion.version, champion.uri, service.play,
+                                         anchors=["random"], games=40)  # fmt: skip
+    assert again == result
