@@ -39,9 +39,12 @@ from typing import TYPE_CHECKING, cast
 
 from omega_cluster.games.api import State
 from omega_cluster.games.mexican_train import MexicanTrainGame
-from omega_cluster.games.mexican_train.tiles import NUM_SLOTS
 from omega_cluster.players.officers.commander import Commander
-from omega_cluster.players.officers.inference import deal_constraints
+from omega_cluster.players.officers.inference import (
+    PublicReplay,
+    deal_constraints,
+    deductions_sound,
+)
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import DealConstraints, MexicanTrainState
@@ -116,36 +119,22 @@ class CommanderBelief:
         """Replay the round's public actions; keep each opponent's plays since its last kept
         draw, most recent first, at most ``max_checks`` of them in all."""
         game = self.game
-        if (
-            self.max_checks == 0
-            or state.over
-            or not game.must_play
-            or game.draw_until_playable
-            or game.first_turn_chain
-        ):
+        if self.max_checks == 0 or state.over or not deductions_sound(game):
             return []
-        tiles = game.tiles
-        n, draw, pips, high, low = (
-            game.num_players,
-            tiles.draw_action,
-            tiles.pips,
-            tiles.high,
-            tiles.low,
-        )
+        n, draw = game.num_players, game.tiles.draw_action
         start = state.round_starts[-1]
-        ends = [state.engine] * NUM_SLOTS
-        marked, board, bonus, drew = 0, 0, False, False
-        doubles: list[int] = []
+        replay = PublicReplay(state)
+        board, drew = 0, False
         sizes = [game.hand_size] * n
         boneyard = len(state.boneyard) + sum(
             1 for a in state.history[start:] if a == draw
         )  # the boneyard at the deal: now plus every draw since
-        cur = state.round_index % n
         open_checks: list[list[tuple[int, int, int, tuple[object, ...]]]] = [[] for _ in range(n)]
         add_back: dict[tuple[int, int], int] = {}
         draw_at = -1  # history index of the acting seat's draw in this play (-1: none)
         for index in range(start, len(state.history)):
             a = cast(int, state.history[index])
+            cur = replay.cur
             if a >= draw:
                 if a == draw:
                     draw_at, drew = index, True
@@ -154,38 +143,20 @@ class CommanderBelief:
                 else:
                     if drew:  # a kept draw: earlier hands cannot be rebuilt
                         open_checks[cur] = []
-                    marked |= 1 << cur
-                    cur, bonus, drew, draw_at = (cur + 1) % n, False, False, -1
+                    replay.pass_turn()
+                    drew, draw_at = False, -1
                 continue
             if cur != player:
-                snapshot = (
-                    tuple(ends),
-                    marked,
-                    tuple(doubles),
-                    bonus,
-                    drew,
-                    board,
-                    boneyard,
-                    tuple(sizes),
-                )
+                snapshot = (tuple(replay.ends), replay.marked, tuple(replay.doubles),
+                            replay.bonus, drew, board, boneyard, tuple(sizes))  # fmt: skip
                 open_checks[cur].append((index, cur, a, snapshot))
-            t, x = divmod(a, NUM_SLOTS)
+            t = replay.play(a)
             for check_index, seat, _, _ in open_checks[cur]:
                 if not (drew and check_index < draw_at):  # the drawn tile came after it
                     add_back[(check_index, seat)] = add_back.get((check_index, seat), 0) | 1 << t
             drew, draw_at = False, -1
             sizes[cur] -= 1
             board |= 1 << t
-            ends[x] = pips[t] - ends[x]
-            if x == cur:
-                marked &= ~(1 << x)
-            if x in doubles:
-                doubles.remove(x)
-            if high[t] == low[t]:
-                doubles.append(x)
-                bonus = True
-            else:
-                cur, bonus = (cur + 1) % n, False
         recent = sorted((c for seat in open_checks for c in seat), reverse=True)[: self.max_checks]
         return [
             _Check(seat, action, add_back.get((index, seat), 0), self._view(state, seat, snap))

@@ -45,7 +45,56 @@ from omega_cluster.games.mexican_train.tiles import MEXICAN_BIT, NUM_SLOTS, SLOT
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
 
-__all__ = ["deal_constraints"]
+__all__ = ["PublicReplay", "deal_constraints", "deductions_sound"]
+
+
+def deductions_sound(game: MexicanTrainGame) -> bool:
+    """Whether a draw or a pass proves "no playable tile" under ``game``'s rules (``must_play``,
+    no ``draw_until_playable``, no ``first_turn_chain``)."""
+    return game.must_play and not game.draw_until_playable and not game.first_turn_chain
+
+
+class PublicReplay:
+    """The public facts of a round, replayed action by action: the train ends, the markers,
+    the open doubles (laying order), the pending double bonus and the seat to act.
+
+    One step per public action: :meth:`play` for a tile laid, :meth:`pass_turn` for a PASS (a
+    DRAW does not move any of these facts). :func:`deal_constraints` and
+    :class:`~omega_cluster.players.officers.belief.CommanderBelief` both read the round through it.
+    """
+
+    __slots__ = ("_high", "_low", "_pips", "bonus", "cur", "doubles", "ends", "marked", "n")
+
+    def __init__(self, state: MexicanTrainState) -> None:
+        game = cast(MexicanTrainGame, state.game)
+        tiles = game.tiles
+        self.n = game.num_players
+        self._pips, self._high, self._low = tiles.pips, tiles.high, tiles.low
+        self.ends = [state.engine] * NUM_SLOTS
+        self.marked = 0
+        self.doubles: list[int] = []  # open doubles, laying order
+        self.bonus = False  # the acting seat has just laid a double
+        self.cur = state.round_index % self.n  # seat r % N starts round r
+
+    def play(self, action: int) -> int:
+        """Lay the tile of ``action`` (a tile play of the seat to act); returns the tile id."""
+        t, x = divmod(action, NUM_SLOTS)
+        self.ends[x] = self._pips[t] - self.ends[x]
+        if x == self.cur:
+            self.marked &= ~(1 << x)
+        if x in self.doubles:
+            self.doubles.remove(x)
+        if self._high[t] == self._low[t]:
+            self.doubles.append(x)
+            self.bonus = True
+        else:
+            self.cur, self.bonus = (self.cur + 1) % self.n, False
+        return t
+
+    def pass_turn(self) -> None:
+        """The seat to act passes: its train is marked and the turn moves on."""
+        self.marked |= 1 << self.cur
+        self.cur, self.bonus = (self.cur + 1) % self.n, False
 
 
 def deal_constraints(state: State, player: int) -> DealConstraints | None:
@@ -56,29 +105,29 @@ def deal_constraints(state: State, player: int) -> DealConstraints | None:
     Mexican Train.
     """
     game = state.game
-    if not isinstance(game, MexicanTrainGame):
-        return None
-    if not game.must_play or game.draw_until_playable or game.first_turn_chain:
+    if not isinstance(game, MexicanTrainGame) or not deductions_sound(game):
         return None
     s = cast("MexicanTrainState", state)
     if s.over:
         return None
     n = game.num_players
     tiles = game.tiles
-    em, pips, high, low = tiles.end_mask, tiles.pips, tiles.high, tiles.low
-    dmask, draw, strict = tiles.doubles_mask, tiles.draw_action, game.strict_doubles
-    ends = [s.engine] * NUM_SLOTS
-    marked = 0
-    doubles: list[int] = []  # open doubles, laying order
-    bonus = False  # the acting seat has just laid a double
-    cur = s.round_index % n  # seat r % N starts round r
+    em, dmask, draw, strict = (
+        tiles.end_mask,
+        tiles.doubles_mask,
+        tiles.draw_action,
+        game.strict_doubles,
+    )
+    replay = PublicReplay(s)
+    ends, doubles = replay.ends, replay.doubles  # updated in place by the replay
     forbidden = [0] * n
     before_draw = [0] * n  # forbidden[q] before q's last draw
     drew = False  # the acting seat has drawn this play
     for entry in s.history[s.round_starts[-1] :]:
         a = cast(int, entry)  # a turn-based game: every history entry is one action id
+        cur = replay.cur
         if a >= draw:  # DRAW or PASS: no legal play for ``cur`` right now
-            open_mask = (1 << cur) | MEXICAN_BIT | marked
+            open_mask = (1 << cur) | MEXICAN_BIT | replay.marked
             if not strict:
                 for x in doubles:
                     open_mask |= 1 << x
@@ -86,7 +135,7 @@ def deal_constraints(state: State, player: int) -> DealConstraints | None:
             for x in SLOTS_OF[open_mask]:
                 reach |= em[ends[x]]
             if doubles and strict:
-                playable = em[ends[doubles[0]]] | (reach & dmask if bonus else 0)
+                playable = em[ends[doubles[0]]] | (reach & dmask if replay.bonus else 0)
             else:
                 playable = reach
             if a == draw:
@@ -95,21 +144,11 @@ def deal_constraints(state: State, player: int) -> DealConstraints | None:
                 drew = True
             else:
                 forbidden[cur] |= playable
-                marked |= 1 << cur
-                cur, bonus, drew = (cur + 1) % n, False, False
+                replay.pass_turn()
+                drew = False
             continue
         if drew:  # must_play: the tile laid right after a draw is the drawn one
             forbidden[cur], drew = before_draw[cur], False
-        t, x = divmod(a, NUM_SLOTS)
-        ends[x] = pips[t] - ends[x]
-        if x == cur:
-            marked &= ~(1 << x)
-        if x in doubles:
-            doubles.remove(x)
-        if high[t] == low[t]:
-            doubles.append(x)
-            bonus = True
-        else:
-            cur, bonus = (cur + 1) % n, False
+        replay.play(a)
     forbidden[player] = 0  # the player knows their own hand
     return DealConstraints(tuple(forbidden))
