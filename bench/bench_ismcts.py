@@ -283,10 +283,15 @@ def report_strength(players: int, games: int, spec: str) -> None:
     shares, seconds = strength(players, games, spec)
     win = wilson_interval(sum(shares), len(shares))
     fair = mean_ci([players * s for s in shares])
+    # the games come deal by deal, one per seat (chunks are whole deals): each deal's mean is one
+    # independent figure with that deal's seat luck averaged out
+    deals = [shares[i : i + players] for i in range(0, len(shares) - players + 1, players)]
+    by_deal = mean_ci([sum(d) for d in deals]) if len(deals) > 1 else fair  # N x mean share
     print(
         f"  {players}p, {len(shares)} games, {spec} vs Commander: win rate {win.estimate:.3f} "
         f"[{win.low:.3f}, {win.high:.3f}], fair share {fair.estimate:.2f} "
-        f"[{fair.low:.2f}, {fair.high:.2f}] (95%), {seconds:.0f} s"
+        f"[{fair.low:.2f}, {fair.high:.2f}] (95%; by deal [{by_deal.low:.2f}, "
+        f"{by_deal.high:.2f}] over {len(deals)} deals), {seconds:.0f} s"
     )
 
 
