@@ -22,24 +22,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
-
-from omega_cluster.config import Settings, validate
+from omega_cluster.config import Settings
+from omega_cluster.eval.champion import load_run_settings
 from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, Gatekeeper
 from omega_cluster.eval.stats import wilson_interval
 from omega_cluster.train.registry import ModelRegistry
 
 _WORKER: BenchWorker | None = None
-
-
-def load_run_settings(run_dir: Path, overrides: Sequence[str] = ()) -> Settings:
-    """The run's resolved config, with ``key=value`` overrides (e.g. ``gate.bench_simulations=400``)."""
-    merged = OmegaConf.merge(OmegaConf.structured(Settings),
-                             OmegaConf.load(run_dir / "config.yaml"),
-                             OmegaConf.from_dotlist(list(overrides)))  # fmt: skip
-    settings = OmegaConf.to_object(merged)
-    assert isinstance(settings, Settings)
-    return validate(settings)
 
 
 def _init(settings: Settings) -> None:

@@ -35,6 +35,7 @@ from omega_cluster.eval.gate import Contender, GateDecision, SliceResults, Verdi
 from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import head_to_head, wdl_counts
+from omega_cluster.games.api import Game
 from omega_cluster.players.base import Player
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "PlayFn",
     "anchor_specs",
     "gate_specs",
+    "model_player",
 ]
 
 CANDIDATE, CHAMPION = "@candidate", "@champion"
@@ -105,6 +107,32 @@ def _table_score(result: SpecResult) -> float:
     return head_to_head(shares[focus], sum(others) / len(others))
 
 
+def model_player(
+    settings: Settings, game: Game, uri: str, *, simulations: int | None = None
+) -> Player:
+    """The player a checkpoint makes under ``settings.gate.player``: the greedy policy alone
+    (``network``), or the self-play search with this checkpoint's network in its leaf
+    (``search``: PUCT on the network prior for turn-based games) at ``simulations`` per move
+    (default ``gate.bench_simulations``)."""
+    from omega_cluster.model.inference import network_player_from_checkpoint
+
+    player = network_player_from_checkpoint(game, uri, greedy=True)
+    if settings.gate.player == "network":
+        return player
+    from omega_cluster.config.build import leaf_evaluator, uses_network
+    from omega_cluster.players.search import SearchPlayer
+
+    net = player._evaluator
+    evaluator = leaf_evaluator(settings, game, net.model, net.encoder)
+    s = settings.search
+    options: dict[str, Any] = {}
+    if not game.spec.simultaneous:
+        puct = uses_network(s.leaf)
+        options = {"selection": "puct" if puct else "uct", "c_puct": s.c_puct, "c_uct": s.c_uct}
+    budget = settings.gate.bench_simulations if simulations is None else simulations
+    return SearchPlayer(game, leaf=evaluator, simulations=budget, **options)
+
+
 class BenchWorker:
     """Plays bench tasks; builds each model's player once per URI (module docstring)."""
 
@@ -124,26 +152,7 @@ class BenchWorker:
         return self._models[uri]
 
     def _build(self, uri: str) -> Player:
-        """``gate.player``: the greedy policy alone, or the self-play search with this
-        checkpoint's network in its leaf (PUCT on the network prior, turn-based games)."""
-        from omega_cluster.model.inference import network_player_from_checkpoint
-
-        player = network_player_from_checkpoint(self.game, uri, greedy=True)
-        if self.settings.gate.player == "network":
-            return player
-        from omega_cluster.config.build import leaf_evaluator, uses_network
-        from omega_cluster.players.search import SearchPlayer
-
-        net = player._evaluator
-        evaluator = leaf_evaluator(self.settings, self.game, net.model, net.encoder)
-        s = self.settings.search
-        options: dict[str, Any] = {}
-        if not self.game.spec.simultaneous:
-            puct = uses_network(s.leaf)
-            options = {"selection": "puct" if puct else "uct", "c_puct": s.c_puct,
-                       "c_uct": s.c_uct}  # fmt: skip
-        return SearchPlayer(self.game, leaf=evaluator,
-                            simulations=self.settings.gate.bench_simulations, **options)  # fmt: skip
+        return model_player(self.settings, self.game, uri)
 
     def _player(self, token: str, roles: Mapping[str, str]) -> Player:
         if token in roles:

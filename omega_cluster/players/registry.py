@@ -111,6 +111,13 @@ _ENTRIES: dict[str, PlayerEntry] = {
         ("checkpoint", "greedy", "temperature"),
         doc="the policy network alone, no search: network:<checkpoint dir>[:greedy[:temperature]]",
     ),
+    "champion": PlayerEntry(
+        "champion",
+        {ANY_GAME: "omega_cluster.eval.champion:champion_player"},
+        ("run", "simulations"),
+        doc="a training run's champion, played as its gate plays it: "
+        "champion:<run dir>[:<simulations>][:version=<k>]",
+    ),
     "search": PlayerEntry(
         "search",
         {ANY_GAME: f"{_SEARCH}:SearchPlayer"},

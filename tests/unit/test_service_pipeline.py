@@ -340,3 +340,54 @@ def test_the_anchor_bench_scores_each_deal_over_its_seat_rotations(sync_run: Run
     [again] = service.gatekeeper.anchors(champion.version, champion.uri, service.play,
                                          anchors=["random"], games=40)  # fmt: skip
     assert again == result
+
+
+def _run_copy(sync_run: Run, tmp_path: Path, **gate: Any) -> Path:
+    """The run directory, copied, with its resolved config (``gate`` fields overridden)."""
+    from omega_cluster.config import to_yaml
+
+    root = tmp_path / "run"
+    shutil.copytree(sync_run.root, root)
+    settings = dataclasses.replace(
+        sync_run.settings, gate=dataclasses.replace(sync_run.settings.gate, **gate)
+    )
+    (root / "config.yaml").write_text(to_yaml(settings))
+    return root
+
+
+def test_a_runs_champion_sits_at_an_arena_table(sync_run: Run, tmp_path: Path) -> None:
+    """``champion:<run>[:<simulations>]`` builds the run's champion as its gate plays it: the
+    greedy network for gate.player=network, the run's search with the checkpoint's network for
+    gate.player=search (at the bench budget, or the spec's); it plays a real match."""
+    from omega_cluster.eval.arena import play_match
+    from omega_cluster.players.registry import make_player
+    from omega_cluster.players.search import SearchPlayer
+
+    game = build_game(sync_run.settings)
+    champion = sync_run.pipeline.registry.champion
+    assert champion is not None
+    greedy = make_player(f"champion:{_run_copy(sync_run, tmp_path / 'n')}", game)
+    assert greedy.name == f"champion:run:v{champion.version}"
+    assert not isinstance(greedy, SearchPlayer)
+
+    root = _run_copy(sync_run, tmp_path / "s", player="search", bench_simulations=6)
+    searcher = make_player(f"champion:{root}:12", game)
+    assert isinstance(searcher, SearchPlayer) and searcher.options["simulations"] == 12
+    assert searcher.name == f"champion:run:v{champion.version}:12"
+    at_bench = make_player(f"champion:{root}:version=0", game)
+    assert isinstance(at_bench, SearchPlayer) and at_bench.options["simulations"] == 6
+    assert at_bench.name == "champion:run:v0:6"
+
+    match = play_match(game, [searcher, "random"], games=6, seed=3)
+    assert len(match.records) == 6 and searcher.searches > 0  # it searched its moves
+    assert match.players[0].label == searcher.name
+
+    with pytest.raises(ValueError, match="trained kuhn_poker with 2 players; this table is leduc_poker"):
+        make_player(f"champion:{root}", build_game(dataclasses.replace(
+            sync_run.settings, game=GameSettings("leduc_poker", {"players": 2}))))  # fmt: skip
+    with pytest.raises(FileNotFoundError, match="not a run directory"):
+        make_player(f"champion:{tmp_path}", game)
+    with pytest.raises(RegistryError, match="unknown model version 99"):
+        make_player(f"champion:{root}:version=99", game)
+    with pytest.raises(ValueError, match="positive"):
+        make_player(f"champion:{root}:0", game)
