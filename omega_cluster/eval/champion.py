@@ -10,7 +10,9 @@ table like any other player::
     omega-cluster arena game=mexican_train seats=champion:runs/default:400,commander games=200
 
 The run's resolved ``config.yaml`` decides the search; the table's game must be the run's game
-(same name and number of players), else a clear error names both.
+(same name and number of players), else a clear error names both. Other game parameters may
+differ (a network trained on single rounds of Mexican Train plays a full campaign, round by
+round; the arena's ``rounds=1`` matches the default run).
 """
 
 from __future__ import annotations
