@@ -49,6 +49,7 @@ def bench(
     overrides: Sequence[str] = (),
     reference: bool = True,
     save: Path | None = None,
+    only: int | None = None,
 ) -> list[str]:
     settings = load_run_settings(run_dir, overrides)
     registry = ModelRegistry(run_dir, game=settings.game.name)
@@ -61,9 +62,12 @@ def bench(
             return list(pool.map(_play, tasks))
 
         keeper = Gatekeeper(settings, parallelism=workers)
-        versions = [("champion", champion)] + (
-            [("reference", registry.get(0))] if reference else []
-        )
+        if only is not None:  # one version of the registry instead
+            versions = [("reference" if only == 0 else f"v{only}", registry.get(only))]
+        else:
+            versions = [("champion", champion)] + (
+                [("reference", registry.get(0))] if reference else []
+            )
         if overrides:
             print("overrides: " + " ".join(overrides), flush=True)
         for label, version in versions:
@@ -125,6 +129,10 @@ def main(argv: list[str] | None = None) -> None:
         "--save", type=Path, default=None, metavar="FILE",
         help="append each result (W-D-L and the per-deal scores) as a JSON line to FILE",
     )  # fmt: skip
+    parser.add_argument(
+        "--version", type=int, default=None, metavar="K",
+        help="bench only version K of the run's registry (0: the untrained reference)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     run = args.run
     if run is None:
@@ -133,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         run = _smoke_run(Path(tempfile.mkdtemp(prefix="bench-champion-")) / "run")
     games = args.games or (40 if args.quick else 400)
     bench(run, games, args.workers, args.anchor, args.set, reference=not args.no_reference,
-          save=args.save)  # fmt: skip
+          save=args.save, only=args.version)  # fmt: skip
 
 
 if __name__ == "__main__":
