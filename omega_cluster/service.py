@@ -112,6 +112,8 @@ class TrackingObserver(Observer):
         t.set_tags({"omega.game": pipeline.game.spec.name, RUN_DIR_TAG: str(self.paths.root),
                     "omega.backend": self.settings.cluster.backend,
                     "omega.mode": self.settings.cluster.mode})  # fmt: skip
+        if pipeline.state.warm_start:  # v0 from the teacher (learner.warm_start_games)
+            t.log_metrics(pipeline.state.warm_start, step=0)
         pipeline.state.mlflow_run_id = t.run_id
         pipeline.state.save(self.paths.state)
 

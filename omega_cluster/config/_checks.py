@@ -144,7 +144,7 @@ def validate(settings: Settings) -> Settings:
     game = _check_game(p, settings.game)
     _check_search(p, settings.search, game)
     _check_model(p, settings.model)
-    _check_learner(p, settings.learner)
+    _check_learner(p, settings.learner, game)
     _check_gate(p, settings.gate, game)
     _check_cluster(p, settings.cluster)
     _check_tracking(p, settings.tracking)
@@ -263,7 +263,7 @@ def _check_model(p: _Problems, m: ModelSettings) -> None:
     p.integer("model.init_seed", m.init_seed, 0)
 
 
-def _check_learner(p: _Problems, le: LearnerSettings) -> None:
+def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None:
     from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
     from omega_cluster.train.losses import VALUE_TARGETS
 
@@ -287,6 +287,19 @@ def _check_learner(p: _Problems, le: LearnerSettings) -> None:
             "(the window never holds more rows, so training would never start)",
         )
     p.number("learner.max_samples_per_row", le.max_samples_per_row, 0.0)
+    p.integer("learner.warm_start_steps", le.warm_start_steps, 1)
+    games_ok = p.integer("learner.warm_start_games", le.warm_start_games, 0)
+    if games_ok and le.warm_start_games and game is not None:  # the teacher: game's heuristic
+        from omega_cluster.players.registry import PlayerSpecError, make_player
+
+        try:
+            make_player("heuristic", game)
+        except (PlayerSpecError, ValueError) as err:
+            p.add(
+                "learner.warm_start_games",
+                f"={le.warm_start_games} needs the game's rule-based player (heuristic) as "
+                f"teacher; {game.spec.name} has none ({err}); set it to 0",
+            )
 
 
 def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:

@@ -99,6 +99,7 @@ class PipelineState:
     shards: int = 0
     elo_log: list[dict[str, Any]] = field(default_factory=list)
     mlflow_run_id: str | None = None
+    warm_start: dict[str, float] = field(default_factory=dict)  # WarmStartStats.metrics(), if any
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".json.tmp")
@@ -222,8 +223,17 @@ class Pipeline:
     def _initial_champion(self) -> None:
         encoder = build_encoder(self.settings, self.game)
         model = build_model(self.settings, self.game, encoder)
+        metrics: dict[str, float] = {}
+        if self.settings.learner.warm_start_games > 0:  # v0 from the rule-based teacher
+            from omega_cluster.train.warm_start import warm_start
+
+            stats = warm_start(self.settings, self.game, encoder, model,
+                               self.paths.root / "warm_start")  # fmt: skip
+            metrics = stats.metrics()
+            self.state.warm_start = metrics
         uri = self.paths.models / "v0"
-        save_checkpoint(uri, model, game=self.game, encoder=encoder, version=0, overwrite=True)
+        save_checkpoint(uri, model.cpu(), game=self.game, encoder=encoder, version=0,
+                        metrics=metrics, overwrite=True)  # fmt: skip
         self.registry.add_initial(str(uri), elo=INITIAL_ELO)
         row = chain_start("0", INITIAL_ELO)
         self.state.elo_log.append(_elo_dict(row, promoted=True, verdict="initial"))

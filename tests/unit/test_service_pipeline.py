@@ -391,3 +391,46 @@ def test_a_runs_champion_sits_at_an_arena_table(sync_run: Run, tmp_path: Path) -
         make_player(f"champion:{root}:version=99", game)
     with pytest.raises(ValueError, match="positive"):
         make_player(f"champion:{root}:0", game)
+
+
+def test_a_warm_start_makes_v0_play_like_the_teacher(tmp_path: Path) -> None:
+    """learner.warm_start_games: v0 is trained on the rule-based player's labelled games (kept
+    as real shards in a store of their own, never in the run's replay window) and then plays its
+    moves; the stats reach the pipeline state and v0's metadata. Kuhn's teacher (the card-strength
+    rule) is a function of the information state, so agreement is a sharp test."""
+    import random
+
+    from omega_cluster.model.checkpoint import load_checkpoint
+    from omega_cluster.model.inference import network_player_from_checkpoint
+
+    settings = tiny_settings(iterations=1, warm_start_games=200, warm_start_steps=300)
+    run = run_pipeline(tmp_path / "run", settings)
+    stats = run.state.warm_start
+    assert stats["warm_start/games"] == 200 and stats["warm_start/steps"] == 300
+    assert stats["warm_start/policy_loss"] < 0.5 * stats["warm_start/first_policy_loss"]
+    v0 = run.pipeline.registry.get(0)
+    assert load_checkpoint(v0.uri, load_optimizer=False).metadata.metrics == pytest.approx(stats)
+
+    warm = ShardStore(str(tmp_path / "run" / "warm_start"))
+    [entry] = warm.entries()
+    records = table_to_records(warm.read(entry))
+    assert len(records) == entry.rows == stats["warm_start/rows"] > 200
+    assert {r.actor for r in records} == {"warm_start"}
+    assert all(e.writer_id != "warm_start" for e in _store(run.root).entries())
+
+    game = build_game(settings)
+    net = network_player_from_checkpoint(game, v0.uri)
+    agree = 0
+    for r in records:
+        state = game.replay(r.game_seed, r.history)
+        agree += net.act(state, r.player, random.Random(0)) == r.action
+    assert agree / len(records) > 0.9, agree / len(records)
+
+
+def test_a_warm_start_needs_a_rule_based_teacher() -> None:
+    from omega_cluster.config import ConfigError
+
+    settings = dataclasses.replace(tiny_settings(), game=GameSettings("openspiel:tic_tac_toe", {}))
+    settings.learner.warm_start_games = 10
+    with pytest.raises(ConfigError, match=r"learner.warm_start_games=10 needs the game's rule-based"):
+        validate(settings)
