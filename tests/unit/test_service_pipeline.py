@@ -382,7 +382,9 @@ def test_a_runs_champion_sits_at_an_arena_table(sync_run: Run, tmp_path: Path) -
     assert len(match.records) == 6 and searcher.searches > 0  # it searched its moves
     assert match.players[0].label == searcher.name
 
-    with pytest.raises(ValueError, match="trained kuhn_poker with 2 players; this table is leduc_poker"):
+    with pytest.raises(
+        ValueError, match="trained kuhn_poker with 2 players; this table is leduc_poker"
+    ):
         make_player(f"champion:{root}", build_game(dataclasses.replace(
             sync_run.settings, game=GameSettings("leduc_poker", {"players": 2}))))  # fmt: skip
     with pytest.raises(FileNotFoundError, match="not a run directory"):
@@ -432,5 +434,7 @@ def test_a_warm_start_needs_a_rule_based_teacher() -> None:
 
     settings = dataclasses.replace(tiny_settings(), game=GameSettings("openspiel:tic_tac_toe", {}))
     settings.learner.warm_start_games = 10
-    with pytest.raises(ConfigError, match=r"learner.warm_start_games=10 needs the game's rule-based"):
+    with pytest.raises(
+        ConfigError, match=r"learner.warm_start_games=10 needs the game's rule-based"
+    ):
         validate(settings)
