@@ -63,9 +63,8 @@ def champion_player(
     model = registry.champion if version is None else registry.get(int(version))
     if model is None:
         raise ValueError(f"champion: run {run} has no champion yet")
-    player = model_player(settings, game, model.uri, simulations=simulations)
-    budget = ""
-    if settings.gate.player != "network":
-        budget = f":{settings.gate.bench_simulations if simulations is None else simulations}"
-    player.name = f"champion:{Path(run).name}:v{model.version}{budget}"
+    budget = settings.gate.bench_simulations if simulations is None else simulations
+    player = model_player(settings, game, model.uri, simulations=budget)
+    searched = settings.gate.player != "network"
+    player.name = f"champion:{Path(run).name}:v{model.version}" + (f":{budget}" if searched else "")
     return player
