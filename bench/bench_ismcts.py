@@ -264,14 +264,17 @@ def _strength_chunk(job: tuple[int, int, int, str]) -> list[float]:
     return [r.win_shares[r.seat_of(0)] for r in match.records]
 
 
-def strength(players: int, games: int, spec: str, processes: int = 2) -> tuple[list[float], float]:
-    """Win shares of the ``spec`` player over ``games`` games, in seat-balanced chunks."""
+def strength(
+    players: int, games: int, spec: str, processes: int = 2, seed: int = 1000
+) -> tuple[list[float], float]:
+    """Win shares of the ``spec`` player over ``games`` games, in seat-balanced chunks; chunk
+    ``i`` plays the deals of seed ``seed + i`` (1000: the deals of every figure quoted above)."""
     chunk = players * max(1, games // (players * 8))  # multiples of the table: balanced seats
     jobs = []
     left, index = games, 0
     while left > 0:
         size = min(chunk, left)
-        jobs.append((players, size, 1000 + index, spec))
+        jobs.append((players, size, seed + index, spec))
         left -= size
         index += 1
     start = time.perf_counter()
@@ -280,8 +283,8 @@ def strength(players: int, games: int, spec: str, processes: int = 2) -> tuple[l
     return shares, time.perf_counter() - start
 
 
-def report_strength(players: int, games: int, spec: str) -> None:
-    shares, seconds = strength(players, games, spec)
+def report_strength(players: int, games: int, spec: str, seed: int = 1000) -> None:
+    shares, seconds = strength(players, games, spec, seed=seed)
     win = wilson_interval(sum(shares), len(shares))
     fair = mean_ci([players * s for s in shares])
     # the games come deal by deal, one per seat (chunks are whole deals): each deal's mean is one
@@ -292,7 +295,7 @@ def report_strength(players: int, games: int, spec: str) -> None:
         f"  {players}p, {len(shares)} games, {spec} vs Commander: win rate {win.estimate:.3f} "
         f"[{win.low:.3f}, {win.high:.3f}], fair share {fair.estimate:.2f} "
         f"[{fair.low:.2f}, {fair.high:.2f}] (95%; by deal [{by_deal.low:.2f}, "
-        f"{by_deal.high:.2f}] over {len(deals)} deals), {seconds:.0f} s"
+        f"{by_deal.high:.2f}] over {len(deals)} deals; deal seeds from {seed}), {seconds:.0f} s"
     )
 
 
