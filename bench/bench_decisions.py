@@ -2,21 +2,23 @@
 
 A whole-game win rate needs ~1,000 games to resolve a 3-point difference. This bench measures the
 same thing one decision at a time, with far less noise: positions come from Commander-vs-Commander
-single rounds (2p unless ``--players``; every decision with a real choice, sampled); for each legal move its value
-``Q(move)`` is the win share of the player to move when both sides continue as Commanders from the
-*true* position, averaged over ``K`` reshuffles of the boneyard (the only chance left), the same
-reshuffles for every move (common random numbers). A searcher's **advantage** on a position is
-``Q(its move) - Q(Commander's move)``: what one decision of the searcher, in Commander's place, adds
-to the round's win probability against a Commander. The mean advantage over the positions (with a
-95% interval) ranks searchers the way the game-level bench does, at a fraction of the cost; the
-oracle (the best move under the true hands) bounds what any searcher can gain per decision.
+single rounds (2p unless ``--players``; every decision with a real choice, sampled); for each
+legal move its value ``Q(move)`` is the win share of the player to move when every seat continues
+as a Commander from the *true* position, averaged over ``K`` reshuffles of the boneyard (the only
+chance left), the same reshuffles for every move (common random numbers). A searcher's
+**advantage** on a position is ``Q(its move) - Q(Commander's move)``: what one decision of the
+searcher, in Commander's place, adds to the round's win probability against Commanders. The mean
+advantage over the positions (with a 95% interval) ranks searchers the way the game-level bench
+does, at a fraction of the cost; the oracle (the best move under the true hands) bounds what any
+searcher can gain per decision.
 
-Specs are player specs (``ismcts:commander_rollout:400:deduce=true``), ``paired:<W>:<z>[:commander]``:
-every legal move on the same ``W`` determinizations (public deductions, or ``CommanderBelief``) with
-Commander continuations, Commander's move kept unless another beats it by ``z`` standard errors of
-the paired difference — flat Monte Carlo with the noise of the worlds paired away — or
-``truehands:<simulations>:<c_uct>``: ISMCTS + Commander rollouts whose determinizations hold the
-true hands (only the boneyard's order drawn), the ceiling of any belief model.
+Specs are player specs (``ismcts:commander_rollout:400:deduce=true``),
+``paired:<W>:<z>[:commander]``: every legal move on the same ``W`` determinizations (public
+deductions, or ``CommanderBelief``) with Commander continuations, Commander's move kept unless
+another beats it by ``z`` standard errors of the paired difference — flat Monte Carlo with the
+noise of the worlds paired away — or ``truehands:<simulations>:<c_uct>``: ISMCTS + Commander
+rollouts whose determinizations hold the true hands (only the boneyard's order drawn), the
+ceiling of any belief model.
 
 Measured (2p, 400 positions, 64 reshuffles, seed 1; mean advantage per decision ± 95%):
 oracle +0.054 ± 0.010 (biased up by the max over noisy Q: an upper bound); ISMCTS + Commander
@@ -114,7 +116,7 @@ def _split_values(job: tuple[int, int, int]) -> tuple[dict[int, float], dict[int
     rng = random.Random(0)
     halves: tuple[dict[int, float], dict[int, float]] = ({}, {})
     for a in state.legal_actions(p):
-        totals = [0.0, 0.0]
+        totals, counts = [0.0, 0.0], [0, 0]
         for k in range(shuffles):
             s = state.clone()
             random.Random(deal * 7919 + index * 131 + k).shuffle(s.boneyard)
@@ -122,8 +124,9 @@ def _split_values(job: tuple[int, int, int]) -> tuple[dict[int, float], dict[int
             while not s.is_terminal():
                 s.apply_action(_COMMANDER.act(s, s.current_players[0], rng))
             totals[k % 2] += s.win_shares()[p]
-        for half, total in zip(halves, totals, strict=True):
-            half[a] = total / max(1, shuffles // 2)
+            counts[k % 2] += 1
+        for half, total, count in zip(halves, totals, counts, strict=True):
+            half[a] = total / max(1, count)
     return halves
 
 
@@ -171,6 +174,8 @@ def _choice(job: tuple[str, int, int]) -> int:
     p = state.current_players[0]
     if spec.startswith("paired:"):  # paired:<worlds>:<z>[:commander]
         _, worlds, z, *belief = spec.split(":")
+        if belief not in ([], ["commander"]):
+            raise ValueError(f"paired: unknown belief {':'.join(belief)!r} (available: commander)")
         return _paired(state, p, int(worlds), float(z), deal * 31 + index, belief == ["commander"])
     if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>
         _, simulations, c_uct = spec.split(":")
