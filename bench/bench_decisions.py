@@ -37,6 +37,8 @@ rollouts, deductions, c_uct 2.5: 1000 simulations +0.012 ± 0.011 (differs from 
 2000 simulations vs 1000: -0.002 ± 0.007; c_uct 1.2 +0.001 ± 0.008, c_uct 5 -0.000 ± 0.008;
 ``opponent=commander`` -0.003 ± 0.007; ``belief=commander`` -0.002 ± 0.008 (3x slower);
 D x S = 100 x 10 determinizations -0.002 ± 0.010, 25 x 40 -0.004 ± 0.011;
+``final_policy=max_value`` +0.000 ± 0.002; ``margin=0.3`` +0.002 ± 0.007; ``rollouts=4`` the
+very same moves (a Commander playout from a determinized leaf is deterministic);
 ``truehands:1000:2.5`` (every determinization holds the *true* hands: perfect beliefs) +0.004 ±
 0.009. Flat paired evaluation: ``paired:100:0`` +0.006 ± 0.011, with ``CommanderBelief`` worlds
 (``paired:100:0:commander``) -0.003 ± 0.009 against it. Reading: the search's gain per decision
