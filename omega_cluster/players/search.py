@@ -16,15 +16,17 @@ Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``
 (Commander at every seat, Mexican Train only: the Ω reference's "Path B"), ``heuristic_rollout``
 (the game's rule-based player from the registry), or any
 :class:`~omega_cluster.search.evaluators.Evaluator` instance (a network, a blend, …). ``rollouts``
-playouts are averaged per leaf (they differ only through the rng: Mexican Train keeps the boneyard's
-order in the state, so ``commander_rollout`` plays ``rollouts`` identical playouts — use
-``epsilon`` or a random leaf with more than one). Mexican Train options (``SearchPlayer``): ``deduce=true``
-(determinize with what draws and passes prove), ``opponent=<spec>`` (the other players' moves in
-the tree come from this player, e.g. ``commander``, instead of their own nodes), ``belief=commander`` (… and with what the
-opponents' recent moves say about their hands, if they are Commanders), ``margin=<w>`` (win
-share blended with the pip margin), ``epsilon=<p>`` (ε-greedy rollouts), ``anchor=commander``
-(keep the Commander's move unless the search clearly beats it). None of them moved the measured
-strength beyond noise (see ``bench/bench_ismcts.py``); they stay as options for other budgets.
+playouts are averaged per leaf (they differ only through the rng: Mexican Train keeps the
+boneyard's order in the state, so ``commander_rollout`` plays ``rollouts`` identical playouts —
+use ``epsilon`` or a random leaf with more than one). Mexican Train options (``SearchPlayer``):
+``deduce=true`` (determinize with what draws and passes prove), ``opponent=<spec>`` (the other
+players' moves in the tree come from this player, e.g. ``commander``, instead of their own
+nodes), ``belief=commander`` (… and with what the opponents' recent moves say about their hands,
+if they are Commanders), ``margin=<w>`` (win share blended with the pip margin), ``epsilon=<p>``
+(ε-greedy rollouts), ``anchor=commander`` (keep the Commander's move unless the search clearly
+beats it). None of them moved the measured strength beyond noise (see ``bench/bench_ismcts.py``
+and, one decision at a time at 2p and 4p, ``bench/bench_decisions.py``); they stay as options for
+other budgets.
 
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player
