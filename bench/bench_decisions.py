@@ -42,9 +42,11 @@ very same moves (a Commander playout from a determinized leaf is deterministic);
 ``truehands:1000:2.5`` (every determinization holds the *true* hands: perfect beliefs) +0.004 ±
 0.009. Flat paired evaluation: ``paired:100:0`` +0.006 ± 0.011, with ``CommanderBelief`` worlds
 (``paired:100:0:commander``) -0.003 ± 0.009 against it. Reading: the search's gain per decision
-(~+0.01, which is what makes its 4p game share ~1.25) does not move with budget, exploration
-constant, opponent model or beliefs — not even perfect ones; the flat evaluation that sees the
-hands gains +0.05, but no inference available here recovers that from the public moves.
+(~+0.01, which is what makes its 4p game share ~1.25) moves by less than this screen resolves
+(±0.01) with budget, exploration constant, opponent model or beliefs — even perfect ones; the
+flat evaluation that sees the hands gains +0.05, but no inference available here recovers that
+from the public moves. (Closing 1.25 -> 1.3 would take ~+0.0025 per decision: below this
+screen's resolution, so it rules out large gains, not small ones.)
 
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
 [spec ...]``.
