@@ -32,7 +32,8 @@ More budget does help a little: ``--spec=ismcts:commander_rollout:1000:deduce=tr
 1.41] (win rate 0.307 [0.264, 0.354], 32 min sharing the machine). At 4p the per-decision bench
 finds no large gain: 2000 simulations, other c_uct, ``opponent=commander``, ``belief=commander``,
 D x S determinizations and even the true hands all stay within its ±0.01 resolution of the
-+0.012 per decision that 1000 simulations gain over Commander (``bench/bench_decisions.py``). What else was tried at 2p (60-120 games each, so
++0.012 per decision that 1000 simulations gain over Commander (``bench/bench_decisions.py``).
+What else was tried at 2p (60-120 games each, so
 ±0.09-0.12 intervals): UCT 200 simulations 0.48-0.53, 1000 simulations 0.57; c = 0.5 or 0.7
 worse (0.43); D×S = 100×5 0.50; ``opponent_policy`` = Commander (deeper own tree) 0.50; PUCT with
 a Commander-move prior (weight 0.5) 0.51 over 120 games; flat paired PIMC (every action on the
