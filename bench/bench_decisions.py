@@ -65,6 +65,7 @@ from typing import Any
 from omega_cluster.games import make_game
 from omega_cluster.players.officers import Commander
 from omega_cluster.players.registry import make_player
+from omega_cluster.search.evaluators import play_out
 
 DEFAULT_SPECS = (
     "ismcts:commander_rollout:400:deduce=true",
@@ -110,28 +111,39 @@ def _replay(deal: int, index: int) -> Any:
     return s
 
 
-def _split_values(job: tuple[int, int, int]) -> tuple[dict[int, float], dict[int, float]]:
-    """``Q(move)`` for every legal move of the position (common boneyard reshuffles), over the
-    even and the odd reshuffles apart (their mean is ``Q``)."""
+def _commander_value(state: Any, action: int, p: int, rng: random.Random) -> float:
+    """Win share of ``p`` when ``action`` is played in ``state`` (mutated) and every seat then
+    continues as a Commander."""
+    assert _COMMANDER is not None
+    state.apply_action(action)
+    play_out(state, [_COMMANDER] * _GAME.num_players, rng, max_steps=100_000)
+    return float(state.win_shares()[p])
+
+
+Values = dict[int, float]
+
+
+def _split_values(job: tuple[int, int, int]) -> tuple[Values, tuple[Values, Values]]:
+    """``Q(move)`` for every legal move of the position (common boneyard reshuffles), and the
+    same over the even and the odd reshuffles apart."""
     deal, index, shuffles = job
     assert _COMMANDER is not None
     state = _replay(deal, index)
     p = state.current_players[0]
     rng = random.Random(0)
-    halves: tuple[dict[int, float], dict[int, float]] = ({}, {})
+    q: Values = {}
+    halves: tuple[Values, Values] = ({}, {})
     for a in state.legal_actions(p):
         totals, counts = [0.0, 0.0], [0, 0]
         for k in range(shuffles):
             s = state.clone()
             random.Random(deal * 7919 + index * 131 + k).shuffle(s.boneyard)
-            s.apply_action(a)
-            while not s.is_terminal():
-                s.apply_action(_COMMANDER.act(s, s.current_players[0], rng))
-            totals[k % 2] += s.win_shares()[p]
+            totals[k % 2] += _commander_value(s, a, p, rng)
             counts[k % 2] += 1
+        q[a] = sum(totals) / shuffles
         for half, total, count in zip(halves, totals, counts, strict=True):
             half[a] = total / max(1, count)
-    return halves
+    return q, halves
 
 
 def _paired(state: Any, p: int, worlds: int, z: float, seed: int, belief: bool = False) -> int:
@@ -154,11 +166,7 @@ def _paired(state: Any, p: int, worlds: int, z: float, seed: int, belief: bool =
         else:
             world = state.sample_world(p, rng, constraints)
         for a in legal:
-            s = world.clone()
-            s.apply_action(a)
-            while not s.is_terminal():
-                s.apply_action(_COMMANDER.act(s, s.current_players[0], rng))
-            outcomes[a].append(s.win_shares()[p])
+            outcomes[a].append(_commander_value(world.clone(), a, p, rng))
     best, best_score = base, 0.0
     for a in legal:
         if a == base:
@@ -230,8 +238,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(args.workers, initializer=_setup, initargs=(args.players,)) as pool:
         start = time.perf_counter()
-        halves = pool.map(_split_values, [(d, i, args.shuffles) for d, i in pos], chunksize=4)
-        qs = [{a: 0.5 * (qa[a] + qb[a]) for a in qa} for qa, qb in halves]
+        values = pool.map(_split_values, [(d, i, args.shuffles) for d, i in pos], chunksize=4)
+        qs = [q for q, _ in values]
         print(
             f"mexican_train {args.players}p: {len(pos)} positions, Q from {args.shuffles} "
             f"boneyard reshuffles per move ({time.perf_counter() - start:.0f} s)",
@@ -243,10 +251,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"  {'oracle (true hands)':<58} advantage {mean:+.4f} ± {half:.4f}", flush=True)
         # the max over noisy Q is biased up: pick the move on one half of the reshuffles and
         # value it on the other (and the other way round), an unbiased figure for the oracle
-        split = []
-        for (qa, qb), c in zip(halves, commander, strict=True):
-            split.append(0.5 * (qb[max(qa, key=qa.__getitem__)] - qb[c]))
-            split[-1] += 0.5 * (qa[max(qb, key=qb.__getitem__)] - qa[c])
+        split = [
+            0.5
+            * (qb[max(qa, key=qa.__getitem__)] - qb[c] + qa[max(qb, key=qb.__getitem__)] - qa[c])
+            for (_, (qa, qb)), c in zip(values, commander, strict=True)
+        ]
         mean, half = _interval(split)
         label = "oracle (true hands), chosen and valued on split halves"
         print(f"  {label:<58} advantage {mean:+.4f} ± {half:.4f}", flush=True)
