@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from omega_cluster.games.api import Game, HistoryEntry, State
@@ -49,6 +49,7 @@ from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.search.evaluators import (
     EpsilonGreedyPlayer,
     Evaluator,
+    PriorEvaluator,
     RolloutEvaluator,
     TerminalValue,
 )
@@ -195,6 +196,27 @@ def _belief(game: Game, name: Any) -> WorldSampler:
     return CommanderBelief(game)
 
 
+def _with_prior(game: Game, evaluator: Evaluator, name: Any, temperature: Any) -> Evaluator:
+    """``evaluator`` with the PUCT prior ``name`` (``prior=commander``) at every leaf."""
+    if name != "commander" or game.spec.name != "mexican_train":
+        raise PlayerSpecError(
+            f"prior: unknown prior {name!r} for {game.spec.name!r} (available: commander, "
+            "for mexican_train)"
+        )
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise PlayerSpecError(f"prior_temperature must be a number > 0, got {temperature!r}")
+    if not temperature > 0:
+        raise PlayerSpecError(f"prior_temperature must be a number > 0, got {temperature!r}")
+    from omega_cluster.players.officers.commander import Commander
+
+    commander, t = Commander(game), float(temperature)
+
+    def prior(state: State, player: int, legal: Sequence[int]) -> list[float]:
+        return commander.policy(state, player, legal, t)
+
+    return PriorEvaluator(evaluator, prior, name=f"commander(T={t:g})")
+
+
 def _margin_value(game: Game, weight: Any) -> TerminalValue:
     """The game's win-share / score-margin blend (``margin=<weight>``)."""
     if game.spec.name != "mexican_train":
@@ -301,6 +323,8 @@ class SearchPlayer:
         opponent: str | Player | None = None,
         anchor: str | Player | None = None,
         anchor_z: float = 1.0,
+        prior: str | None = None,
+        prior_temperature: float = 5.0,
         **options: Any,
     ) -> None:
         _check_budget(simulations)
@@ -322,6 +346,15 @@ class SearchPlayer:
                     "belief is an ISMCTS option and applies the deductions itself (drop deduce)"
                 )
             options["world_sampler"] = _belief(game, belief)
+        if prior is not None:
+            if self.algorithm != "ismcts":
+                raise PlayerSpecError("prior is an ISMCTS option (turn-based games)")
+            if options.setdefault("selection", "puct") != "puct":
+                raise PlayerSpecError(
+                    f"prior={prior} feeds PUCT; selection={options['selection']!r} ignores "
+                    "priors (drop it or use selection=puct)"
+                )
+            self.evaluator = _with_prior(game, self.evaluator, prior, prior_temperature)
         if opponent is not None:
             if self.algorithm != "ismcts":
                 raise PlayerSpecError("opponent is an ISMCTS option (turn-based games)")

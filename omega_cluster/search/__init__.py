@@ -13,6 +13,7 @@ from omega_cluster.search.evaluators import (
     HeuristicEvaluator,
     Leaf,
     LeafEvaluation,
+    PriorEvaluator,
     RolloutEvaluator,
     check_evaluations,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "IllegalSearchStateError",
     "Leaf",
     "LeafEvaluation",
+    "PriorEvaluator",
     "RolloutEvaluator",
     "SMMCTSConfig",
     "SearchDiagnostics",

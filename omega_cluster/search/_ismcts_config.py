@@ -41,6 +41,7 @@ WorldConstraints = Callable[[State, int], Any]
 
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
+_KEYINGS = ("acting", "observer")
 
 
 def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
@@ -85,6 +86,7 @@ class ISMCTSConfig:
     reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
     opponent_policy: OpponentPolicy | None = None  # picks other players' moves in the tree
+    keying: str = "acting"  # other players' nodes: "acting" (their information set) | "observer"
     world_constraints: WorldConstraints | None = None  # deductions every determinization honours
     world_sampler: WorldSampler | None = None  # draws the determinizations (a belief model)
     terminal_value: TerminalValue | None = None  # value of a finished state (None: returns())
@@ -140,6 +142,24 @@ class ISMCTSConfig:
                 "ISMCTSConfig.opponent_policy must be None or a callable (state, player, rng) -> "
                 f"action (e.g. Commander(game).act), got {self.opponent_policy!r}"
             )
+        if self.keying not in _KEYINGS:
+            raise ValueError(f"ISMCTSConfig.keying must be one of {_KEYINGS}, got {self.keying!r}")
+        if self.keying == "observer":
+            clash = [
+                name
+                for name, bad in (
+                    ("selection='puct'", self.selection != "uct"),
+                    ("pw_base", self.pw_base is not None),
+                    ("nonroot_cap", self.nonroot_cap is not None),
+                    ("opponent_policy", self.opponent_policy is not None),
+                )
+                if bad
+            ]
+            if clash:
+                raise ValueError(
+                    "ISMCTSConfig: keying='observer' grows the other players' candidates with the "
+                    f"worlds under UCT; it does not combine with {', '.join(clash)}"
+                )
         if self.compiled is not None and not isinstance(self.compiled, bool):
             raise ValueError(
                 f"ISMCTSConfig.compiled must be None (automatic), True or False, got {self.compiled!r}"

@@ -42,9 +42,11 @@ class Node:
 
     __slots__ = (
         "acts",  # candidate actions: must-keep ones first, then by prior (or legal order)
+        "avail",  # observer keying, another player's node: times each candidate was legal
         "born",  # node.n when each admitted candidate became available (widening only)
         "fpu",  # the node's own evaluation for the acting player (PUCT first-play value)
         "fresh",  # UCT: indices of admitted candidates never selected (picked at random first)
+        "index",  # observer keying, another player's node: action -> candidate index
         "keep",  # number of must-keep candidates at the front of ``acts``
         "means",  # running mean of the acting player's return per admitted candidate
         "n",  # selections through this node (in-flight ones included)
@@ -57,9 +59,11 @@ class Node:
     )
 
     acts: list[int]
+    avail: list[int] | None
     born: list[int] | None
     fpu: float
     fresh: list[int] | None
+    index: dict[int, int] | None
     keep: int
     means: list[float]
     n: int
@@ -89,6 +93,7 @@ class Tree:
         searcher: int = -1,
         opponent_policy: Callable[[State, int, random.Random], int] | None = None,
         terminal_value: Callable[[State], Sequence[float]] | None = None,
+        observer: bool = False,
     ) -> None:
         self.num_players = num_players
         self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
@@ -100,6 +105,7 @@ class Tree:
         self.nonroot_cap = nonroot_cap
         self.searcher = searcher  # the player whose tree this is (opponent_policy skips others)
         self.opponent_policy = opponent_policy  # picks other players' actions instead of nodes
+        self.observer = observer  # key other players' nodes by the searcher's information set
         self.terminal_value = terminal_value  # value of a finished state (None: its returns)
         self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
         self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
@@ -178,6 +184,11 @@ class Tree:
         node.total_n = 0
         node.born = [0] * admit if widen else None
         node.fresh = None if self.puct else list(range(admit))
+        node.avail = node.index = None
+        if self.observer and player != self.searcher:  # candidates grow with the worlds
+            node.fresh = None
+            node.avail = [0] * admit
+            node.index = {a: i for i, a in enumerate(acts)}
         return node
 
     def allowed(self, visits: int) -> int:
@@ -236,6 +247,7 @@ class Tree:
         explore, inv_sqrt = self.explore, self.inv_sqrt
         vloss = self.virtual_loss
         opponent, searcher = self.opponent_policy, self.searcher
+        observer, select_available = self.observer, self.select_available
         terminal, backup, select = self.terminal_value, self.backup, self.select
         steps: dict[type[State], Callable[[State, int], None]] = {}
 
@@ -276,7 +288,8 @@ class Tree:
                         )
                     apply(state, action)
                     continue
-                key = state.information_set_key(p)
+                observed = observer and p != searcher
+                key = state.information_set_key(searcher if observed else p)
                 node = tables[p].get(key)
                 if node is None:
                     return p, key
@@ -285,7 +298,9 @@ class Tree:
                 fresh = node.fresh
                 big_n = node.n
                 visits = node.visits
-                if fresh:  # UCT: untried candidates first, in random order
+                if observed:
+                    i = select_available(node, state.legal_actions(p), rnd)
+                elif fresh:  # UCT: untried candidates first, in random order
                     m = len(fresh)
                     if m == 1:
                         i = fresh.pop()
@@ -364,6 +379,46 @@ class Tree:
                 score = (means[j] if n else fpu) + e * prior[j] * bonus[n]
             else:
                 score = means[j] + e * bonus[visits[j]]
+            if score > best:
+                best, i, ties = score, j, 1
+            elif score == best:
+                ties += 1
+                if rnd() * ties < 1.0:
+                    i = j
+        return i
+
+    def select_available(self, node: Node, legal: Sequence[int], rnd: Callable[[], float]) -> int:
+        """UCT over the candidates legal in this world (observer keying, another player's node).
+
+        The node is the searcher's information set, so the acting player's legal actions change
+        with the world: a new one becomes a candidate, and each candidate's exploration term
+        counts the visits it was legal in (its availability: the subset-armed bandit of Cowling,
+        Powley & Whitehouse 2012). Untried legal candidates go first, at random.
+        """
+        index, avail, visits, means = node.index, node.avail, node.visits, node.means
+        assert index is not None and avail is not None
+        live = []
+        untried = []
+        for a in legal:
+            j = index.get(a)
+            if j is None:  # first legal in this world: a new candidate
+                j = index[a] = len(node.acts)
+                node.acts.append(a)
+                node.prior.append(0.0)
+                means.append(node.fpu)
+                visits.append(0)
+                avail.append(0)
+            avail[j] += 1
+            live.append(j)
+            if not visits[j]:
+                untried.append(j)
+        if untried:
+            return untried[int(rnd() * len(untried))]
+        explore, inv_sqrt = self.explore, self.inv_sqrt
+        best = -math.inf
+        i = ties = 0
+        for j in live:
+            score = means[j] + explore[avail[j]] * inv_sqrt[visits[j]]
             if score > best:
                 best, i, ties = score, j, 1
             elif score == best:

@@ -44,6 +44,8 @@ __all__ = [
     "HeuristicEvaluator",
     "Leaf",
     "LeafEvaluation",
+    "PriorEvaluator",
+    "PriorFunction",
     "RolloutEvaluator",
     "check_evaluations",
 ]
@@ -279,6 +281,37 @@ class HeuristicEvaluator:
             )
             for leaf in leaves
         ]
+
+
+PriorFunction = Callable[[State, int, Sequence[int]], Sequence[float]]
+"""``(state, player, legal) -> probability per legal action``: a prior for PUCT."""
+
+
+class PriorEvaluator:
+    """``base``'s values with the prior of ``prior_fn`` at every non-terminal leaf.
+
+    Turns a heuristic's move scores into PUCT's prior (progressive bias, Chaslot et al. 2008):
+    the search spends its simulations on the moves the heuristic likes and leaves them only when
+    the values say so. The prior is checked like any evaluator's (length, finite, sums to 1).
+    """
+
+    def __init__(self, base: Evaluator, prior_fn: PriorFunction, *, name: str = "prior") -> None:
+        if not callable(getattr(base, "evaluate", None)) or not callable(prior_fn):
+            raise ValueError("PriorEvaluator needs an Evaluator and a callable prior_fn")
+        self.base, self.prior_fn, self.name = base, prior_fn, name
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        out = []
+        for leaf, ev in zip(leaves, self.base.evaluate(leaves), strict=True):
+            if leaf.player < 0 or not leaf.legal:
+                out.append(ev)
+                continue
+            prior = tuple(float(x) for x in self.prior_fn(leaf.state, leaf.player, leaf.legal))
+            out.append(LeafEvaluation(ev.values, prior))
+        return out
+
+    def __repr__(self) -> str:
+        return f"PriorEvaluator({self.base!r}, prior={self.name!r})"
 
 
 class BlendEvaluator:

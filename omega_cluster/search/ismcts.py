@@ -255,6 +255,7 @@ class ISMCTS:
             searcher=player,
             opponent_policy=cfg.opponent_policy,
             terminal_value=cfg.terminal_value,
+            observer=cfg.keying == "observer",
         )
         return tree, False
 

@@ -28,6 +28,7 @@ from omega_cluster.search import (
     HeuristicEvaluator,
     Leaf,
     LeafEvaluation,
+    PriorEvaluator,
     RolloutEvaluator,
     check_evaluations,
     run_search,
@@ -272,6 +273,33 @@ def test_blend_weights_values_and_takes_the_first_prior() -> None:
 
 
 # -- check_evaluations --------------------------------------------------------------------------
+def test_prior_evaluator_adds_its_prior_to_live_leaves_only() -> None:
+    """The base's values are kept; live leaves get ``prior_fn``'s distribution over their legal
+    actions (in the leaf's order), finished ones none; a bad prior is caught by the check."""
+    game = make_game("kuhn_poker")
+    seen: list[tuple[int, tuple[int, ...]]] = []
+
+    def first_heavy(state: State, player: int, legal: Sequence[int]) -> list[float]:
+        seen.append((player, tuple(legal)))
+        return [0.75] + [0.25 / (len(legal) - 1)] * (len(legal) - 1)
+
+    heuristic = HeuristicEvaluator(lambda state: (0.25, -0.25))
+    evaluator = PriorEvaluator(heuristic, first_heavy, name="first")
+    assert isinstance(evaluator, Evaluator) and "first" in repr(evaluator)
+    live = leaf_of(decision_state(game, 1), random.Random(0))
+    done = leaf_of(terminal_state(game, 2), random.Random(0))
+    answers = evaluator.evaluate([live, done])
+    assert answers[0] == LeafEvaluation((0.25, -0.25), (0.75, 0.25))
+    assert answers[1].prior is None and answers[1].values == tuple(done.state.returns())
+    assert seen == [(live.player, live.legal)]
+    check_evaluations([live, done], answers, game.num_players)
+    wrong = PriorEvaluator(heuristic, lambda state, player, legal: [1.0])
+    with pytest.raises(EvaluatorError, match="prior"):
+        check_evaluations([live], wrong.evaluate([live]), game.num_players)
+    with pytest.raises(ValueError, match="PriorEvaluator needs"):
+        PriorEvaluator(heuristic, "not callable")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("evaluation", "problem"),
     [

@@ -357,6 +357,9 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"world_constraints": 3}, "world_constraints must be None or a callable"),
         ({"terminal_value": "win"}, "terminal_value must be None or a callable"),
         ({"compiled": 1.0}, "compiled must be None"),
+        ({"keying": "mine"}, "keying must be one of"),
+        ({"keying": "observer", "selection": "puct"}, "does not combine with selection='puct'"),
+        ({"keying": "observer", "pw_base": 1.0, "nonroot_cap": 3}, "pw_base, nonroot_cap"),
     ],
 )
 def test_bad_config_is_named(kwargs: dict[str, Any], message: str) -> None:
@@ -459,3 +462,82 @@ def test_opponent_policy_replaces_the_opponents_nodes() -> None:
         )
     with pytest.raises(ValueError, match="opponent_policy must be None or a callable"):
         ISMCTSConfig(opponent_policy=3)  # type: ignore[arg-type]
+
+
+def _mexican_train_position(players: int, seed: int, moves: int) -> State:
+    game = make_game("mexican_train", players=players, rounds=1)
+    state, rng = _play(game, [], seed=seed), random.Random(seed)
+    commander = Commander(game)
+    for _ in range(moves):
+        state.apply_action(commander.act(state, state.current_players[0], rng))
+    while len(state.legal_actions(state.current_players[0])) < 2:
+        state.apply_action(commander.act(state, state.current_players[0], rng))
+    return state
+
+
+def test_observer_keying_shares_the_other_players_nodes_across_worlds() -> None:
+    """Mexican Train 4p: keyed by their own information set (their hand differs in every
+    world), the other players' nodes are new in every simulation, so the tree stays one level
+    deep; keyed by the searcher's information set (single-observer ISMCTS) they are shared and
+    the tree reaches past them to the searcher's next move. Every other-player node is then
+    keyed by an information set of the searcher, and the search still ignores the hidden hands
+    (the leak test)."""
+    state = _mexican_train_position(4, seed=3, moves=8)
+    player = state.current_players[0]
+    game = state.game
+    rollout = RolloutEvaluator(Commander(game))
+    by_seat = ISMCTS(game, rollout, simulations=300, reuse_tree=True)
+    flat = by_seat.search(state, player, random.Random(1))
+    observer = ISMCTS(game, rollout, simulations=300, reuse_tree=True, keying="observer")
+    deep = observer.search(state, player, random.Random(1))
+    assert flat.diagnostics.max_depth <= 2 < deep.diagnostics.max_depth
+    assert sum(deep.diagnostics.depth_histogram[3:]) > 150  # most simulations pass the others
+    tree = observer._tree
+    assert tree is not None
+    others = [node for p in range(4) if p != player for node in tree.tables[p].values()]
+    assert others and all(node.player != player for node in others)
+    for p in range(4):
+        if p != player:
+            assert all(key & 0xF == player for key in tree.tables[p])  # MT: the key's owner
+    visited = [node for node in others if node.n > 1]
+    assert any(min(node.avail or [0]) < node.n for node in visited)  # legal in some worlds only
+    for node in visited:
+        assert node.avail is not None and len(node.avail) == len(node.acts) == len(node.visits)
+        assert all(node.visits[i] <= node.avail[i] <= node.n for i in range(len(node.acts)))
+        assert sum(node.visits) == node.n
+    other = state.sample_world(player, random.Random(42))
+    assert other.information_set_key(player) == state.information_set_key(player)
+    fresh = ISMCTS(game, rollout, simulations=100, keying="observer")
+    assert _same(
+        fresh.search(state, player, random.Random(7)), fresh.search(other, player, random.Random(7))
+    )
+
+
+def test_observer_node_admits_actions_as_worlds_make_them_legal() -> None:
+    """The subset-armed bandit of an observer-keyed node: an action first legal in a later world
+    joins the candidates; only the candidates legal in this world are picked, untried first,
+    and each one's availability counts the visits it was legal in."""
+    from omega_cluster.search._ismcts_tree import Tree
+
+    game = make_game("mexican_train", players=3, rounds=1)
+    state = _play(game, [], seed=1)
+    tree = Tree(3, puct=False, c_uct=1.0, c_puct=1.0, pw_base=None, pw_scale=1.0,
+                root_cap=None, nonroot_cap=None, virtual_loss=None, searcher=0, observer=True)  # fmt: skip
+    node = tree.new_node(1, [10, 11], None, 0.5, state, root=False)
+    assert node.avail == [0, 0] and node.index == {10: 0, 11: 1} and node.fresh is None
+    rnd = random.Random(0).random
+    picks = set()
+    for _ in range(2):  # two untried candidates legal: both tried before any repeat
+        i = tree.select_available(node, [10, 11], rnd)
+        picks.add(i)
+        node.visits[i] += 1
+        node.n += 1
+        node.means[i] = 1.0 if node.acts[i] == 10 else 0.0
+    assert picks == {0, 1} and node.avail == [2, 2]
+    i = tree.select_available(node, [11, 12], rnd)  # 12 is new; 10 is not legal here
+    assert node.acts == [10, 11, 12] and node.index == {10: 0, 11: 1, 12: 2}
+    assert i == 2 and node.avail == [2, 3, 1] and node.visits == [1, 1, 0]
+    node.visits[2] += 1
+    node.means[2] = 0.0
+    assert tree.select_available(node, [10, 11, 12], rnd) == 0  # the best mean when all tried
+    assert node.avail == [3, 4, 2]

@@ -10,6 +10,7 @@ Leduc poker.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -21,8 +22,9 @@ from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.leduc_poker import CALL
 from omega_cluster.players import PlayerSpecError, make_player
+from omega_cluster.players.officers import Commander
 from omega_cluster.players.search import ISMCTSPlayer, SearchPlayer, SMMCTSPlayer
-from omega_cluster.search import HeuristicEvaluator, RolloutEvaluator
+from omega_cluster.search import HeuristicEvaluator, Leaf, RolloutEvaluator
 
 
 def first_decision(game: Game, seed: int) -> State:
@@ -227,6 +229,36 @@ def test_mexican_train_options_reach_the_search() -> None:
     assert len(play_match(game, [modeller, "commander"], games=2, seed=5).records) == 2
 
 
+def test_commander_prior_feeds_puct_with_the_commanders_softmax() -> None:
+    """``prior=commander``: the search runs PUCT with the Commander's move scores turned into a
+    softmax prior at every leaf; the root's prior is that softmax (a lower temperature puts more
+    of it on the Commander's own move) and a round plays to the end."""
+    game = make_game("mexican_train", players=4, rounds=1)
+    state, rng = game.new_initial_state(seed=2), random.Random(0)
+    commander = Commander(game)
+    while len(state.legal_actions(state.current_players[0])) < 3:
+        state.apply_action(commander.act(state, state.current_players[0], rng))
+    player = state.current_players[0]
+    legal = state.legal_actions(player)
+    best = legal.index(commander.act(state, player, rng))
+    sharp, flat = (commander.policy(state, player, legal, t) for t in (1.0, 50.0))
+    assert math.isclose(sum(sharp), 1.0) and math.isclose(sum(flat), 1.0)
+    assert max(sharp) == sharp[best] and sharp[best] > flat[best]
+    searcher = make_player("ismcts:commander_rollout:30:prior=commander:prior_temperature=1", game)
+    assert searcher.search.config.selection == "puct"  # type: ignore[attr-defined]
+    leaf = Leaf(state, player, tuple(legal), random.Random(2))
+    (answer,) = searcher.evaluator.evaluate([leaf])  # type: ignore[attr-defined]
+    assert answer.prior == pytest.approx(sharp)
+    assert len(answer.values) == 4 and sum(answer.values) == pytest.approx(1.0)  # win shares
+    greedy = make_player("ismcts:commander_rollout:30:prior=commander:prior_temperature=0.01", game)
+    greedy.act(state, player, random.Random(1))
+    result = greedy.last_result  # type: ignore[attr-defined]
+    assert result is not None and sum(result.visits) == 30
+    assert result.visits[best] == max(result.visits)  # the prior holds the search on its move
+    seats = [searcher, "commander", "commander", "commander"]
+    assert len(play_match(game, seats, games=1, seed=6).records) == 1
+
+
 @pytest.mark.parametrize(
     ("spec", "game_name", "problem"),
     [
@@ -258,6 +290,8 @@ def test_mexican_train_options_reach_the_search() -> None:
         ("ismcts:random:10:anchor_z=-1", "kuhn_poker", r"anchor_z must be a number >= 0"),
         ("smmcts:random:10:opponent=random", "goofspiel", r"opponent is an ISMCTS option"),
         ("ismcts:random:10:opponent=nobody", "kuhn_poker", r"nobody"),
+        ("ismcts:random:10:prior=commander", "kuhn_poker", r"prior: unknown prior 'commander'"),
+        ("smmcts:random:10:prior=commander", "goofspiel", r"prior is an ISMCTS option"),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, game_name: str, problem: str) -> None:
