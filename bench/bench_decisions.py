@@ -189,16 +189,19 @@ def _choice(job: tuple[str, int, int]) -> int:
         if belief not in ([], ["commander"]):
             raise ValueError(f"paired: unknown belief {':'.join(belief)!r} (available: commander)")
         return _paired(state, p, int(worlds), float(z), deal * 31 + index, belief == ["commander"])
-    if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>
-        _, simulations, c_uct = spec.split(":")
-        return _true_hands(state, p, int(simulations), float(c_uct), deal * 31 + index)
+    if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>[:<root_selection>]
+        _, simulations, c_uct, *root = spec.split(":")
+        return _true_hands(state, p, int(simulations), float(c_uct), deal * 31 + index, *root)
     player = make_player(spec, _GAME)
     return int(player.act(state, p, random.Random(deal * 31 + index)))
 
 
-def _true_hands(state: Any, p: int, simulations: int, c_uct: float, seed: int) -> int:
+def _true_hands(
+    state: Any, p: int, simulations: int, c_uct: float, seed: int, root: str = "tree"
+) -> int:
     """ISMCTS + Commander rollouts whose every determinization holds the *true* hands (only the
-    boneyard's order is drawn): what perfect beliefs would give the searcher."""
+    boneyard's order is drawn): what perfect beliefs would give the searcher. ``root``: the
+    search's ``root_selection``."""
     from omega_cluster.players.search import ISMCTSPlayer
 
     def true_world(root: Any, player: int, rng: random.Random) -> Any:
@@ -208,7 +211,7 @@ def _true_hands(state: Any, p: int, simulations: int, c_uct: float, seed: int) -
 
     player = ISMCTSPlayer(
         _GAME, leaf="commander_rollout", simulations=simulations, c_uct=c_uct,
-        world_sampler=true_world,
+        world_sampler=true_world, root_selection=root,
     )  # fmt: skip
     return int(player.act(state, p, random.Random(seed)))
 

@@ -108,6 +108,7 @@ def unsupported(game: Game, evaluator: Evaluator, config: ISMCTSConfig) -> str |
         and c.leaves_in_flight == 1
         and c.opponent_policy is None
         and c.keying == "acting"
+        and c.root_selection == "tree"
         and c.world_constraints is None
         and c.world_sampler is None
         and c.terminal_value is None

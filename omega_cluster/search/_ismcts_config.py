@@ -42,6 +42,7 @@ WorldConstraints = Callable[[State, int], Any]
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
 _KEYINGS = ("acting", "observer")
+_ROOT_SELECTIONS = ("tree", "sequential_halving")
 
 
 def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
@@ -75,6 +76,7 @@ class ISMCTSConfig:
     selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none)
     c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
     c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
+    root_selection: str = "tree"  # "tree" (like any node) | "sequential_halving" (paired worlds)
     final_policy: str = "visits"  # "visits" (normalised) | "max_visits" | "max_value"
     temperature: float = 0.0  # 0: play the final policy's argmax; > 0: sample ∝ visits^(1/T)
     dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero: ~10 / typical branching)
@@ -142,6 +144,27 @@ class ISMCTSConfig:
                 "ISMCTSConfig.opponent_policy must be None or a callable (state, player, rng) -> "
                 f"action (e.g. Commander(game).act), got {self.opponent_policy!r}"
             )
+        if self.root_selection not in _ROOT_SELECTIONS:
+            raise ValueError(
+                f"ISMCTSConfig.root_selection must be one of {_ROOT_SELECTIONS}, "
+                f"got {self.root_selection!r}"
+            )
+        if self.root_selection == "sequential_halving":
+            clash = [
+                name
+                for name, bad in (
+                    ("determinizations", self.determinizations is not None),
+                    ("reuse_tree", self.reuse_tree),
+                    ("dirichlet_fraction", self.dirichlet_fraction > 0.0),
+                )
+                if bad
+            ]
+            if clash:
+                raise ValueError(
+                    "ISMCTSConfig: root_selection='sequential_halving' draws its own worlds and "
+                    "compares the root's moves on them afresh; it does not combine with "
+                    + ", ".join(clash)
+                )
         if self.keying not in _KEYINGS:
             raise ValueError(f"ISMCTSConfig.keying must be one of {_KEYINGS}, got {self.keying!r}")
         if self.keying == "observer":

@@ -108,6 +108,7 @@ class Tree:
         self.observer = observer  # key other players' nodes by the searcher's information set
         self.terminal_value = terminal_value  # value of a finished state (None: its returns)
         self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
+        self.root: Node | None = None  # the running search's root
         self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
         self.explore: list[float] = []  # UCT: c·sqrt(ln N); PUCT: c·sqrt(N)
         self.inv_sqrt: list[float] = []  # 1/sqrt(n) (UCT)
@@ -386,6 +387,20 @@ class Tree:
                 if rnd() * ties < 1.0:
                     i = j
         return i
+
+    def force_root(self, i: int, state: State, nodes: list[Node], picks: list[int]) -> None:
+        """Start a simulation with the root's candidate ``i`` (the root chosen by a schedule,
+        sequential halving, rather than by selection): count the visit and play the action."""
+        root = self.root
+        assert root is not None
+        root.n += 1
+        n_i = root.visits[i] + 1
+        root.visits[i] = n_i
+        if self.virtual_loss is not None:
+            root.means[i] += (self.virtual_loss - root.means[i]) / n_i
+        nodes.append(root)
+        picks.append(i)
+        state.apply_action(root.acts[i])
 
     def select_available(self, node: Node, legal: Sequence[int], rnd: Callable[[], float]) -> int:
         """UCT over the candidates legal in this world (observer keying, another player's node).

@@ -38,6 +38,19 @@ playable tile); ``terminal_value``, what a finished state is worth instead of it
 win-share / score-margin blend, the same function the rollout evaluator reports). The result is a
 :class:`~omega_cluster.search.result.SearchResult`.
 
+Two choices change what the tree is. ``keying``: other players' nodes are keyed by *their*
+information set (``"acting"``, the default, as OpenSpiel) or by the *searcher's*
+(``"observer"``: the paper's single-observer tree proper, whose other-player nodes are shared
+across worlds, the actions legal in a world growing the candidates of a node and counted by
+availability). With large hidden hands (Mexican Train) an opponent's information set is new in
+every world, so the acting keying never grows past the first opponent: the search is then a
+bandit over the root's moves with one playout each; the observer keying reaches the searcher's
+next move. ``root_selection``: the root is selected like any node (``"tree"``) or by sequential
+halving (``"sequential_halving"``, Karnin, Koren & Somekh 2013; the root schedule of Gumbel
+MuZero, Danihelka et al. 2022): rounds over the root's moves in which every world drawn is played
+once with each move still in, the better half going on — a paired comparison on common worlds
+that aims at the move finally played (simple regret) rather than at the visits on the way.
+
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
 ``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
 player)`` (which must read only what ``player`` knows), so two states that ``player`` cannot tell
@@ -72,9 +85,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import random
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 from omega_cluster.games.api import Game, RngLike, State, as_rng
@@ -160,6 +174,77 @@ class _Worlds:
         self._left -= 1
         assert self._base is not None
         return self._base if self._left == 0 else self._base.clone()
+
+
+class _Run:
+    """One search's simulations over a tree: select (the root's candidate forced or free),
+    send new leaves to the evaluator ``in_flight`` at a time, back up; counts as it goes."""
+
+    __slots__ = (
+        "descend",
+        "fast_draws",
+        "histogram",
+        "in_flight",
+        "leaves",
+        "rng",
+        "simulations",
+        "tree",
+    )
+
+    def __init__(self, tree: Tree, rng: random.Random, in_flight: int) -> None:
+        self.tree, self.rng, self.in_flight = tree, rng, in_flight
+        self.descend = tree.simulator(rng)
+        self.simulations = self.leaves = self.fast_draws = 0
+        self.histogram = [0] * 16
+
+    def play(
+        self, worlds: Iterable[tuple[State, int]]
+    ) -> Generator[list[Leaf], list[LeafEvaluation], None]:
+        """One simulation per ``(world, root candidate)`` (-1: selected like any node)."""
+        tree, in_flight, descend = self.tree, self.in_flight, self.descend
+        histogram = self.histogram
+        pending: list[tuple[State, int, object, list[Node], list[int]]] = []
+        table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
+        for world, forced in worlds:
+            if self.simulations >= table_limit:  # visit counts outgrow the UCT tables
+                tree.ensure_tables(tree.base_visits + self.simulations + in_flight + 2)
+                table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
+            nodes: list[Node] = []
+            picks: list[int] = []
+            if forced >= 0:
+                tree.force_root(forced, world, nodes, picks)
+            found = descend(world, nodes, picks)
+            self.simulations += 1
+            depth = len(nodes)
+            if depth >= len(histogram):
+                histogram.extend([0] * (depth + 1 - len(histogram)))
+            histogram[depth] += 1
+            if found is None:  # reached the end and backed up: no evaluator needed
+                continue
+            p, key = found
+            pending.append((world, p, key, nodes, picks))
+            if len(pending) < in_flight:
+                continue
+            yield from self._evaluate(pending)
+            pending = []
+        if pending:
+            yield from self._evaluate(pending)
+
+    def _evaluate(
+        self, pending: list[tuple[State, int, object, list[Node], list[int]]]
+    ) -> Generator[list[Leaf], list[LeafEvaluation], None]:
+        tree, rng, tables = self.tree, self.rng, self.tree.tables
+        requests = [Leaf(w, p, tuple(w.legal_actions(p)), rng) for w, p, _, _, _ in pending]
+        answers = yield requests
+        self.leaves += len(requests)
+        for (world, p, key, nodes, picks), leaf, answer in zip(
+            pending, requests, answers, strict=True
+        ):
+            if key not in tables[p]:  # an earlier leaf of this batch may have created it
+                tables[p][key] = tree.new_node(
+                    p, leaf.legal, answer.prior, answer.values[p], world, root=False
+                )
+            tree.backup(nodes, picks, answer.values)
 
 
 class ISMCTS:
@@ -301,6 +386,7 @@ class ISMCTS:
                 tree.tables[player][root_key] = root
             elif root.rest:
                 tree.uncap_root(root)
+            tree.root = root
             reused_visits = root.n if reused else 0
             clean_prior = root.prior
             if cfg.dirichlet_fraction > 0.0:
@@ -311,7 +397,7 @@ class ISMCTS:
                 counts = yield from self._simulate(tree, worlds, rng, started)
             finally:
                 root.prior = clean_prior
-            simulations, histogram, more_leaves = counts
+            simulations, histogram, more_leaves, winner = counts
             leaves += more_leaves
         finally:
             self._busy = False
@@ -320,74 +406,91 @@ class ISMCTS:
         drawn = worlds.drawn if worlds.hidden else 0
         return self._result(
             root, legal, player, rng, started, simulations, histogram, leaves, drawn,
-            tree.size(), reused, reused_visits,
+            tree.size(), reused, reused_visits, winner,
         )  # fmt: skip
 
     def _simulate(
         self, tree: Tree, worlds: _Worlds, rng: random.Random, started: float
-    ) -> Generator[list[Leaf], list[LeafEvaluation], tuple[int, list[int], int]]:
+    ) -> Generator[list[Leaf], list[LeafEvaluation], tuple[int, list[int], int, int | None]]:
         """Run the budget: select, expand (via the evaluator), back up. Returns the simulation
-        count, the depth histogram and the number of leaves evaluated."""
+        count, the depth histogram, the number of leaves evaluated and the root candidate that
+        sequential halving chose (``None`` when the root is selected like any node)."""
         cfg = self.config
-        budget, in_flight = cfg.budget, cfg.leaves_in_flight
         deadline = None if cfg.time_limit_s is None else started + cfg.time_limit_s
+        run = _Run(tree, rng, cfg.leaves_in_flight)
+        winner = None
+        if cfg.root_selection == "sequential_halving":
+            winner = yield from self._halving(run, worlds, deadline)
+        else:
+            yield from run.play(self._free_worlds(run, worlds, deadline))
+        tree.base_visits += run.simulations
+        worlds.drawn += run.fast_draws
+        histogram = run.histogram
+        while histogram and histogram[-1] == 0:
+            histogram.pop()
+        return run.simulations, histogram, run.leaves, winner
+
+    def _free_worlds(
+        self, run: _Run, worlds: _Worlds, deadline: float | None
+    ) -> Iterator[tuple[State, int]]:
+        """A world per simulation until the budget or the clock runs out (root selected freely)."""
+        budget = self.config.budget
         clock = time.perf_counter
-        descend, backup, tables = tree.simulator(rng), tree.backup, tree.tables
-        histogram = [0] * 16
-        pending: list[tuple[State, int, object, list[Any], list[int]]] = []
-        simulations = leaves = fast_draws = 0
         # one fresh world per simulation: call sample_world directly (the common case)
         fast = worlds.sample if worlds.per_world == 1 else None
         first = worlds.pushed
         worlds.pushed = None
-        table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
-        while True:
-            if simulations < budget and (
-                deadline is None or not simulations or clock() < deadline
-            ):  # one more simulation
-                if simulations >= table_limit:  # visit counts outgrow the UCT tables
-                    tree.ensure_tables(tree.base_visits + simulations + in_flight + 2)
-                    table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
-                if first is not None:
-                    world, first = first, None
-                elif fast is not None:
-                    world = fast()
-                    fast_draws += 1
-                else:
-                    world = worlds.next()
-                nodes: list[Node] = []
-                picks: list[int] = []
-                found = descend(world, nodes, picks)
-                simulations += 1
-                depth = len(nodes)
-                if depth >= len(histogram):
-                    histogram.extend([0] * (depth + 1 - len(histogram)))
-                histogram[depth] += 1
-                if found is None:  # reached the end and backed up: no evaluator needed
-                    continue
-                p, key = found
-                pending.append((world, p, key, nodes, picks))
-                if len(pending) < in_flight:
-                    continue
-            elif not pending:
-                break
-            requests = [Leaf(w, p, tuple(w.legal_actions(p)), rng) for w, p, _, _, _ in pending]
-            answers = yield requests
-            leaves += len(requests)
-            for (world, p, key, nodes, picks), leaf, answer in zip(
-                pending, requests, answers, strict=True
-            ):
-                if key not in tables[p]:  # an earlier leaf of this batch may have created it
-                    tables[p][key] = tree.new_node(
-                        p, leaf.legal, answer.prior, answer.values[p], world, root=False
-                    )
-                backup(nodes, picks, answer.values)
-            pending = []
-        tree.base_visits += simulations
-        worlds.drawn += fast_draws
-        while histogram and histogram[-1] == 0:
-            histogram.pop()
-        return simulations, histogram, leaves
+        n = 0
+        while n < budget and (deadline is None or not n or clock() < deadline):
+            n += 1
+            if first is not None:
+                world, first = first, None
+            elif fast is not None:
+                world = fast()
+                run.fast_draws += 1
+            else:
+                world = worlds.next()
+            yield world, -1
+
+    def _halving(
+        self, run: _Run, worlds: _Worlds, deadline: float | None
+    ) -> Generator[list[Leaf], list[LeafEvaluation], int]:
+        """Sequential halving at the root (Karnin, Koren & Somekh 2013), on common worlds.
+
+        ``ceil(log2 k)`` rounds over the k root candidates; each round splits its share of the
+        budget evenly over the candidates still in, every world drawn in the round is played
+        once with each of them (a paired comparison: the same hidden hands and boneyard order
+        behind every move), and the better half by mean value goes on. Returns the index of the
+        best candidate of the last round. Simple regret — the quality of the move finally
+        played — is what a player needs; UCT at the root minimises the cumulative regret of its
+        own visits instead, and never compares two moves on the same world.
+        """
+        root = run.tree.root
+        assert root is not None
+        budget = self.config.budget
+        alive = list(range(len(root.means)))
+        rounds = max(1, math.ceil(math.log2(len(alive))))
+        clock = time.perf_counter
+
+        def paired(count: int, arms: list[int]) -> Iterator[tuple[State, int]]:
+            for _ in range(count):
+                if deadline is not None and run.simulations and clock() >= deadline:
+                    return
+                world = worlds.next()
+                for i in arms[:-1]:
+                    yield world.clone(), i
+                yield world, arms[-1]
+
+        for r in range(rounds):
+            count = max(1, (budget - run.simulations) // ((rounds - r) * len(alive)))
+            yield from run.play(paired(count, alive))
+            if r < rounds - 1:
+                alive.sort(key=lambda i: (-root.means[i], i))
+                alive = alive[: (len(alive) + 1) // 2]
+        left = (budget - run.simulations) // len(alive)
+        if left > 0:  # the rounds' floors leave a remainder: more worlds for the last ones
+            yield from run.play(paired(left, alive))
+        return max(alive, key=lambda i: (root.means[i], -i))
 
     def _result(
         self,
@@ -403,11 +506,15 @@ class ISMCTS:
         tree_nodes: int,
         reused: bool,
         reused_visits: int,
+        winner: int | None = None,
     ) -> SearchResult:
         cfg = self.config
         stats = root_statistics(root, legal, self.game.num_players)
         policy = final_policy(cfg.final_policy, stats.visits, stats.action_values)
-        index = choose_action(policy, stats.visits, cfg.temperature, rng)
+        if winner is not None and cfg.temperature == 0.0:  # sequential halving's choice
+            index = legal.index(root.acts[winner])
+        else:
+            index = choose_action(policy, stats.visits, cfg.temperature, rng)
         diagnostics = SearchDiagnostics(
             simulations=simulations,
             determinizations=determinizations,

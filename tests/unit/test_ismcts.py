@@ -224,12 +224,20 @@ def test_time_limit_stops_the_search() -> None:
 
 # -- batching -------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    ("evaluator", "selection"), [(NETWORK, "puct"), (RANDOM_ROLLOUT, "uct"), (NETWORK, "uct")]
+    ("evaluator", "selection", "root"),
+    [
+        (NETWORK, "puct", "tree"),
+        (RANDOM_ROLLOUT, "uct", "tree"),
+        (NETWORK, "uct", "tree"),
+        (RANDOM_ROLLOUT, "uct", "sequential_halving"),
+    ],
 )
-def test_batched_searches_equal_unbatched(evaluator: Any, selection: str) -> None:
+def test_batched_searches_equal_unbatched(evaluator: Any, selection: str, root: str) -> None:
     game = make_game("leduc_poker")
     # compiled=False: the compiled Leduc loop runs its rollouts inside and never yields leaves
-    search = ISMCTS(game, evaluator, simulations=200, selection=selection, compiled=False)
+    search = ISMCTS(
+        game, evaluator, simulations=200, selection=selection, compiled=False, root_selection=root
+    )
     positions = [(_play(game, [0, 3]), 0), (_play(game, [2, 5, 2]), 1), (_play(game, [4, 1]), 0)]
     alone = [search.search(s, p, random.Random(i)) for i, (s, p) in enumerate(positions)]
     stats = BatchStats()
@@ -252,6 +260,72 @@ def test_leaves_in_flight_batch_several_leaves_per_search() -> None:
     )
     assert sum(result.visits) == 300
     assert stats.max_batch > 1
+
+
+# -- sequential halving at the root -----------------------------------------------------------------
+def _root_action_value(target: int, depth: int, player: int) -> FunctionEvaluator:
+    """A value of 1 to ``player`` when the root's move (``history[depth]``) was ``target``, else
+    0, with every leaf's root move and world (the other Mexican Train hands, which the root's
+    move leaves alone) recorded in ``seen``."""
+
+    def values(leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        out = []
+        for leaf in leaves:
+            first = leaf.state.history[depth]
+            world = leaf.state
+            hands = world.hands  # type: ignore[attr-defined]
+            seen.append((first, tuple(h for q, h in enumerate(hands) if q != player)))
+            win = 1.0 if first == target else 0.0
+            out.append(LeafEvaluation(tuple(win if p == player else 0.0 for p in range(4))))
+        return out
+
+    seen: list[tuple[int, object]] = []
+    evaluator = FunctionEvaluator(values, name="root move")
+    evaluator.seen = seen  # type: ignore[attr-defined]
+    return evaluator
+
+
+def test_sequential_halving_halves_on_paired_worlds_and_plays_the_best_move() -> None:
+    """Mexican Train 4p, a position with 4 moves, 1,000 simulations: two rounds — 125 worlds
+    each played with all four moves, then 250 worlds with the better two — so 375 worlds drawn,
+    visits (125, 125, 375, 375) in some order; every move of a round met exactly the same worlds
+    (the comparison is paired); the move the evaluator favours survives and is played."""
+    state = _mexican_train_position(4, seed=5, moves=4)
+    player = state.current_players[0]
+    legal = state.legal_actions(player)
+    while len(legal) != 4:
+        state.apply_action(Commander(state.game).act(state, player, random.Random(0)))
+        player = state.current_players[0]
+        legal = state.legal_actions(player)
+    target = legal[2]
+    evaluator = _root_action_value(target, len(state.history), player)
+    search = ISMCTS(state.game, evaluator, simulations=1000, root_selection="sequential_halving")
+    result = search.search(state, player, random.Random(3))
+    assert result.action == target and result.diagnostics.determinizations == 375
+    assert sorted(result.visits) == [125, 125, 375, 375] and sum(result.visits) == 1000
+    assert result.visits[2] == 375 and result.action_values[2] == 1.0
+    seen = evaluator.seen  # type: ignore[attr-defined]
+    worlds_of = {a: [w for m, w in seen if m == a] for a in legal}
+    survivors = [a for a, v in zip(legal, result.visits, strict=True) if v == 375]
+    first_round = [worlds_of[a][:125] for a in legal]
+    assert all(w == first_round[0] for w in first_round[1:])  # every move, the same worlds
+    assert worlds_of[survivors[0]] == worlds_of[survivors[1]]
+    assert len(set(worlds_of[target])) > 300  # fresh worlds, not one reused
+
+
+def test_sequential_halving_with_a_time_limit_and_leaves_in_flight() -> None:
+    """The clock stops the halving early (the best of the moves still in is played); in-flight
+    leaves are all backed up before a round's halving, so the visits still follow the rounds."""
+    game = make_game("leduc_poker")
+    timed = ISMCTS(
+        game, RANDOM_ROLLOUT, simulations=10_000_000, time_limit_s=0.05,
+        root_selection="sequential_halving", compiled=False,
+    ).search(_play(game, [0, 3]), 0, random.Random(2))  # fmt: skip
+    assert 1 <= timed.diagnostics.simulations < 10_000_000 and timed.action in timed.legal
+    batched = ISMCTS(
+        game, NETWORK, simulations=300, leaves_in_flight=8, root_selection="sequential_halving"
+    ).search(_play(game, [0, 3]), 0, random.Random(0))
+    assert batched.visits == (150, 150)  # two moves: one round, every world played with both
 
 
 # -- tree reuse, widening, caps, noise, temperature ------------------------------------------------
@@ -358,6 +432,16 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"terminal_value": "win"}, "terminal_value must be None or a callable"),
         ({"compiled": 1.0}, "compiled must be None"),
         ({"keying": "mine"}, "keying must be one of"),
+        ({"root_selection": "halving"}, "root_selection must be one of"),
+        (
+            {"root_selection": "sequential_halving", "reuse_tree": True},
+            "sequential_halving' .* does not combine with reuse_tree",
+        ),
+        (
+            {"root_selection": "sequential_halving", "determinizations": 2,
+             "simulations_per_determinization": 3},
+            "does not combine with determinizations",
+        ),  # fmt: skip
         ({"keying": "observer", "selection": "puct"}, "does not combine with selection='puct'"),
         ({"keying": "observer", "pw_base": 1.0, "nonroot_cap": 3}, "pw_base, nonroot_cap"),
     ],
