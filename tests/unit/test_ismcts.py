@@ -438,10 +438,13 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
             "sequential_halving' .* does not combine with reuse_tree",
         ),
         (
-            {"root_selection": "sequential_halving", "determinizations": 2,
-             "simulations_per_determinization": 3},
+            {
+                "root_selection": "sequential_halving",
+                "determinizations": 2,
+                "simulations_per_determinization": 3,
+            },
             "does not combine with determinizations",
-        ),  # fmt: skip
+        ),
         ({"keying": "observer", "selection": "puct"}, "does not combine with selection='puct'"),
         ({"keying": "observer", "pw_base": 1.0, "nonroot_cap": 3}, "pw_base, nonroot_cap"),
     ],
