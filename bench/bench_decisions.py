@@ -13,12 +13,15 @@ does, at a fraction of the cost; the oracle (the best move under the true hands)
 searcher can gain per decision.
 
 Specs are player specs (``ismcts:commander_rollout:400:deduce=true``),
-``paired:<W>:<z>[:commander]``: every legal move on the same ``W`` determinizations (public
-deductions, or ``CommanderBelief``) with Commander continuations, Commander's move kept unless
-another beats it by ``z`` standard errors of the paired difference — flat Monte Carlo with the
-noise of the worlds paired away — or ``truehands:<simulations>:<c_uct>``: ISMCTS + Commander
-rollouts whose determinizations hold the true hands (only the boneyard's order drawn), the
-ceiling of any belief model.
+``paired:<W>:<z>[:commander[:<checks>:<tries>]]``: every legal move on the same ``W``
+determinizations (public deductions, or ``CommanderBelief`` checking that many recent moves)
+with Commander continuations, Commander's move kept unless another beats it by ``z`` standard
+errors of the paired difference — flat Monte Carlo with the noise of the worlds paired away — or
+``truehands:<simulations>:<c_uct>[:key=value ...]``: ISMCTS + Commander rollouts whose
+determinizations hold the true hands (only the boneyard's order drawn; options such as
+``root_selection`` and ``opponent`` go to the search player). Caution: with the true hands every
+opponent's information set is the same in every world, so the tree grows through the opponents'
+nodes and they play UCT in it, not Commander — ``opponent=commander`` keeps the model true.
 
 Measured (2p, 400 positions, 64 reshuffles, seed 1; mean advantage per decision ± 95%):
 oracle +0.054 ± 0.010 (biased up by the max over noisy Q: an upper bound); ISMCTS + Commander
@@ -39,13 +42,25 @@ rollouts, deductions, c_uct 2.5: 1000 simulations +0.012 ± 0.011 (differs from 
 D x S = 100 x 10 determinizations -0.002 ± 0.010, 25 x 40 -0.004 ± 0.011;
 ``final_policy=max_value`` +0.000 ± 0.002; ``margin=0.3`` +0.002 ± 0.007; ``rollouts=4`` the
 very same moves (a Commander playout from a determinized leaf is deterministic);
-``truehands:1000:2.5`` (every determinization holds the *true* hands: perfect beliefs) +0.004 ±
-0.009. Flat paired evaluation: ``paired:100:0`` +0.006 ± 0.011, with ``CommanderBelief`` worlds
-(``paired:100:0:commander``) -0.003 ± 0.009 against it. Reading: the search's gain per decision
-(~+0.01, which is what makes its 4p game share ~1.25) moves by less than this screen resolves
-(±0.01) with budget, exploration constant, opponent model or beliefs — even perfect ones; the
-flat evaluation that sees the hands gains +0.05, but no inference available here recovers that
-from the public moves. (Closing 1.25 -> 1.3 would take ~+0.0025 per decision: below this
+``truehands:1000:2.5`` +0.016 ± 0.010 (the true hands, but a tree whose opponents play UCT:
+see the caution above); flat paired evaluation ``paired:100:0`` +0.006 ± 0.011 against the
+search, with ``CommanderBelief`` worlds (``paired:100:0:commander``) -0.003 ± 0.009 against
+that. New search options, paired against the 1000-simulation search: ``prior=commander`` (PUCT
+with the Commander's softmax) -0.004 ± 0.008 to -0.004 ± 0.009 over T in {2, 5, 10} and c_puct
+in {1, 2, 3} (it stays nearer Commander's move: differs 8-22%); ``keying=observer`` (the
+single-observer tree, which does reach past the opponents: depth 3-5 instead of 1) -0.011 ±
+0.009 at c_uct 2.5, -0.007 ± 0.009 at 1.0 (its opponents play UCT in the tree, and the
+Commanders do not); ``root_selection=sequential_halving`` (the root's moves on common worlds)
+-0.005 ± 0.008, at 2,000 simulations +0.001 ± 0.007. On 300 of the positions: ``paired:100:0``
++0.004 ± 0.010; ``CommanderBelief`` with 3 checks -0.007 ± 0.011 against it, with 12 checks and
+400 tries -0.005 ± 0.011, although the checks are right (the true hands pass all 1,887 of them
+on 200 positions) and selective (a uniform world passes 3 checks 1 time in 16). With the true
+hands and the root compared on common worlds (``truehands:1000:2.5:root_selection=
+sequential_halving``) +0.023 ± 0.010 (+0.007 ± 0.006 over UCT's root). Reading: the search's gain
+per decision (~+0.01, which makes its 4p game share ~1.25) moves by less than this screen
+resolves with budget, exploration, root schedule, opponent model, tree keying or the beliefs the
+public moves support; the flat evaluation that sees the hands gains +0.05, and no inference
+available here recovers that. (Closing 1.25 -> 1.3 would take ~+0.0025 per decision: below this
 screen's resolution, so it rules out large gains, not small ones.)
 
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
@@ -146,10 +161,13 @@ def _split_values(job: tuple[int, int, int]) -> tuple[Values, tuple[Values, Valu
     return q, halves
 
 
-def _paired(state: Any, p: int, worlds: int, z: float, seed: int, belief: bool = False) -> int:
+def _paired(
+    state: Any, p: int, worlds: int, z: float, seed: int, belief: tuple[int, int] | None = None
+) -> int:
     """Every legal move on the same ``worlds`` determinizations, Commander continuations; keep
     Commander's move unless another beats it by ``z`` standard errors of the paired difference.
-    The worlds honour the public deductions, or (``belief``) come from ``CommanderBelief``."""
+    The worlds honour the public deductions, or (``belief`` = (checks, tries)) come from
+    ``CommanderBelief`` with that many recent moves checked and worlds tried."""
     from omega_cluster.players.officers.belief import CommanderBelief
     from omega_cluster.players.officers.inference import deal_constraints
 
@@ -158,7 +176,10 @@ def _paired(state: Any, p: int, worlds: int, z: float, seed: int, belief: bool =
     legal = list(state.legal_actions(p))
     base = _COMMANDER.act(state, p, rng)
     constraints = deal_constraints(state, p)
-    sampler = CommanderBelief(_GAME, commander=_COMMANDER) if belief else None
+    sampler = None
+    if belief is not None:
+        checks, tries = belief
+        sampler = CommanderBelief(_GAME, commander=_COMMANDER, max_checks=checks, max_tries=tries)
     outcomes: dict[int, list[float]] = {a: [] for a in legal}
     for _ in range(worlds):
         if sampler is not None:
@@ -184,24 +205,31 @@ def _choice(job: tuple[str, int, int]) -> int:
     spec, deal, index = job
     state = _replay(deal, index)
     p = state.current_players[0]
-    if spec.startswith("paired:"):  # paired:<worlds>:<z>[:commander]
+    if spec.startswith("paired:"):  # paired:<worlds>:<z>[:commander[:<checks>:<tries>]]
         _, worlds, z, *belief = spec.split(":")
-        if belief not in ([], ["commander"]):
-            raise ValueError(f"paired: unknown belief {':'.join(belief)!r} (available: commander)")
-        return _paired(state, p, int(worlds), float(z), deal * 31 + index, belief == ["commander"])
-    if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>[:<root_selection>]
-        _, simulations, c_uct, *root = spec.split(":")
-        return _true_hands(state, p, int(simulations), float(c_uct), deal * 31 + index, *root)
+        if belief and (belief[0] != "commander" or len(belief) not in (1, 3)):
+            raise ValueError(
+                f"paired: unknown belief {':'.join(belief)!r} (available: commander, "
+                "commander:<checks>:<tries>)"
+            )
+        model = (int(belief[1]), int(belief[2])) if len(belief) == 3 else (3, 40)
+        return _paired(
+            state, p, int(worlds), float(z), deal * 31 + index, model if belief else None
+        )
+    if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>[:key=value ...]
+        _, simulations, c_uct, *extra = spec.split(":")
+        options = dict(item.split("=", 1) for item in extra)
+        return _true_hands(state, p, int(simulations), float(c_uct), deal * 31 + index, options)
     player = make_player(spec, _GAME)
     return int(player.act(state, p, random.Random(deal * 31 + index)))
 
 
 def _true_hands(
-    state: Any, p: int, simulations: int, c_uct: float, seed: int, root: str = "tree"
+    state: Any, p: int, simulations: int, c_uct: float, seed: int, options: dict[str, str]
 ) -> int:
     """ISMCTS + Commander rollouts whose every determinization holds the *true* hands (only the
-    boneyard's order is drawn): what perfect beliefs would give the searcher. ``root``: the
-    search's ``root_selection``."""
+    boneyard's order is drawn): what perfect beliefs would give the searcher. ``options``:
+    ``root_selection`` and ``opponent`` for the search player."""
     from omega_cluster.players.search import ISMCTSPlayer
 
     def true_world(root: Any, player: int, rng: random.Random) -> Any:
@@ -211,7 +239,7 @@ def _true_hands(
 
     player = ISMCTSPlayer(
         _GAME, leaf="commander_rollout", simulations=simulations, c_uct=c_uct,
-        world_sampler=true_world, root_selection=root,
+        world_sampler=true_world, **options,
     )  # fmt: skip
     return int(player.act(state, p, random.Random(seed)))
 

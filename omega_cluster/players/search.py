@@ -24,9 +24,13 @@ players' moves in the tree come from this player, e.g. ``commander``, instead of
 nodes), ``belief=commander`` (… and with what the opponents' recent moves say about their hands,
 if they are Commanders), ``margin=<w>`` (win share blended with the pip margin), ``epsilon=<p>``
 (ε-greedy rollouts), ``anchor=commander`` (keep the Commander's move unless the search clearly
-beats it). None of them moved the measured strength beyond noise (see ``bench/bench_ismcts.py``
-and, one decision at a time at 2p and 4p, ``bench/bench_decisions.py``); they stay as options for
-other budgets.
+beats it), ``prior=commander`` with ``prior_temperature=<T>`` (PUCT whose prior is the softmax of
+the Commander's move scores / T, :class:`~omega_cluster.search.evaluators.PriorEvaluator`).
+Search options any game can use: ``keying=observer`` (single-observer tree: the other players'
+nodes keyed by the searcher's information set) and ``root_selection=sequential_halving`` (the
+root's moves compared on common worlds; see :mod:`omega_cluster.search.ismcts`). None of them
+moved the measured strength beyond noise (see ``bench/bench_ismcts.py`` and, one decision at a
+time at 2p and 4p, ``bench/bench_decisions.py``); they stay as options for other budgets.
 
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player
@@ -297,7 +301,9 @@ class SearchPlayer:
     blended with the score margin (:mod:`~omega_cluster.players.officers.values`). ``anchor``
     (a player spec or a Player, e.g. ``commander``) and ``anchor_z``: play the anchor's move
     unless the search's choice beats it by ``anchor_z`` standard errors (see
-    :meth:`_anchored`). Every other keyword is an option of the search's config
+    :meth:`_anchored`). ``prior`` (``commander``) and ``prior_temperature``: PUCT with the
+    Commander's softmax of move scores as the prior at every leaf. Every other keyword is an
+    option of the search's config
     (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless

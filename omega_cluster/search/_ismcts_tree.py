@@ -244,11 +244,16 @@ class Tree:
         tables = self.tables
         rnd = rng.random
         widen = self.pw_base is not None
-        general = widen or self.puct
+        observer = self.observer
+        general = widen or self.puct or observer
         explore, inv_sqrt = self.explore, self.inv_sqrt
         vloss = self.virtual_loss
         opponent, searcher = self.opponent_policy, self.searcher
-        observer, select_available = self.observer, self.select_available
+        select_available = self.select_available
+        # whose information set keys a node of each player (observer keying: the searcher's)
+        owner = [searcher if observer else q for q in range(self.num_players)]
+        if 0 <= searcher < self.num_players:
+            owner[searcher] = searcher
         terminal, backup, select = self.terminal_value, self.backup, self.select
         steps: dict[type[State], Callable[[State, int], None]] = {}
 
@@ -289,8 +294,7 @@ class Tree:
                         )
                     apply(state, action)
                     continue
-                observed = observer and p != searcher
-                key = state.information_set_key(searcher if observed else p)
+                key = state.information_set_key(owner[p])
                 node = tables[p].get(key)
                 if node is None:
                     return p, key
@@ -299,9 +303,7 @@ class Tree:
                 fresh = node.fresh
                 big_n = node.n
                 visits = node.visits
-                if observed:
-                    i = select_available(node, state.legal_actions(p), rnd)
-                elif fresh:  # UCT: untried candidates first, in random order
+                if fresh:  # UCT: untried candidates first, in random order
                     m = len(fresh)
                     if m == 1:
                         i = fresh.pop()
@@ -311,7 +313,10 @@ class Tree:
                         fresh[j] = fresh[-1]
                         fresh.pop()
                 elif general:
-                    i = select(node, big_n, rnd)
+                    if node.avail is None:
+                        i = select(node, big_n, rnd)
+                    else:  # observer keying, another player's node: the legal candidates
+                        i = select_available(node, state.legal_actions(p), rnd)
                 else:  # UCT, every candidate admitted: the hot path, inlined
                     means = node.means
                     e = explore[big_n]

@@ -205,16 +205,17 @@ class _Run:
         histogram = self.histogram
         pending: list[tuple[State, int, object, list[Node], list[int]]] = []
         table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
+        sims = self.simulations  # a local in the loop, written back before every yield
         for world, forced in worlds:
-            if self.simulations >= table_limit:  # visit counts outgrow the UCT tables
-                tree.ensure_tables(tree.base_visits + self.simulations + in_flight + 2)
+            if sims >= table_limit:  # visit counts outgrow the UCT tables
+                tree.ensure_tables(tree.base_visits + sims + in_flight + 2)
                 table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
             nodes: list[Node] = []
             picks: list[int] = []
             if forced >= 0:
                 tree.force_root(forced, world, nodes, picks)
             found = descend(world, nodes, picks)
-            self.simulations += 1
+            sims += 1
             depth = len(nodes)
             if depth >= len(histogram):
                 histogram.extend([0] * (depth + 1 - len(histogram)))
@@ -225,8 +226,10 @@ class _Run:
             pending.append((world, p, key, nodes, picks))
             if len(pending) < in_flight:
                 continue
+            self.simulations = sims
             yield from self._evaluate(pending)
             pending = []
+        self.simulations = sims
         if pending:
             yield from self._evaluate(pending)
 
@@ -474,7 +477,7 @@ class ISMCTS:
 
         def paired(count: int, arms: list[int]) -> Iterator[tuple[State, int]]:
             for _ in range(count):
-                if deadline is not None and run.simulations and clock() >= deadline:
+                if deadline is not None and worlds.drawn and clock() >= deadline:
                     return
                 world = worlds.next()
                 for i in arms[:-1]:
