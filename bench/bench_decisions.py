@@ -56,7 +56,10 @@ Commanders do not); ``root_selection=sequential_halving`` (the root's moves on c
 400 tries -0.005 ± 0.011, although the checks are right (the true hands pass all 1,887 of them
 on 200 positions) and selective (a uniform world passes 3 checks 1 time in 16). With the true
 hands and the root compared on common worlds (``truehands:1000:2.5:root_selection=
-sequential_halving``) +0.023 ± 0.010 (+0.007 ± 0.006 over UCT's root). Reading: the search's gain
+sequential_halving``) +0.023 ± 0.010 (+0.007 ± 0.006 over UCT's root), and with the opponents
+kept Commanders in the tree as well (``...:opponent=commander``) +0.030 ± 0.013 (+0.014 ± 0.012
+over ``truehands:1000:2.5``): perfect beliefs would be worth two to three times the search's
+present gain. Reading: the search's gain
 per decision (~+0.01, which makes its 4p game share ~1.25) moves by less than this screen
 resolves with budget, exploration, root schedule, opponent model, tree keying or the beliefs the
 public moves support; the flat evaluation that sees the hands gains +0.05, and no inference
