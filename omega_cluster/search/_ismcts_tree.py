@@ -393,6 +393,17 @@ class Tree:
                     i = j
         return i
 
+    def admit_all(self, node: Node) -> None:
+        """Admit every candidate of ``node`` now (a root schedule that narrows the candidates
+        itself, sequential halving, replaces progressive widening there)."""
+        for i in range(len(node.means), len(node.acts)):
+            node.means.append(node.fpu)
+            node.visits.append(0)
+            if node.born is not None:
+                node.born.append(node.n)
+            if node.fresh is not None:
+                node.fresh.append(i)
+
     def force_root(self, i: int, state: State, nodes: list[Node], picks: list[int]) -> None:
         """Start a simulation with the root's candidate ``i`` (the root chosen by a schedule,
         sequential halving, rather than by selection): count the visit and play the action."""

@@ -311,6 +311,10 @@ def test_sequential_halving_halves_on_paired_worlds_and_plays_the_best_move() ->
     assert all(w == first_round[0] for w in first_round[1:])  # every move, the same worlds
     assert worlds_of[survivors[0]] == worlds_of[survivors[1]]
     assert len(set(worlds_of[target])) > 300  # fresh worlds, not one reused
+    widening = ISMCTS(
+        state.game, evaluator, simulations=1000, root_selection="sequential_halving", pw_base=1.0
+    ).search(state, player, random.Random(3))
+    assert sorted(widening.visits) == [125, 125, 375, 375]  # the halving, not widening, narrows
 
 
 def test_sequential_halving_with_a_time_limit_and_leaves_in_flight() -> None:
