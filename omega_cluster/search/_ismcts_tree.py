@@ -251,9 +251,8 @@ class Tree:
         opponent, searcher = self.opponent_policy, self.searcher
         select_available = self.select_available
         # whose information set keys a node of each player (observer keying: the searcher's)
-        owner = [searcher if observer else q for q in range(self.num_players)]
-        if 0 <= searcher < self.num_players:
-            owner[searcher] = searcher
+        keyed_by_searcher = observer and 0 <= searcher < self.num_players
+        owner = [searcher if keyed_by_searcher else q for q in range(self.num_players)]
         terminal, backup, select = self.terminal_value, self.backup, self.select
         steps: dict[type[State], Callable[[State, int], None]] = {}
 
