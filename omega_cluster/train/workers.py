@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
@@ -42,7 +43,7 @@ from omega_cluster.config.build import (
     uses_network,
 )
 from omega_cluster.config.schema import Settings
-from omega_cluster.data import ShardStore, ShardWriter
+from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.train._records import derive_seed
@@ -95,7 +96,7 @@ class ChunkReport:
     decisions: int
     simulations: int
     seconds: float
-    replayed: bool = False  # the shard already existed (a retried chunk): nothing was played
+    replayed: bool = False  # the shard already existed (a retried chunk): its games, not new ones
 
     @property
     def games_per_s(self) -> float:
@@ -127,13 +128,24 @@ class SelfPlayWorker:
         return self._evaluator
 
     def existing(self, chunk: int) -> ChunkReport | None:
-        """The report of chunk ``chunk`` if its shard is already in the manifest (a retry)."""
+        """The report of chunk ``chunk`` if its shard is already in the manifest (a retry).
+
+        The failed attempt played and wrote those games but its report was lost (its actor
+        died after the write), so this report counts them: the shard's distinct game ids. A
+        shard that does not read back is quarantined and the chunk played again.
+        """
         writer = chunk_writer_id(chunk)
         for entry in self.store.entries():
             if entry.writer_id == writer:
+                try:
+                    table = self.store.read(entry)
+                except CorruptShardError as err:
+                    self.store.quarantine(entry, f"retried chunk {chunk}: {err}")
+                    return None
+                games = len(pc.unique(table.column("game_id")))
                 return ChunkReport(
                     chunk, self.actor, entry.node_id, max(entry.champion_versions, default=0),
-                    0, entry.rows, entry.key, 0, 0, 0.0, replayed=True,
+                    games, entry.rows, entry.key, 0, 0, 0.0, replayed=True,
                 )  # fmt: skip
         return None
 
@@ -154,6 +166,10 @@ class SelfPlayWorker:
         )  # fmt: skip
         runner = SelfPlay(self.game, self.encoder, config, evaluator=evaluator)
         records = list(runner.play())
+        if retry:  # the failed attempt may have written its shard while this one played
+            found = self.existing(chunk)
+            if found is not None:
+                return found
         key = ""
         if records:
             writer = ShardWriter(self.store, writer_id=chunk_writer_id(chunk), node_id=self.node)

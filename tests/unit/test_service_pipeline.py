@@ -252,7 +252,8 @@ def test_a_retried_chunk_finds_its_shard_instead_of_playing_again(tmp_path: Path
     played = worker.play_chunk(weights, 5, 3)
     assert not played.replayed and played.games == 3 and played.records > 0
     again = worker.play_chunk(weights, 5, 3, retry=True)
-    assert again.replayed and again.games == 0
+    assert again.replayed and again.games == 3  # the lost report's games, counted once
+    assert again.decisions == 0  # nothing was played
     assert (again.chunk, again.shard, again.records, again.version) == (
         5, played.shard, played.records, 0,
     )  # fmt: skip
@@ -269,6 +270,38 @@ def test_a_retried_chunk_finds_its_shard_instead_of_playing_again(tmp_path: Path
         (r.game_seed, r.history, r.action) for r in b
     ]
     assert twin.records == played.records
+
+
+def test_a_retry_keeps_the_shard_the_failed_attempt_wrote_while_it_played(tmp_path: Path) -> None:
+    """The dying attempt's write can land after the retry looked for it: the retry looks again
+    before writing and reports that shard (its games counted once), so a chunk never has two
+    shards; a shard of the chunk that does not read back is quarantined and the chunk replayed."""
+    settings = tiny_settings()
+    weights = _weights(settings)
+    store = str(tmp_path / "shards")
+    dying = SelfPlayWorker(settings, actor=0, store_uri=store)
+    retry = SelfPlayWorker(settings, actor=1, store_uri=store)
+    looks: list[int] = []
+    look = retry.existing
+
+    def late_write_then_look(chunk: int) -> ChunkReport | None:
+        looks.append(chunk)
+        if len(looks) == 1:  # the failed attempt's shard lands just after the first look
+            dying.play_chunk(weights, chunk, 3)
+            return None
+        return look(chunk)
+
+    retry.existing = late_write_then_look  # type: ignore[method-assign]
+    report = retry.play_chunk(weights, 9, 3, retry=True)
+    assert looks == [9, 9] and report.replayed and report.games == 3
+    entries = retry.store.entries()
+    assert [e.writer_id for e in entries] == [chunk_writer_id(9)] and report.shard == entries[0].key
+    shard = Path(store) / entries[0].shard_path
+    shard.write_bytes(shard.read_bytes()[:100])  # torn
+    again = SelfPlayWorker(settings, actor=1, store_uri=store).play_chunk(weights, 9, 3, retry=True)
+    assert not again.replayed and again.games == 3
+    assert [n.name for n in retry.store.quarantined()] == [entries[0].key]
+    assert [e.writer_id for e in retry.store.entries()] == [chunk_writer_id(9)]
 
 
 @pytest.mark.parametrize("rows_ahead", [20_000, 10])
