@@ -207,9 +207,11 @@ def _with_prior(game: Game, evaluator: Evaluator, name: Any, temperature: Any) -
             f"prior: unknown prior {name!r} for {game.spec.name!r} (available: commander, "
             "for mexican_train)"
         )
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise PlayerSpecError(f"prior_temperature must be a number > 0, got {temperature!r}")
-    if not temperature > 0:
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not temperature > 0
+    ):
         raise PlayerSpecError(f"prior_temperature must be a number > 0, got {temperature!r}")
     from omega_cluster.players.officers.commander import Commander
 

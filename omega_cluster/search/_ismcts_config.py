@@ -65,6 +65,13 @@ def _check_float(
         raise ValueError(f"ISMCTSConfig.{name} must be a finite number {lo}{hi}, got {value!r}")
 
 
+def _refuse_clashes(what: str, *options: tuple[str, bool]) -> None:
+    """A ValueError naming every option set (``(name, is set)``) that ``what`` excludes."""
+    clash = [name for name, bad in options if bad]
+    if clash:
+        raise ValueError(f"ISMCTSConfig: {what}; it does not combine with {', '.join(clash)}")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ISMCTSConfig:
     """Every knob of one ISMCTS; validated on construction (errors name the field and the range)."""
@@ -150,39 +157,23 @@ class ISMCTSConfig:
                 f"got {self.root_selection!r}"
             )
         if self.root_selection == "sequential_halving":
-            clash = [
-                name
-                for name, bad in (
-                    ("determinizations", self.determinizations is not None),
-                    ("reuse_tree", self.reuse_tree),
-                    ("dirichlet_fraction", self.dirichlet_fraction > 0.0),
-                )
-                if bad
-            ]
-            if clash:
-                raise ValueError(
-                    "ISMCTSConfig: root_selection='sequential_halving' draws its own worlds and "
-                    "compares the root's moves on them afresh; it does not combine with "
-                    + ", ".join(clash)
-                )
+            _refuse_clashes(
+                "root_selection='sequential_halving' draws its own worlds and compares the "
+                "root's moves on them afresh",
+                ("determinizations", self.determinizations is not None),
+                ("reuse_tree", self.reuse_tree),
+                ("dirichlet_fraction", self.dirichlet_fraction > 0.0),
+            )
         if self.keying not in _KEYINGS:
             raise ValueError(f"ISMCTSConfig.keying must be one of {_KEYINGS}, got {self.keying!r}")
         if self.keying == "observer":
-            clash = [
-                name
-                for name, bad in (
-                    ("selection='puct'", self.selection != "uct"),
-                    ("pw_base", self.pw_base is not None),
-                    ("nonroot_cap", self.nonroot_cap is not None),
-                    ("opponent_policy", self.opponent_policy is not None),
-                )
-                if bad
-            ]
-            if clash:
-                raise ValueError(
-                    "ISMCTSConfig: keying='observer' grows the other players' candidates with the "
-                    f"worlds under UCT; it does not combine with {', '.join(clash)}"
-                )
+            _refuse_clashes(
+                "keying='observer' grows the other players' candidates with the worlds under UCT",
+                ("selection='puct'", self.selection != "uct"),
+                ("pw_base", self.pw_base is not None),
+                ("nonroot_cap", self.nonroot_cap is not None),
+                ("opponent_policy", self.opponent_policy is not None),
+            )
         if self.compiled is not None and not isinstance(self.compiled, bool):
             raise ValueError(
                 f"ISMCTSConfig.compiled must be None (automatic), True or False, got {self.compiled!r}"

@@ -199,17 +199,16 @@ class Tree:
 
     def widen(self, node: Node) -> None:
         """Admit candidates while the widening rule allows more than are admitted."""
-        target = min(len(node.acts), node.keep + self.allowed(node.n))
-        have = len(node.means)
-        if target <= have:
-            return
-        value = node.fpu
-        n = node.n
-        for i in range(have, target):
-            node.means.append(value)
+        self.admit(node, min(len(node.acts), node.keep + self.allowed(node.n)))
+
+    def admit(self, node: Node, upto: int) -> None:
+        """Admit the candidates ``acts[len(means):upto]``: the node's first-play value, no
+        visits, available from now (``born``), untried (UCT's ``fresh``)."""
+        for i in range(len(node.means), upto):
+            node.means.append(node.fpu)
             node.visits.append(0)
-            assert node.born is not None
-            node.born.append(n)
+            if node.born is not None:
+                node.born.append(node.n)
             if node.fresh is not None:
                 node.fresh.append(i)
 
@@ -225,11 +224,7 @@ class Tree:
             node.prior.append(p)
         del node.rest[:extra]
         if self.pw_base is None:  # no widening: admit them now
-            for i in range(len(node.means), len(node.acts)):
-                node.means.append(node.fpu)
-                node.visits.append(0)
-                if node.fresh is not None:
-                    node.fresh.append(i)
+            self.admit(node, len(node.acts))
 
     # -- selection ------------------------------------------------------------------------------
     def simulator(self, rng: random.Random) -> Descend:
@@ -391,17 +386,6 @@ class Tree:
                 if rnd() * ties < 1.0:
                     i = j
         return i
-
-    def admit_all(self, node: Node) -> None:
-        """Admit every candidate of ``node`` now (a root schedule that narrows the candidates
-        itself, sequential halving, replaces progressive widening there)."""
-        for i in range(len(node.means), len(node.acts)):
-            node.means.append(node.fpu)
-            node.visits.append(0)
-            if node.born is not None:
-                node.born.append(node.n)
-            if node.fresh is not None:
-                node.fresh.append(i)
 
     def force_root(self, i: int, state: State, nodes: list[Node], picks: list[int]) -> None:
         """Start a simulation with the root's candidate ``i`` (the root chosen by a schedule,

@@ -470,7 +470,7 @@ class ISMCTS:
         """
         root = run.tree.root
         assert root is not None
-        run.tree.admit_all(root)  # the halving narrows the root's moves, not widening
+        run.tree.admit(root, len(root.acts))  # the halving narrows the root's moves, not widening
         budget = self.config.budget
         alive = list(range(len(root.means)))
         rounds = max(1, math.ceil(math.log2(len(alive))))

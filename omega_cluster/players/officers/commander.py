@@ -90,18 +90,23 @@ class Commander:
             chain_budget=self.chain_budget,
         )
 
-    def act(self, state: State, player: int, rng: random.Random) -> int:
-        legal = state.legal_actions(player)
-        if len(legal) == 1:
-            return legal[0]
-        scores = move_scores(
+    def _scores(self, state: State, player: int, legal: Sequence[int]) -> list[float]:
+        """Each legal move's score: the same floats as ``_score`` over the features, without
+        building them."""
+        return move_scores(
             cast("MexicanTrainState", state),
             player,
             legal,
             self._vector,
             danger_hand_size=self.weights.danger_hand_size,
             chain_budget=self.chain_budget,
-        )  # the same floats as _score over the features, without building them
+        )
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        legal = state.legal_actions(player)
+        if len(legal) == 1:
+            return legal[0]
+        scores = self._scores(state, player, legal)
         best, best_total = legal[0], float("-inf")
         for a, total in zip(legal, scores, strict=True):
             if total > best_total:  # strict: ties keep the lower action id
@@ -119,14 +124,7 @@ class Commander:
         """
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature!r}")
-        scores = move_scores(
-            cast("MexicanTrainState", state),
-            player,
-            legal,
-            self._vector,
-            danger_hand_size=self.weights.danger_hand_size,
-            chain_budget=self.chain_budget,
-        )
+        scores = self._scores(state, player, legal)
         top = max(scores)
         weights = [math.exp((x - top) / temperature) for x in scores]
         total = sum(weights)
