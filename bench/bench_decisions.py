@@ -73,6 +73,7 @@ Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffl
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import multiprocessing
 import random
@@ -223,8 +224,27 @@ def _choice(job: tuple[str, int, int]) -> int:
         _, simulations, c_uct, *extra = spec.split(":")
         options = dict(item.split("=", 1) for item in extra)
         return _true_hands(state, p, int(simulations), float(c_uct), deal * 31 + index, options)
+    if spec.startswith("lastdraw:"):  # lastdraw:<simulations>:<c_uct>[:key=value ...]
+        _, simulations, c_uct, *extra = spec.split(":")
+        options = dict(item.split("=", 1) for item in extra)
+        return _last_draw(state, p, int(simulations), float(c_uct), deal * 31 + index, options)
     player = make_player(spec, _GAME)
     return int(player.act(state, p, random.Random(deal * 31 + index)))
+
+
+def _last_draw(
+    state: Any, p: int, simulations: int, c_uct: float, seed: int, options: dict[str, str]
+) -> int:
+    """ISMCTS + Commander rollouts with the deductions as they were before 2026-11-30: only
+    what each seat proved since its last kept draw (``deal_constraints(before_draws=False)``)."""
+    from omega_cluster.players.officers.inference import deal_constraints
+    from omega_cluster.players.search import ISMCTSPlayer
+
+    player = ISMCTSPlayer(
+        _GAME, leaf="commander_rollout", simulations=simulations, c_uct=c_uct,
+        world_constraints=functools.partial(deal_constraints, before_draws=False), **options,
+    )  # fmt: skip
+    return int(player.act(state, p, random.Random(seed)))
 
 
 def _true_hands(

@@ -469,6 +469,32 @@ def test_sample_world_honours_deal_constraints() -> None:
         state.sample_world(0, rng, DealConstraints((state.hand(0), 0, 0)))
     with pytest.raises(ConstraintError, match="3 masks"):
         state.sample_world(0, rng, DealConstraints((0, 0)))
+    with pytest.raises(ConstraintError, match="one tuple per seat"):
+        state.sample_world(0, rng, DealConstraints((0, 0, 0), ((), ())))
+
+
+def test_sample_world_honours_limits_by_dealing_old_and_drawn_tiles_apart() -> None:
+    """Seat 1 holds at most one 12 and at most two tiles of {11, 12}: in every world; and the
+    latest-drawn tile is dealt from everything unseen, so worlds do give seat 1 a 12 (the
+    limit is not treated as a ban) but not more often than one tile's share of the unseen."""
+    game = MexicanTrainGame(players=3)
+    state = random_state(game, 8, 20)
+    unseen = TILES.full_mask & ~state.hand(0) & ~state.board
+    twelves = TILES.end_mask[12] & unseen
+    elevens = (TILES.end_mask[11] | TILES.end_mask[12]) & unseen
+    limits = ((), ((elevens, 2), (twelves, 1)), ())
+    constraints = DealConstraints((0, 0, 0), limits)
+    rng = random.Random(0)
+    with_twelve = 0
+    for _ in range(400):
+        world = state.sample_world(0, rng, constraints)
+        assert world.hand(1).bit_count() == state.hand(1).bit_count()
+        assert (world.hand(1) & twelves).bit_count() <= 1
+        assert (world.hand(1) & elevens).bit_count() <= 2
+        assert world.information_set_key(0) == state.information_set_key(0)
+        with_twelve += bool(world.hand(1) & twelves)
+    share = twelves.bit_count() / unseen.bit_count()  # one free tile's chance of a 12
+    assert 0.5 * share * 400 < with_twelve < 2.5 * share * 400
 
 
 # -- fast playout ------------------------------------------------------------------------------

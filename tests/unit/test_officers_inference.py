@@ -15,7 +15,7 @@ from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import DealConstraints
 from omega_cluster.players.officers import Commander
 from omega_cluster.players.officers.belief import CommanderBelief
-from omega_cluster.players.officers.inference import deal_constraints
+from omega_cluster.players.officers.inference import _limits, deal_constraints
 from omega_cluster.players.officers.values import pip_margin_value
 from omega_cluster.search import Leaf, LeafEvaluation, RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS
@@ -37,7 +37,7 @@ def test_deductions_are_sound_and_private(params: dict[str, Any]) -> None:
     game = make_game("mexican_train", rounds=params.pop("rounds", 1), **params)
     commander = Commander(game)
     n = game.num_players
-    proved = 0
+    proved = bounded = 0
     for seed in range(4):
         state = game.new_initial_state(seed)
         rng = random.Random(seed)
@@ -49,6 +49,11 @@ def test_deductions_are_sound_and_private(params: dict[str, Any]) -> None:
                 for q in range(n):
                     assert not facts.forbidden[q] & state.hands[q]
                     proved += (facts.forbidden[q] & ~state.board).bit_count()
+                for q, limits in enumerate(facts.limits):
+                    assert q != viewer or not limits
+                    for mask, at_most in limits:
+                        assert (state.hands[q] & mask).bit_count() <= at_most
+                        bounded += 1
                 world = state.sample_world(viewer, random.Random(seed))
                 assert deal_constraints(world, viewer) == facts
             p = state.current_players[0]
@@ -56,6 +61,7 @@ def test_deductions_are_sound_and_private(params: dict[str, Any]) -> None:
             move = commander.act(state, p, rng) if rng.random() < 0.7 else rng.choice(legal)
             state.apply_action(move)
     assert proved > 100  # draws and passes do reveal something
+    assert bounded > 20  # and what was proved before a kept draw is kept as a limit
 
 
 def test_no_deductions_where_draws_and_passes_prove_nothing() -> None:
@@ -92,6 +98,50 @@ def test_a_draw_proves_the_hand_held_no_playable_tile() -> None:
                 continue
             state.apply_action(commander.act(state, p, random.Random(0)))
     raise AssertionError("no draw-then-pass by seat 1 in 40 deals")
+
+
+def test_what_a_seat_proved_before_a_kept_draw_is_kept_as_a_limit() -> None:
+    """Seat 1 passes after a draw (the drawn tile stays in its hand), later draws and passes
+    again: what the first pass proved no longer holds for the whole hand, but at most one of its
+    tiles (the one drawn since) can match it; the deductions before this change forgot it."""
+    game = make_game("mexican_train", players=2, rounds=1)
+    commander = Commander(game)
+    for seed in range(60):
+        state = game.new_initial_state(seed)
+        first: int | None = None  # unseen tiles the first draw-then-pass proved absent
+        while not state.is_terminal():
+            p = state.current_players[0]
+            if p == 1 and state.legal_actions() == [game.draw_action]:
+                state.apply_action(game.draw_action)
+                if state.legal_actions() != [game.pass_action]:
+                    continue  # the drawn tile plays: nothing kept
+                facts = deal_constraints(state, 0)
+                state.apply_action(game.pass_action)
+                after = deal_constraints(state, 0)
+                assert facts is not None and after is not None
+                if first is None:
+                    first = after.forbidden[1] & ~state.board & ~state.hands[0]
+                    continue
+                assert first, "a pass proves some unseen tile absent"
+                limits = dict((m, k) for m, k in after.limits[1])
+                assert any(m & first == first and k == 1 for m, k in limits.items())
+                old = deal_constraints(state, 0, before_draws=False)
+                assert old is not None and old.forbidden == after.forbidden and not old.limits
+                return
+            state.apply_action(commander.act(state, p, random.Random(0)))
+    raise AssertionError("no seat 1 with two draw-then-pass turns in 60 deals")
+
+
+def test_limits_count_kept_draws_less_the_tiles_laid_that_only_they_can_have_brought() -> None:
+    """``_limits`` on hand-made levels: masks nested widest first, two kept draws."""
+    wide, narrow, ban = 0b1111_0000, 0b0011_0000, 0b1
+    assert _limits([wide, narrow], [0, 0], ban) == (ban, ((wide, 2), (narrow, 1)))
+    # one tile of ``wide`` laid since the deal came with a draw: one draw's tile left for it
+    assert _limits([wide, narrow], [1, 0], ban) == (ban, ((wide, 1),))  # bounds ``narrow`` too
+    # both draws' tiles laid: nothing of ``wide`` can be in the hand any more
+    assert _limits([wide, narrow], [2, 0], ban) == (ban | wide, ())
+    assert _limits([narrow, narrow], [0, 0], ban) == (ban, ((narrow, 1),))  # same mask: tighter
+    assert _limits([], [], ban) == (ban, ())
 
 
 class _RecordingRollout:

@@ -76,8 +76,13 @@ class DealConstraints:
 
     ``forbidden[q]`` is a bit mask of tiles seat ``q`` is known not to hold (e.g. revealed by a
     pass: a player who passed held no tile matching the trains open to them at that moment).
-    Tiles outside every hand go to the boneyard. Belief models that weight deals are a later
-    layer; this record only states hard facts.
+    ``limits[q]`` bounds how many of ``q``'s tiles lie in wider masks (see the field). Tiles
+    outside every hand go to the boneyard. Belief models that weight deals are a later layer;
+    this record only states hard facts.
     """
 
     forbidden: tuple[int, ...]  # one bit mask per seat
+    #: per seat, ``(mask, at_most)`` pairs: at most ``at_most`` of the seat's tiles lie in
+    #: ``mask`` (what a seat proved absent before it drew tiles it may still hold: only those
+    #: later tiles can be in ``mask``). Masks nested, widest first; empty: no such facts.
+    limits: tuple[tuple[tuple[int, int], ...], ...] = ()

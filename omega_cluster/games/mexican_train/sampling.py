@@ -8,9 +8,11 @@ What ``player`` cannot see: the other hands (their sizes are public) and the bon
 future rounds' deals too, so the world gets a fresh chance seed. ``player``'s hand and the public
 record are untouched, so the observation and ``information_set_key(player)`` are unchanged.
 
-:class:`DealConstraints` (tiles a seat is known not to hold) are honoured by a simple sequential
-deal: the most constrained seats first, each drawing uniformly among the unseen tiles it may hold,
-restarting on a dead end (``ConstraintError`` after ``max_tries``). It is not exactly uniform over
+:class:`DealConstraints` (tiles a seat is known not to hold, and at most how many of its tiles
+lie in wider masks) are honoured by a simple sequential deal: each hand is split into groups of
+tiles by when they joined it (:func:`_slot_groups`), the most constrained groups first, each
+drawing uniformly among the unseen tiles it may hold, restarting on a dead end
+(``ConstraintError`` after ``max_tries``). It is not exactly uniform over
 consistent deals; belief-weighted sampling is a later layer.
 """
 
@@ -91,32 +93,36 @@ def _constrained_deal(
             f"(one per seat), got {constraints!r}"
         )
     forbidden = constraints.forbidden
+    if constraints.limits and len(constraints.limits) != n:
+        raise ConstraintError(
+            f"mexican_train: constraints.limits must hold one tuple per seat ({n}), got "
+            f"{len(constraints.limits)}"
+        )
     if forbidden[player] & world.hands[player]:
         raise ConstraintError(
             f"mexican_train: constraints forbid player {player} tiles they hold: "
             f"{world.game.tiles.mask_tiles(forbidden[player] & world.hands[player])}"
         )
     others = [q for q in range(n) if q != player]
-    sizes = {q: world.hands[q].bit_count() for q in others}
     unseen = 0
     for q in others:
         unseen |= world.hands[q]
     for t in world.boneyard:
         unseen |= 1 << t
+    groups = _slot_groups(world, others, constraints)
     # most constrained first: fewer dead ends for the sequential deal
-    order = sorted(others, key=lambda q: (unseen & ~forbidden[q]).bit_count() - sizes[q])
+    groups.sort(key=lambda g: (unseen & ~g[1]).bit_count() - g[2])
     for _ in range(max_tries):
         left = unseen
-        dealt: dict[int, int] = {}
-        for q in order:
-            allowed = _bits(left & ~forbidden[q])
-            if len(allowed) < sizes[q]:
+        dealt = dict.fromkeys(others, 0)
+        for q, avoid, count in groups:
+            allowed = _bits(left & ~avoid)
+            if len(allowed) < count:
                 break
-            chosen = rnd_gen.sample(allowed, sizes[q])
             m = 0
-            for t in chosen:
+            for t in rnd_gen.sample(allowed, count):
                 m |= 1 << t
-            dealt[q] = m
+            dealt[q] |= m
             left &= ~m
         else:
             for q, m in dealt.items():
@@ -129,3 +135,38 @@ def _constrained_deal(
         f"mexican_train: no deal of the {unseen.bit_count()} unseen tiles satisfies the "
         f"constraints for player {player}'s world after {max_tries} tries"
     )
+
+
+def _slot_groups(
+    world: MexicanTrainState, others: list[int], constraints: DealConstraints
+) -> list[tuple[int, int, int]]:
+    """``(seat, mask to avoid, tiles)`` groups that fill every other hand.
+
+    A seat's hand without ``limits`` is one group avoiding ``forbidden``. With limits
+    ``(m1, k1), (m2, k2), ...`` (nested, ``k1 > k2 > ...``) the hand is dealt as its history
+    made it: ``size - k1`` tiles held since before the first of those draws avoid ``m1``,
+    ``k1 - k2`` drawn between avoid ``m2``, ..., the ``k_last`` latest avoid ``forbidden`` only
+    (each drawn tile uniform among what the later statements allow); when fewer tiles are left
+    than draws, the latest draws are kept. Every such hand meets each limit.
+    """
+    forbidden = constraints.forbidden
+    limits = constraints.limits or ((),) * len(forbidden)
+    groups = []
+    for q in others:
+        size = world.hands[q].bit_count()
+        facts = limits[q]
+        if not facts:
+            groups.append((q, forbidden[q], size))
+            continue
+        layers = []  # (avoid, tiles), least constrained (latest draws) first
+        avoid, later = forbidden[q], 0
+        for mask, at_most in reversed(facts):
+            layers.append((avoid, at_most - later))
+            avoid, later = forbidden[q] | mask, at_most
+        layers.append((avoid, size))  # the rest: held since the deal (or an older draw)
+        for avoid, count in layers:
+            take = min(count, size)
+            if take > 0:
+                groups.append((q, avoid, take))
+            size -= take
+    return groups

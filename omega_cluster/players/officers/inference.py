@@ -18,8 +18,14 @@ a drawn tile is not):
 * a DRAW adds an unknown tile, so what ``q`` was known to lack no longer holds for their hand
   as a whole; but under ``must_play`` a play right after the draw can only be the drawn tile
   (the rest of the hand matched nothing and the ends have not moved), so the hand returns to
-  the one from before the draw and so do its constraints. After DRAW then PASS only the last
-  statement holds.
+  the one from before the draw and so do its constraints;
+* a draw whose tile stays (DRAW then PASS: a *kept* draw) does not erase what came before: a
+  tile ``q`` was proved not to hold before it can only have come with a later kept draw, so
+  of the tiles matching the statements made since kept draw ``i`` (or the deal) at most
+  ``k - i - u`` are in the hand — ``k`` kept draws in all, ``u`` tiles of that kind ``q`` has
+  laid since (they too came with those draws). Bounds of 0 are bans; the rest are
+  ``DealConstraints.limits``, which ``sample_world`` honours by dealing the tiles held since
+  the deal and each drawn tile apart, each from what the statements after it allow.
 
 Only public facts are read (the log since the round started, the engine, who started), so two
 states that one player cannot tell apart give the same constraints. With other rule variants it
@@ -97,10 +103,15 @@ class PublicReplay:
         self.cur, self.bonus = (self.cur + 1) % self.n, False
 
 
-def deal_constraints(state: State, player: int) -> DealConstraints | None:
+def deal_constraints(
+    state: State, player: int, *, before_draws: bool = True
+) -> DealConstraints | None:
     """Tiles each seat provably does not hold, from ``player``'s view (module docstring).
 
-    ``None`` when the rules make no such deduction sound (``must_play=False``,
+    ``before_draws``: also keep what each seat proved before the draws whose tiles it may still
+    hold, as ``limits`` (at most ``k`` tiles of the mask, ``k`` those draws); ``False`` keeps
+    only the statements since each seat's last such draw (the deductions before 2026-11-30, for
+    comparison). ``None`` when the rules make no such deduction sound (``must_play=False``,
     ``draw_until_playable``, ``first_turn_chain``), when the game is over or when the game is not
     Mexican Train.
     """
@@ -120,8 +131,11 @@ def deal_constraints(state: State, player: int) -> DealConstraints | None:
     )
     replay = PublicReplay(s)
     ends, doubles = replay.ends, replay.doubles  # updated in place by the replay
-    forbidden = [0] * n
-    before_draw = [0] * n  # forbidden[q] before q's last draw
+    forbidden = [0] * n  # what each seat proved since its last kept draw
+    # levels[q][i]: what q proved since its i-th kept draw (0: since the deal), i < kept draws;
+    # used[q][i]: tiles q laid since then that such a statement had proved absent, so drawn later
+    levels: list[list[int]] = [[] for _ in range(n)]
+    used: list[list[int]] = [[] for _ in range(n)]
     drew = False  # the acting seat has drawn this play
     for entry in s.history[s.round_starts[-1] :]:
         a = cast(int, entry)  # a turn-based game: every history entry is one action id
@@ -138,17 +152,69 @@ def deal_constraints(state: State, player: int) -> DealConstraints | None:
                 playable = em[ends[doubles[0]]] | (reach & dmask if replay.bonus else 0)
             else:
                 playable = reach
-            if a == draw:
-                before_draw[cur] = forbidden[cur] | playable
-                forbidden[cur] = 0  # an unknown tile joined the hand
+            mine = levels[cur]
+            for i in range(len(mine)):
+                mine[i] |= playable
+            forbidden[cur] |= playable
+            if a == draw:  # an unknown tile joins the hand: a new level, until it is laid
+                mine.append(forbidden[cur])
+                used[cur].append(0)
+                forbidden[cur] = 0
                 drew = True
             else:
-                forbidden[cur] |= playable
                 replay.pass_turn()
                 drew = False
             continue
         if drew:  # must_play: the tile laid right after a draw is the drawn one
-            forbidden[cur], drew = before_draw[cur], False
+            forbidden[cur], drew = levels[cur].pop(), False
+            used[cur].pop()
+        else:
+            bit = 1 << (a // NUM_SLOTS)
+            mine = levels[cur]
+            for i in range(len(mine)):
+                if mine[i] & bit:
+                    used[cur][i] += 1
         replay.play(a)
-    forbidden[player] = 0  # the player knows their own hand
-    return DealConstraints(tuple(forbidden))
+    if not before_draws:
+        forbidden[player] = 0  # the player knows their own hand
+        return DealConstraints(tuple(forbidden))
+    limits: list[tuple[tuple[int, int], ...]] = []
+    for q in range(n):
+        if q == player:
+            forbidden[q] = 0  # the player knows their own hand
+            limits.append(())
+            continue
+        forbidden[q], facts = _limits(levels[q], used[q], forbidden[q])
+        limits.append(facts)
+    return DealConstraints(tuple(forbidden), tuple(limits) if any(limits) else ())
+
+
+def _limits(
+    levels: list[int], used: list[int], forbidden: int
+) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """One seat's ``(forbidden, limits)`` from what it proved since each kept draw.
+
+    ``levels[i]`` (nested, widest first) can hold only tiles drawn after kept draw ``i`` (0: the
+    deal): ``len(levels) - i`` draws, less the ``used[i]`` such tiles already laid. A wider
+    mask's bound bounds the narrower ones too; a bound of 0 is a ban (into ``forbidden``); a
+    fact implied by another (same bound on a narrower mask, or a narrower bound on the same
+    mask) is dropped.
+    """
+    kept = len(levels)
+    bounded: list[tuple[int, int]] = []
+    bound = kept
+    for i, mask in enumerate(levels):
+        bound = min(bound, kept - i - used[i])
+        if bound == 0:
+            forbidden |= mask  # the narrower levels are inside it
+            break
+        if bounded and bounded[-1][1] == bound:
+            continue  # the wider mask already bounds this one as tightly
+        bounded.append((mask, bound))
+    facts: list[tuple[int, int]] = []
+    narrower = forbidden
+    for mask, bound in reversed(bounded):
+        if mask | narrower != narrower:  # adds a tile a narrower fact does not already bound
+            facts.append((mask, bound))
+            narrower = mask
+    return forbidden, tuple(reversed(facts))
