@@ -66,6 +66,22 @@ public moves support; the flat evaluation that sees the hands gains +0.05, and n
 available here recovers that. (Closing 1.25 -> 1.3 would take ~+0.0025 per decision: below this
 screen's resolution, so it rules out large gains, not small ones.)
 
+Measured 2026-11-30 (4p, 64 reshuffles). The deductions now keep what a seat proved before the
+draws it still holds (``deal_constraints`` limits; the old ones stay as the spec
+``lastdraw:<simulations>:<c_uct>[:key=value ...]``): ISMCTS 1000 simulations, c_uct 2.5, paired
+against ``lastdraw:1000:2.5``: +0.0025 ± 0.0048 (seed 11, 500 positions; the old deductions
+reproduce +0.0122 there), -0.0010 ± 0.0020 (seed 12, 500 positions, where the search itself
+scores only +0.0024 ± 0.0079 and ``paired:400:0``, 400 common worlds per move, +0.0046 ±
+0.0074: more worlds do not lift it). ``posterior:<worlds>:<steps>``: flat paired evaluation on
+worlds from a Markov chain over whole deals that replay the round legally with every opponent
+choice Commander's (:mod:`bench._posterior`; the best belief there is against Commanders, up to
+the chain's mixing): -0.0105 ± 0.0108 against ``paired:100:0`` (seed 11, 300 positions, 3,000
+steps, ~2 s a position; the chain's worlds are autocorrelated, so fewer than 100 independent
+ones). Its worlds give each opponent 0.202 of its true tiles, the deductions' 0.178, worlds
+without any inference 0.173 (``python -m bench._posterior``: 17 positions where the chain
+found a legal deal; it fails on some long rounds): Commander's choices do say something about
+its hand, but not what shows in the decisions.
+
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
 [spec ...]``.
 """
@@ -166,12 +182,20 @@ def _split_values(job: tuple[int, int, int]) -> tuple[Values, tuple[Values, Valu
 
 
 def _paired(
-    state: Any, p: int, worlds: int, z: float, seed: int, belief: tuple[int, int] | None = None
+    state: Any,
+    p: int,
+    worlds: int,
+    z: float,
+    seed: int,
+    belief: tuple[int, int] | None = None,
+    posterior_steps: int = 0,
 ) -> int:
     """Every legal move on the same ``worlds`` determinizations, Commander continuations; keep
     Commander's move unless another beats it by ``z`` standard errors of the paired difference.
     The worlds honour the public deductions, or (``belief`` = (checks, tries)) come from
-    ``CommanderBelief`` with that many recent moves checked and worlds tried."""
+    ``CommanderBelief`` with that many recent moves checked and worlds tried, or
+    (``posterior_steps``) from a chain of that many steps over whole deals
+    (:mod:`bench._posterior`: the round replayed legally with every opponent choice Commander's)."""
     from omega_cluster.players.officers.belief import CommanderBelief
     from omega_cluster.players.officers.inference import deal_constraints
 
@@ -184,11 +208,19 @@ def _paired(
     if belief is not None:
         checks, tries = belief
         sampler = CommanderBelief(_GAME, commander=_COMMANDER, max_checks=checks, max_tries=tries)
+    drawn: list[Any] = []
+    if posterior_steps:
+        from bench._posterior import CommanderPosterior
+
+        chain = CommanderPosterior(state, p, _COMMANDER)
+        drawn = chain.sample(worlds, posterior_steps, 3.0, random.Random(seed))
     outcomes: dict[int, list[float]] = {a: [] for a in legal}
-    for _ in range(worlds):
-        if sampler is not None:
+    for k in range(worlds):
+        if drawn:  # the chain's legal deals (repeated if it kept fewer)
+            world = drawn[k % len(drawn)]
+        elif sampler is not None:
             world = sampler(state, p, rng)
-        else:
+        else:  # (also when the chain found no legal deal: the deductions' worlds)
             world = state.sample_world(p, rng, constraints)
         for a in legal:
             outcomes[a].append(_commander_value(world.clone(), a, p, rng))
@@ -220,6 +252,9 @@ def _choice(job: tuple[str, int, int]) -> int:
         return _paired(
             state, p, int(worlds), float(z), deal * 31 + index, model if belief else None
         )
+    if spec.startswith("posterior:"):  # posterior:<worlds>:<steps>
+        _, worlds, steps = spec.split(":")
+        return _paired(state, p, int(worlds), 0.0, deal * 31 + index, None, int(steps))
     if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>[:key=value ...]
         _, simulations, c_uct, *extra = spec.split(":")
         options = dict(item.split("=", 1) for item in extra)

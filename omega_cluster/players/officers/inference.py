@@ -38,6 +38,9 @@ picks on Commander-vs-Commander positions (true hands, 40-60 boneyard orders), +
 win probability per decision at 2p (1,200 positions) and +0.006 ± 0.010 at 4p (600 positions)
 over uniform worlds; in matches against Commander it did not show: 52.4% [47.5, 57.2] over the
 400 bench games at 2p, fair share 1.21 [1.03, 1.38] at 4p. Sound (tested on real hands), small.
+The kept-draw limits (added 2026-11-30; ``before_draws=False`` leaves them out) bound a third of
+the decisions of 4p Commander rounds and add +0.0025 ± 0.0048 and -0.0010 ± 0.0020 per decision
+(ISMCTS 1,000 simulations, two sets of 500 4p positions, paired; ``bench/bench_decisions.py``).
 """
 
 from __future__ import annotations
