@@ -36,7 +36,6 @@ class CommanderPosterior:
             raise ValueError("CommanderPosterior handles single-round games only")
         self.game, self.player, self.commander = game, player, commander
         self.log = list(state.history)
-        self.seed = state.chance_seed
         start = type(state).initial(game, state.chance_seed)
         n, h = game.num_players, game.hand_size
         # who drew which boneyard place (draws pop from the end), from the true deal
@@ -58,7 +57,7 @@ class CommanderPosterior:
         for q in range(n):
             if q == player:
                 continue
-            for k, t in enumerate(_bits(start.hands[q])):
+            for k, t in enumerate(game.tiles.mask_tiles(start.hands[q])):
                 places.append((q, k))
                 tiles.append(t)
         for i, t in enumerate(start.boneyard):
@@ -190,15 +189,6 @@ class CommanderPosterior:
             worlds_out.append(w)
         self.energies = [energy for energy, _ in out]
         return worlds_out
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def overlap(state: Any, player: int, worlds: list[Any]) -> float:

@@ -100,6 +100,7 @@ from typing import Any
 from omega_cluster.games import make_game
 from omega_cluster.players.officers import Commander
 from omega_cluster.players.registry import make_player
+from omega_cluster.players.search import ISMCTSPlayer
 from omega_cluster.search.evaluators import play_out
 
 DEFAULT_SPECS = (
@@ -255,51 +256,37 @@ def _choice(job: tuple[str, int, int]) -> int:
     if spec.startswith("posterior:"):  # posterior:<worlds>:<steps>
         _, worlds, steps = spec.split(":")
         return _paired(state, p, int(worlds), 0.0, deal * 31 + index, None, int(steps))
-    if spec.startswith("truehands:"):  # truehands:<simulations>:<c_uct>[:key=value ...]
-        _, simulations, c_uct, *extra = spec.split(":")
-        options = dict(item.split("=", 1) for item in extra)
-        return _true_hands(state, p, int(simulations), float(c_uct), deal * 31 + index, options)
-    if spec.startswith("lastdraw:"):  # lastdraw:<simulations>:<c_uct>[:key=value ...]
-        _, simulations, c_uct, *extra = spec.split(":")
-        options = dict(item.split("=", 1) for item in extra)
-        return _last_draw(state, p, int(simulations), float(c_uct), deal * 31 + index, options)
+    if spec.startswith(("truehands:", "lastdraw:")):  # <kind>:<sims>:<c_uct>[:key=value ...]
+        kind, simulations, c_uct, *extra = spec.split(":")
+        options: dict[str, Any] = dict(item.split("=", 1) for item in extra)
+        options.update(_true_hands() if kind == "truehands" else _last_draw())
+        player = ISMCTSPlayer(
+            _GAME, leaf="commander_rollout", simulations=int(simulations), c_uct=float(c_uct),
+            **options,
+        )  # fmt: skip
+        return int(player.act(state, p, random.Random(deal * 31 + index)))
     player = make_player(spec, _GAME)
     return int(player.act(state, p, random.Random(deal * 31 + index)))
 
 
-def _last_draw(
-    state: Any, p: int, simulations: int, c_uct: float, seed: int, options: dict[str, str]
-) -> int:
-    """ISMCTS + Commander rollouts with the deductions as they were before 2026-11-30: only
-    what each seat proved since its last kept draw (``deal_constraints(before_draws=False)``)."""
+def _last_draw() -> dict[str, Any]:
+    """Search options for the deductions as they were before 2026-11-30: only what each seat
+    proved since its last kept draw (``deal_constraints(before_draws=False)``)."""
     from omega_cluster.players.officers.inference import deal_constraints
-    from omega_cluster.players.search import ISMCTSPlayer
 
-    player = ISMCTSPlayer(
-        _GAME, leaf="commander_rollout", simulations=simulations, c_uct=c_uct,
-        world_constraints=functools.partial(deal_constraints, before_draws=False), **options,
-    )  # fmt: skip
-    return int(player.act(state, p, random.Random(seed)))
+    return {"world_constraints": functools.partial(deal_constraints, before_draws=False)}
 
 
-def _true_hands(
-    state: Any, p: int, simulations: int, c_uct: float, seed: int, options: dict[str, str]
-) -> int:
-    """ISMCTS + Commander rollouts whose every determinization holds the *true* hands (only the
-    boneyard's order is drawn): what perfect beliefs would give the searcher. ``options``:
-    ``root_selection`` and ``opponent`` for the search player."""
-    from omega_cluster.players.search import ISMCTSPlayer
+def _true_hands() -> dict[str, Any]:
+    """Search options for determinizations that hold the *true* hands (only the boneyard's
+    order is drawn): what perfect beliefs would give the searcher."""
 
     def true_world(root: Any, player: int, rng: random.Random) -> Any:
         world = root.clone()
         rng.shuffle(world.boneyard)
         return world
 
-    player = ISMCTSPlayer(
-        _GAME, leaf="commander_rollout", simulations=simulations, c_uct=c_uct,
-        world_sampler=true_world, **options,
-    )  # fmt: skip
-    return int(player.act(state, p, random.Random(seed)))
+    return {"world_sampler": true_world}
 
 
 def _interval(xs: Sequence[float]) -> tuple[float, float]:

@@ -30,15 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["sample_world"]
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 def sample_world(
     state: MexicanTrainState,
     player: int,
@@ -110,13 +101,14 @@ def _constrained_deal(
     for t in world.boneyard:
         unseen |= 1 << t
     groups = _slot_groups(world, others, constraints)
+    mask_tiles = world.game.tiles.mask_tiles
     # most constrained first: fewer dead ends for the sequential deal
     groups.sort(key=lambda g: (unseen & ~g[1]).bit_count() - g[2])
     for _ in range(max_tries):
         left = unseen
         dealt = dict.fromkeys(others, 0)
         for q, avoid, count in groups:
-            allowed = _bits(left & ~avoid)
+            allowed = mask_tiles(left & ~avoid)
             if len(allowed) < count:
                 break
             m = 0
@@ -127,7 +119,7 @@ def _constrained_deal(
         else:
             for q, m in dealt.items():
                 world.hands[q] = m
-            boneyard = _bits(left)
+            boneyard = list(mask_tiles(left))
             rnd_gen.shuffle(boneyard)
             world.boneyard = boneyard
             return
