@@ -173,6 +173,9 @@ class RolloutEvaluator:
     ``policy`` is a Player (``RandomPlayer``, ``Commander``, …) or a factory ``game -> Player``.
     For a uniform random policy, a game's own fast ``random_playout(rng)`` is used when it has one
     (Mexican Train: same rules and random numbers as the generic loop, ~1.25× faster).
+    A policy with ``playout_returns(state, rng)`` (returns of a playout with itself at every seat,
+    or ``None`` where it cannot) plays there instead: the Commander's compiled playouts, the same
+    moves ~10× faster.
     ``terminal_value`` (optional) scores the finished playout instead of ``returns()``, e.g. a
     score margin blended with the win share (a lower-variance signal for the search; the search
     must then see the same function at terminal states: ISMCTS's ``terminal_value``).
@@ -196,6 +199,12 @@ class RolloutEvaluator:
         self.max_steps = max_steps
         self.terminal_value = terminal_value
         self._fast = use_fast_playout and type(policy) is RandomPlayer
+        # a policy may play whole games against itself faster (the Commander, compiled)
+        self._playout = (
+            getattr(policy, "playout_returns", None)
+            if use_fast_playout and terminal_value is None
+            else None
+        )
 
     def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
         return [self._one(leaf) for leaf in leaves]
@@ -209,6 +218,12 @@ class RolloutEvaluator:
         totals = [0.0] * n
         seats = [self.policy] * n
         for _ in range(self.rollouts):
+            if self._playout is not None:
+                returns = self._playout(state, leaf.rng)
+                if returns is not None:
+                    for p, r in enumerate(returns):
+                        totals[p] += r
+                    continue
             sim = state.clone()
             fast = getattr(sim, "random_playout", None) if self._fast else None
             if fast is not None:

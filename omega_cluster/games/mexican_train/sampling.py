@@ -104,23 +104,29 @@ def _constrained_deal(
     mask_tiles = world.game.tiles.mask_tiles
     # most constrained first: fewer dead ends for the sequential deal
     groups.sort(key=lambda g: (unseen & ~g[1]).bit_count() - g[2])
+    rnd = rnd_gen.random
     for _ in range(max_tries):
         left = unseen
         dealt = dict.fromkeys(others, 0)
         for q, avoid, count in groups:
-            allowed = mask_tiles(left & ~avoid)
-            if len(allowed) < count:
+            allowed = list(mask_tiles(left & ~avoid))
+            size = len(allowed)
+            if size < count:
                 break
             m = 0
-            for t in rnd_gen.sample(allowed, count):
-                m |= 1 << t
+            for i in range(count):  # a partial Fisher–Yates: ``count`` uniform distinct tiles
+                j = i + int(rnd() * (size - i))
+                allowed[i], allowed[j] = allowed[j], allowed[i]
+                m |= 1 << allowed[i]
             dealt[q] |= m
             left &= ~m
         else:
             for q, m in dealt.items():
                 world.hands[q] = m
             boneyard = list(mask_tiles(left))
-            rnd_gen.shuffle(boneyard)
+            for i in range(len(boneyard) - 1, 0, -1):  # Fisher–Yates, inlined (see deal())
+                j = int(rnd() * (i + 1))
+                boneyard[i], boneyard[j] = boneyard[j], boneyard[i]
             world.boneyard = boneyard
             return
     raise ConstraintError(

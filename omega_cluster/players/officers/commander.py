@@ -12,6 +12,7 @@ Used as an arena anchor and as the rollout policy of ISMCTS (Path B of the Ω re
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
 
 __all__ = ["Commander", "MoveExplanation", "format_explanation"]
+
+
+def numba_available() -> bool:
+    """numba is installed (optional: the Commander's compiled playouts need it)."""
+    return importlib.util.find_spec("numba") is not None
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,7 @@ class Commander:
         *,
         weights: CommanderWeights | Mapping[str, Any] | None = None,
         chain_budget: int = DEFAULT_CHAIN_BUDGET,
+        compiled: bool | None = None,
     ) -> None:
         self.game = check_mexican_train(game, "Commander")
         if weights is None:
@@ -77,9 +84,15 @@ class Commander:
             weights = CommanderWeights.from_dict(weights)
         if isinstance(chain_budget, bool) or not isinstance(chain_budget, int) or chain_budget < 1:
             raise ValueError(f"chain_budget must be an int >= 1, got {chain_budget!r}")
+        if compiled is not None and not isinstance(compiled, bool):
+            raise ValueError(f"compiled must be None (automatic), True or False, got {compiled!r}")
+        if compiled and not numba_available():
+            raise ValueError("compiled=True needs numba (pip install 'omega-cluster[fast]')")
         self.weights = weights
         self.chain_budget = chain_budget
         self._vector = weights.vector()
+        self.compiled = numba_available() if compiled is None else compiled
+        self._jit: Any = None  # the CompiledCommander, built on first use
 
     def _features(self, state: State, player: int, legal: Sequence[int]) -> list[tuple[float, ...]]:
         return move_features(
@@ -112,6 +125,24 @@ class Commander:
             if total > best_total:  # strict: ties keep the lower action id
                 best, best_total = a, total
         return best
+
+    def playout_returns(self, state: State, rng: random.Random) -> tuple[float, ...] | None:
+        """The returns after this Commander plays every seat from ``state`` (left unchanged)
+        to the end, compiled — the very moves of ``play_out(state, [self] * n)`` ~10x faster —
+        or ``None`` where the compiled playout does not reach (numba missing, ``compiled=False``,
+        a campaign with rounds still to deal): the caller then plays in Python.
+        :class:`~omega_cluster.search.evaluators.RolloutEvaluator` asks for it. ``rng`` is
+        unused (the Commander is deterministic; the boneyard's order is in the state).
+        """
+        if not self.compiled:
+            return None
+        if self._jit is None:
+            from omega_cluster.players.officers._commander_jit import CompiledCommander
+
+            self._jit = CompiledCommander(
+                self.game, self._vector, self.weights.danger_hand_size, self.chain_budget
+            )
+        return cast("tuple[float, ...] | None", self._jit.playout_returns(state))
 
     def policy(
         self, state: State, player: int, legal: Sequence[int], temperature: float = 5.0
