@@ -208,10 +208,15 @@ def bench_mexican_train(quick: bool) -> None:
     game = make_game("mexican_train", players=4, rounds=1)
     positions = _mexican_train_positions(4, 3 if quick else 8, seed=7)
     print(f"mexican_train 4p single round, {len(positions)} mid-round positions (CPU time)")
+    rates = {}
     for name, policy, sims in (
         ("random rollouts", RandomPlayer(), 300 if quick else 1000),
-        ("commander rollouts", Commander(game), 40 if quick else 150),
+        ("commander rollouts, Python", Commander(game, compiled=False), 40 if quick else 150),
+        ("commander rollouts, compiled", Commander(game), 200 if quick else 1000),
     ):
+        if name.endswith("compiled") and not Commander(game).compiled:
+            print(f"  {name:<30} (numba not installed)")
+            continue
         search = ISMCTS(game, RolloutEvaluator(policy), simulations=sims)
         seconds = _timed(
             lambda search=search: [
@@ -219,9 +224,11 @@ def bench_mexican_train(quick: bool) -> None:
                 for i, s in enumerate(positions)
             ]
         )
-        rate = sims * len(positions) / seconds
+        rate = rates[name] = sims * len(positions) / seconds
         bar = "  (bar >= 5,000/s)" if policy.name == "random" else ""
-        print(f"  {name:<20}{rate:>10,.0f} simulations/s{bar}")
+        if name.endswith("compiled"):
+            bar = f"  ({rate / rates['commander rollouts, Python']:.1f}x the Python Commander)"
+        print(f"  {name:<30}{rate:>10,.0f} simulations/s{bar}")
 
 
 def profile(quick: bool) -> None:

@@ -5,7 +5,9 @@ through the checked ``apply_action`` (the arena's loop, without its bookkeeping)
 officer: rounds/s, decisions/s (every call of ``act``), the share of decisions with a real choice
 (more than one legal action; the others return at once) and microseconds per such choice, and
 the rounds/s ratio against Ensign (uniform random, the reference measured in the same run).
-The Commander matters most: it is the rollout policy of ISMCTS (the Ω reference's Path B).
+The Commander matters most: it is the rollout policy of ISMCTS (the Ω reference's Path B), so
+its compiled playouts (``Commander.playout_returns``, numba: the same moves, whole rounds inside
+one compiled call) are timed on the same deals too, as a ratio to the Python Commander.
 
 Timings are noisy when other processes share the cores; ``--quick`` runs a short check.
 """
@@ -78,15 +80,39 @@ def main(argv: list[str] | None = None) -> None:
     print(f"mexican_train 4p double-12 single rounds, all seats one officer, ~{seconds:g} s each")
     print(f"{'officer':<12}{'rounds/s':>10}{'decisions/s':>13}{'choices':>9}"
           f"{'us/choice':>11}{'vs ensign':>11}")  # fmt: skip
-    reference = 0.0
+    reference = python = 0.0
     for name, player in officers:
         s = _measure(game, player, seconds, seed=1000)
         reference = reference or s.rounds_per_s
+        python = s.rounds_per_s
         per_choice = 1e6 * s.choice_seconds / max(1, s.choices)
         print(
             f"{name:<12}{s.rounds_per_s:>10.0f}{s.decisions_per_s:>13.0f}"
             f"{s.choices / s.decisions:>9.0%}{per_choice:>11.1f}{s.rounds_per_s / reference:>10.2f}x"
         )
+    compiled = Commander(game)
+    if not compiled.compiled:
+        print("commander, compiled playouts: numba not installed")
+        return
+    rate = _compiled_rounds(game, compiled, seconds, seed=1000)
+    print(
+        f"commander, compiled playouts: {rate:.0f} rounds/s, {rate / python:.1f}x the Python "
+        f"Commander, {rate / reference:.2f}x ensign"
+    )
+
+
+def _compiled_rounds(game: Game, commander: Commander, seconds: float, seed: int) -> float:
+    """Whole Commander rounds through ``playout_returns`` (the same deals as ``_measure``)."""
+    rng = random.Random(seed)
+    commander.playout_returns(game.new_initial_state(seed), rng)  # load the compiled code
+    clock = time.perf_counter
+    rounds = 0
+    start = clock()
+    while clock() - start < seconds:
+        returns = commander.playout_returns(game.new_initial_state(seed + rounds), rng)
+        assert returns is not None
+        rounds += 1
+    return rounds / (clock() - start)
 
 
 if __name__ == "__main__":

@@ -130,3 +130,74 @@ def test_compiled_option_is_checked() -> None:
         Commander(game, compiled="yes")  # type: ignore[arg-type]
     python = Commander(game, compiled=False)
     assert python.playout_returns(game.new_initial_state(seed=1), random.Random(0)) is None
+
+
+def test_seated_commanders_play_each_seat_with_its_own_weights() -> None:
+    """The searcher's seat plays the tuned Commander and the others the default one, compiled
+    or in Python alike (the compiled table gets the weights seat by seat)."""
+    from omega_cluster.players.officers.commander import SeatedCommanders
+
+    game = make_game("mexican_train", players=4, rounds=1)
+    tuned, default = Commander(game, weights="tuned_4p"), Commander(game)
+    seated = SeatedCommanders(tuned, default)
+    rng = random.Random(11)
+    differs = 0
+    for seed in range(20):
+        state = game.new_initial_state(seed=seed)
+        for _ in range(rng.randrange(0, 25)):
+            if state.is_terminal():
+                break
+            state.apply_action(default.act(state, state.current_players[0], rng))
+        if state.is_terminal():
+            continue
+        owner = seed % 4
+        seated.owner = owner
+        seats = [default] * 4
+        seats[owner] = tuned
+        expected = state.clone()
+        play_out(expected, seats, rng, 100_000)
+        assert seated.playout_returns(state, rng) == tuple(expected.returns())
+        plain = state.clone()
+        play_out(plain, [default] * 4, rng, 100_000)
+        differs += plain.history != expected.history
+    assert differs > 0
+
+
+def test_search_player_rollout_weights() -> None:
+    game = make_game("mexican_train", players=4, rounds=1)
+    player = make_player("ismcts:commander_rollout:50:rollout_weights=tuned_4p", game)
+    state = game.new_initial_state(seed=2)
+    rng = random.Random(0)
+    while len(state.legal_actions(state.current_players[0])) < 2:
+        state.apply_action(Commander(game).act(state, state.current_players[0], rng))
+    p = state.current_players[0]
+    assert player.act(state, p, rng) in state.legal_actions(p)
+    assert player.evaluator.policy.owner == p
+    with pytest.raises(Exception, match="rollout_weights applies to leaf=commander_rollout"):
+        make_player("ismcts:random:50:rollout_weights=tuned_4p", game)
+    with pytest.raises(Exception, match="unknown CommanderWeights preset 'best'"):
+        make_player("ismcts:commander_rollout:50:rollout_weights=best", game)
+
+
+def test_tune_commander_runs_and_prints_weights(capsys: pytest.CaptureFixture[str]) -> None:
+    """The tuner's whole loop on a tiny budget: generations, the check and the weights."""
+    from bench import tune_commander
+
+    tune_commander.main(
+        [
+            "--generations",
+            "2",
+            "--population",
+            "3",
+            "--deals",
+            "8",
+            "--check",
+            "8",
+            "--workers",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert out.count("gen ") == 2
+    assert "fair share vs default Commanders on 8 fresh deals" in out
+    assert "'hand_flexibility'" in out and "'goes_out'" not in out

@@ -48,8 +48,8 @@ S_ENGINE_TILE = S_SIZE  # the round's engine double (never in a hand, never unse
 S_TOTAL = S_SIZE + 1
 # -- the game: one int64 vector ------------------------------------------------------------------
 G_N, G_STRICT, G_MUST, G_UNTIL, G_CHAIN_RULE, G_GO_OUT, G_BLANK, G_CAMPAIGN = 0, 1, 2, 3, 4, 5, 6, 7
-G_DRAW, G_PASS, G_DANGER, G_BUDGET, G_UNSEEN_LO, G_UNSEEN_HI, G_SET = 8, 9, 10, 11, 12, 13, 14
-G_SIZE = 15
+G_DRAW, G_PASS, G_BUDGET, G_UNSEEN_LO, G_UNSEEN_HI, G_SET = 8, 9, 10, 11, 12, 13
+G_SIZE = 14
 # -- control words: memo generation, chain budget left, memo entries, overflow --------------------
 C_GEN, C_LEFT, C_COUNT, C_OVERFLOW = 0, 1, 2, 3
 
@@ -237,7 +237,7 @@ def _legal(S: np.ndarray, G: np.ndarray, em: np.ndarray, dm: np.ndarray, P: np.n
 
 
 @njit(cache=True)
-def _act(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, legal) -> int:
+def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
     """Commander.act for the acting player (terms.move_scores, strict ties to the lowest id)."""
     k = _legal(S, G, em, dm, P, legal)
     if k == 1:
@@ -248,7 +248,7 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, le
     ctl[C_LEFT] = G[G_BUDGET]
     ctl[C_COUNT] = 0
     hlo, hhi = S[S_HANDS + 2 * player], S[S_HANDS + 2 * player + 1]
-    danger = G[G_DANGER]
+    danger = D[player]
     top_urgency = 0.0
     urgency = np.zeros(NUM_SLOTS)
     for q in range(n):
@@ -304,8 +304,9 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, le
     od_mask = 0
     for j in range(S[S_OD_N]):
         od_mask |= 1 << S[S_OD + j]
-    (w0, w1, w2, w3, w4, w5, w6, w7, w8, w9) = (W[0], W[1], W[2], W[3], W[4], W[5], W[6], W[7], W[8], W[9])  # fmt: skip
-    (w10, w11, w12, w13, w14, w15, w16, w17, w18, w19) = (W[10], W[11], W[12], W[13], W[14], W[15], W[16], W[17], W[18], W[19])  # fmt: skip
+    w = W[player]  # each seat's own weights
+    (w0, w1, w2, w3, w4, w5, w6, w7, w8, w9) = (w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9])  # fmt: skip
+    (w10, w11, w12, w13, w14, w15, w16, w17, w18, w19) = (w[10], w[11], w[12], w[13], w[14], w[15], w[16], w[17], w[18], w[19])  # fmt: skip
     draw = G[G_DRAW]
     best_action, best_total = legal[0], -np.inf
     for i in range(k):
@@ -495,11 +496,11 @@ def _returns(S, G, values, P, went_out: int, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _playout(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, legal, out):
+def _playout(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal, out):
     """Commander at every seat to the end of the round; False if the memo overflowed (the
     caller then plays in Python: an exact mirror or nothing)."""
     while True:
-        a = _act(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, legal)
+        a = _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal)
         if ctl[C_OVERFLOW]:
             return False
         r = _apply(S, G, em, dm, pips, high, low, a)
@@ -509,8 +510,8 @@ def _playout(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl
 
 
 @njit(cache=True)
-def _act_once(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, legal) -> int:
-    a = _act(S, G, em, dm, pips, high, low, values, P, W, keys, vals, stamp, ctl, legal)
+def _act_once(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
+    a = _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal)
     return -1 if ctl[C_OVERFLOW] else a
 
 
@@ -521,12 +522,19 @@ def _split(mask: int) -> tuple[int, int]:
 class CompiledCommander:
     """A Commander (its weights, danger threshold and chain budget) compiled for one game.
 
+    ``weights`` (TERMS order) and ``danger`` are one Commander's, or one per seat: playouts
+    between Commanders of different weights (the tuner's games, ``bench/tune_commander.py``).
+
     :meth:`act` and :meth:`playout_returns` answer exactly as the Python Commander does (or
     ``None`` where this module cannot: a campaign with rounds still to deal, a memo overflow).
     """
 
     def __init__(
-        self, game: MexicanTrainGame, weights: Sequence[float], danger: int, budget: int
+        self,
+        game: MexicanTrainGame,
+        weights: Sequence[float] | Sequence[Sequence[float]],
+        danger: int | Sequence[int],
+        budget: int,
     ) -> None:
         tiles = game.tiles
         self.game = game
@@ -543,7 +551,9 @@ class CompiledCommander:
         self.values = np.zeros(2 * WORD, dtype=np.int64)
         self.values[:nt] = values
         self.P = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.int64)
-        self.W = np.array(weights, dtype=np.float64)
+        w = np.array(weights, dtype=np.float64)
+        self.W = np.ascontiguousarray(np.broadcast_to(w, (self.n, w.shape[-1])))
+        self.D = np.array(np.broadcast_to(np.array(danger, dtype=np.int64), (self.n,)))
         full_lo, full_hi = _split(tiles.full_mask)
         g = np.zeros(G_SIZE, dtype=np.int64)
         g[G_N] = self.n
@@ -555,7 +565,7 @@ class CompiledCommander:
         g[G_BLANK] = game.double_blank_value
         g[G_CAMPAIGN] = game.objective == "points" and game.num_rounds > 1
         g[G_DRAW], g[G_PASS] = tiles.draw_action, tiles.pass_action
-        g[G_DANGER], g[G_BUDGET] = danger, budget
+        g[G_BUDGET] = budget
         g[G_UNSEEN_LO], g[G_UNSEEN_HI], g[G_SET] = full_lo, full_hi, tiles.double_set
         self.G = g
         size = 1 << _MEMO_BITS
@@ -595,7 +605,7 @@ class CompiledCommander:
     def _args(self) -> tuple[np.ndarray, ...]:
         return (
             self.G, self.em, self.dm, self.pips, self.high, self.low, self.values, self.P,
-            self.W, self.keys, self.vals, self.stamp, self.ctl, self.legal,
+            self.W, self.D, self.keys, self.vals, self.stamp, self.ctl, self.legal,
         )  # fmt: skip
 
     def act(self, state: MexicanTrainState) -> int | None:

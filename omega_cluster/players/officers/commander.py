@@ -32,7 +32,7 @@ from omega_cluster.players.officers.weights import TERMS, CommanderWeights
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
 
-__all__ = ["Commander", "MoveExplanation", "format_explanation"]
+__all__ = ["Commander", "MoveExplanation", "SeatedCommanders", "format_explanation"]
 
 
 def numba_available() -> bool:
@@ -62,8 +62,9 @@ def _score(weights: Sequence[float], features: Sequence[float]) -> float:
 class Commander:
     """Plays the legal move with the highest weighted sum of named terms (see the module doc).
 
-    ``weights``: a :class:`CommanderWeights` or a mapping of its field names (unknown ones
-    rejected). ``chain_budget``: expansions of the longest-chain search per decision before it
+    ``weights``: a :class:`CommanderWeights`, a mapping of its field names (unknown ones
+    rejected) or a preset's name (:data:`~omega_cluster.players.officers.weights.PRESETS`:
+    ``commander:weights=tuned_4p``). ``chain_budget``: expansions of the longest-chain search per decision before it
     falls back to following the heaviest tile.
     """
 
@@ -73,13 +74,15 @@ class Commander:
         self,
         game: Game,
         *,
-        weights: CommanderWeights | Mapping[str, Any] | None = None,
+        weights: CommanderWeights | Mapping[str, Any] | str | None = None,
         chain_budget: int = DEFAULT_CHAIN_BUDGET,
         compiled: bool | None = None,
     ) -> None:
         self.game = check_mexican_train(game, "Commander")
         if weights is None:
             weights = CommanderWeights()
+        elif isinstance(weights, str):
+            weights = CommanderWeights.preset(weights)
         elif not isinstance(weights, CommanderWeights):
             weights = CommanderWeights.from_dict(weights)
         if isinstance(chain_budget, bool) or not isinstance(chain_budget, int) or chain_budget < 1:
@@ -190,6 +193,49 @@ class Commander:
             k: v for k, v in self.weights.as_dict().items() if v != getattr(CommanderWeights, k)
         }
         return f"Commander(weights={changed or 'defaults'})"
+
+
+class SeatedCommanders:
+    """A rollout policy: one seat (:attr:`owner`) plays Commander ``own``, every other seat
+    Commander ``others`` — a search's own continuation with tuned weights while its model of
+    the opponents stays the Commander they are. Set :attr:`owner` before each search
+    (:class:`~omega_cluster.players.search.SearchPlayer` does); ``playout_returns`` runs the
+    mixed table compiled when it can, like :meth:`Commander.playout_returns`.
+    """
+
+    def __init__(self, own: Commander, others: Commander) -> None:
+        if own.chain_budget != others.chain_budget:
+            raise ValueError("SeatedCommanders: both Commanders need the same chain_budget")
+        self.own, self.others = own, others
+        self.owner: int | None = None
+        self.name = f"commanders(own={own!r})"
+        self._jit: dict[int, Any] = {}
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        return (self.own if player == self.owner else self.others).act(state, player, rng)
+
+    def playout_returns(self, state: State, rng: random.Random) -> tuple[float, ...] | None:
+        owner = self.owner
+        if owner is None or not (self.own.compiled and self.others.compiled):
+            return None
+        jit = self._jit.get(owner)
+        if jit is None:
+            from omega_cluster.players.officers._commander_jit import CompiledCommander
+
+            n = self.own.game.num_players
+            weights = [self.others.weights] * n
+            weights[owner] = self.own.weights
+            jit = self._jit[owner] = CompiledCommander(
+                self.own.game,
+                [w.vector() for w in weights],
+                [w.danger_hand_size for w in weights],
+                self.own.chain_budget,
+            )
+        returns = jit.playout_returns(cast("MexicanTrainState", state))
+        return cast("tuple[float, ...] | None", returns)
+
+    def __repr__(self) -> str:
+        return f"SeatedCommanders(own={self.own!r}, others={self.others!r})"
 
 
 def format_explanation(
