@@ -364,14 +364,15 @@ class SearchPlayer:
         self.game = game
         self.algorithm = _choose_algorithm(game, algorithm or self.default_algorithm)
         terminal_value = _margin_value(game, margin) if margin else None
-        self.evaluator = build_leaf_evaluator(
-            game, leaf, rollouts=rollouts, epsilon=epsilon, terminal_value=terminal_value
-        )
-        self._seated = None
+        self._seated = None  # SeatedCommanders (rollout_weights): told its seat before a search
         if rollout_weights is not None:
             self._seated = _seated_commanders(game, leaf, epsilon, rollout_weights)
-            self.evaluator = RolloutEvaluator(
+            self.evaluator: Evaluator = RolloutEvaluator(
                 self._seated, rollouts=rollouts, terminal_value=terminal_value
+            )
+        else:
+            self.evaluator = build_leaf_evaluator(
+                game, leaf, rollouts=rollouts, epsilon=epsilon, terminal_value=terminal_value
             )
         if (deduce or terminal_value is not None) and self.algorithm != "ismcts":
             raise PlayerSpecError("deduce and margin are ISMCTS options (turn-based games)")

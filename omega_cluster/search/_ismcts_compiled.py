@@ -16,12 +16,12 @@ are a function of the seed like the Python search's, but not the same numbers.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import math
 import random
 from dataclasses import dataclass
 from typing import Any
 
+from omega_cluster._optional import numba_available
 from omega_cluster.games.api import Game, State
 from omega_cluster.players.base import RandomPlayer
 from omega_cluster.search._ismcts_config import ISMCTSConfig
@@ -31,12 +31,6 @@ from omega_cluster.search.evaluators import Evaluator, RolloutEvaluator
 __all__ = ["CompiledRun", "numba_available", "run_compiled", "unsupported"]
 
 _HISTOGRAM = 32  # deepest selection path the kernels record (Leduc: at most 8 decisions)
-
-
-@functools.cache
-def numba_available() -> bool:
-    """numba is installed (it is optional: the Python search needs nothing compiled)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 @dataclass(frozen=True)

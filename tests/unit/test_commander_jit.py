@@ -7,10 +7,10 @@ import random
 
 import pytest
 
+from omega_cluster._optional import numba_available
 from omega_cluster.games import make_game
 from omega_cluster.players import RandomPlayer
 from omega_cluster.players.officers import Commander
-from omega_cluster.players.officers.commander import numba_available
 from omega_cluster.players.registry import make_player
 from omega_cluster.search.evaluators import play_out
 
