@@ -82,6 +82,16 @@ without any inference 0.173 (``python -m bench._posterior``: 17 positions where 
 found a legal deal; it fails on some long rounds): Commander's choices do say something about
 its hand, but not what shows in the decisions.
 
+Measured 2026-11-30 with the Commander rollouts compiled (4p, seed 11, 64 reshuffles; the
+constrained deals now draw through an inlined Fisher–Yates, so the same spec lands on other
+worlds than above): ISMCTS 1000 simulations, c_uct 2.5 +0.0128 ± 0.0097 (500 positions, 28 s
+instead of 164 s); 4000 +0.0011 ± 0.0079 and 10,000 -0.0007 ± 0.0077 against it: the budget does
+not lift it. ``anchor=commander`` (the Commander's move unless the search beats it by 1 standard
+error) -0.0063 ± 0.0067, ``anchor_z=2`` -0.0087 ± 0.0076: the search's unsure deviations are
+worth keeping. Flat paired evaluation on 300 of the positions: ``paired:100:0`` +0.0050,
+``paired:400:0`` +0.0137, ``paired:1600:0`` +0.0171 ± 0.0107 (+0.0069 ± 0.0085 over the 1000-
+simulation search, 13,000 rollouts a decision): more common worlds help a little, within noise.
+
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
 [spec ...]``.
 """
