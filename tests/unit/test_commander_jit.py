@@ -4,6 +4,7 @@ the same returns from every playout, over every rule variant; and the search tha
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,16 @@ VARIANTS = [
         "must_play": False,
     },
 ]
+
+
+def _played(game: Any, seed: int, moves: int, mover: Commander, rng: random.Random) -> Any:
+    """Deal ``seed`` after up to ``moves`` of ``mover``'s moves (fewer if the round ends)."""
+    state = game.new_initial_state(seed=seed)
+    for _ in range(moves):
+        if state.is_terminal():
+            break
+        state.apply_action(mover.act(state, state.current_players[0], rng))
+    return state
 
 
 @pytest.mark.parametrize(
@@ -85,11 +96,7 @@ def test_commander_with_other_weights_compiles_the_same_moves() -> None:
     rng = random.Random(3)
     differs = 0
     for seed in range(30):
-        state = game.new_initial_state(seed=seed)
-        for _ in range(rng.randrange(0, 30)):
-            if state.is_terminal():
-                break
-            state.apply_action(python.act(state, state.current_players[0], rng))
+        state = _played(game, seed, rng.randrange(0, 30), python, rng)
         if state.is_terminal():
             continue
         expected = state.clone()
@@ -143,11 +150,7 @@ def test_seated_commanders_play_each_seat_with_its_own_weights() -> None:
     rng = random.Random(11)
     differs = 0
     for seed in range(20):
-        state = game.new_initial_state(seed=seed)
-        for _ in range(rng.randrange(0, 25)):
-            if state.is_terminal():
-                break
-            state.apply_action(default.act(state, state.current_players[0], rng))
+        state = _played(game, seed, rng.randrange(0, 25), default, rng)
         if state.is_terminal():
             continue
         owner = seed % 4

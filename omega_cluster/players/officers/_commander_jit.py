@@ -84,6 +84,21 @@ def _high_bit(x: int) -> int:
 
 
 @njit(cache=True)
+def _mask_pips(lo: int, hi: int, values: np.ndarray, P: np.ndarray) -> int:
+    """Pips a two-word mask counts in hand (``Tiles.mask_pips``; 0|0 counts its value)."""
+    total = 0
+    while lo:
+        bit = lo & -lo
+        lo ^= bit
+        total += values[_pop(bit - 1, P)]
+    while hi:
+        bit = hi & -hi
+        hi ^= bit
+        total += values[WORD + _pop(bit - 1, P)]
+    return total
+
+
+@njit(cache=True)
 def _slot_of_key(lo: int, hi: int, end: int, bits: int) -> int:
     h = (lo * _H1) ^ (hi * _H2) ^ (end * 0x5BD1E995)
     return int((h >> (64 - bits)) & ((1 << bits) - 1))
@@ -286,17 +301,7 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
     base_score, base_lo, base_hi = _best(
         own_end, hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl
     )
-    hand_pips = 0
-    m = hlo
-    while m:
-        bit = m & -m
-        m ^= bit
-        hand_pips += values[_pop(bit - 1, P)]
-    m = hhi
-    while m:
-        bit = m & -m
-        m ^= bit
-        hand_pips += values[WORD + _pop(bit - 1, P)]
+    hand_pips = _mask_pips(hlo, hhi, values, P)
     own_marked = float(S[S_MARKED] >> player & 1)
     campaign = float(G[G_CAMPAIGN])
     endgame = 1.0 if S[S_BONE_N] == 0 else 0.0
@@ -475,13 +480,7 @@ def _returns(S, G, values, P, went_out: int, out: np.ndarray) -> None:
     n = G[G_N]
     score = np.zeros(n, np.int64)
     for q in range(n):
-        pips = 0
-        for w in range(2):
-            m = S[S_HANDS + 2 * q + w]
-            while m:
-                bit = m & -m
-                m ^= bit
-                pips += values[w * WORD + _pop(bit - 1, P)]
+        pips = _mask_pips(S[S_HANDS + 2 * q], S[S_HANDS + 2 * q + 1], values, P)
         if G[G_GO_OUT]:
             score[q] = -(S[S_OUTS0 + q] + (1 if q == went_out else 0))
         else:
