@@ -162,6 +162,9 @@ def _commander_value(state: Any, action: int, p: int, rng: random.Random) -> flo
     continues as a Commander."""
     assert _COMMANDER is not None
     state.apply_action(action)
+    returns = _COMMANDER.playout_returns(state, rng)  # compiled: the same moves, ~10x faster
+    if returns is not None:
+        return float(returns[p])
     play_out(state, [_COMMANDER] * _GAME.num_players, rng, max_steps=100_000)
     return float(state.win_shares()[p])
 

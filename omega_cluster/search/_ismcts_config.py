@@ -42,7 +42,7 @@ WorldConstraints = Callable[[State, int], Any]
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
 _KEYINGS = ("acting", "observer")
-_ROOT_SELECTIONS = ("tree", "sequential_halving")
+_ROOT_SELECTIONS = ("tree", "sequential_halving", "racing")
 
 
 def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
@@ -83,7 +83,9 @@ class ISMCTSConfig:
     selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none)
     c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
     c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
-    root_selection: str = "tree"  # "tree" (like any node) | "sequential_halving" (paired worlds)
+    root_selection: str = "tree"  # "tree" (like any node) | "sequential_halving" | "racing"
+    race_batch: int = 20  # racing: worlds per batch (every candidate still in plays each)
+    race_z: float = 2.0  # racing: a candidate trailing the leader by z standard errors drops
     final_policy: str = "visits"  # "visits" (normalised) | "max_visits" | "max_value"
     temperature: float = 0.0  # 0: play the final policy's argmax; > 0: sample ∝ visits^(1/T)
     dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero: ~10 / typical branching)
@@ -156,9 +158,11 @@ class ISMCTSConfig:
                 f"ISMCTSConfig.root_selection must be one of {_ROOT_SELECTIONS}, "
                 f"got {self.root_selection!r}"
             )
-        if self.root_selection == "sequential_halving":
+        _check_int("race_batch", self.race_batch, 1)
+        _check_float("race_z", self.race_z, 0.0)
+        if self.root_selection != "tree":
             _refuse_clashes(
-                "root_selection='sequential_halving' draws its own worlds and compares the "
+                f"root_selection={self.root_selection!r} draws its own worlds and compares the "
                 "root's moves on them afresh",
                 ("determinizations", self.determinizations is not None),
                 ("reuse_tree", self.reuse_tree),

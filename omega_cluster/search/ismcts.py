@@ -49,7 +49,10 @@ next move. ``root_selection``: the root is selected like any node (``"tree"``) o
 halving (``"sequential_halving"``, Karnin, Koren & Somekh 2013; the root schedule of Gumbel
 MuZero, Danihelka et al. 2022): rounds over the root's moves in which every world drawn is played
 once with each move still in, the better half going on — a paired comparison on common worlds
-that aims at the move finally played (simple regret) rather than at the visits on the way.
+that aims at the move finally played (simple regret) rather than at the visits on the way —
+or by a paired race (``"racing"``, the races of Maron & Moore 1994): batches of common worlds
+played with every move still in, a move dropped once its paired differences to the leader's put it
+``race_z`` standard errors behind, the budget a ceiling that a clear choice never reaches.
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
 ``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
@@ -174,6 +177,38 @@ class _Worlds:
         self._left -= 1
         assert self._base is not None
         return self._base if self._left == 0 else self._base.clone()
+
+
+RACE_MIN_BATCHES = 4  # batches every racer plays before the race may drop one
+
+
+def _paired_worlds(
+    worlds: _Worlds, count: int, arms: list[int], deadline: float | None, played: list[int]
+) -> Iterator[tuple[State, int]]:
+    """``count`` worlds, each played once with every root candidate in ``arms`` (clones of one
+    world: a paired comparison); ``played[0]`` counts the worlds given out (the clock may stop
+    the loop before ``count``)."""
+    clock = time.perf_counter
+    for _ in range(count):
+        if deadline is not None and worlds.drawn and clock() >= deadline:
+            return
+        world = worlds.next()
+        played[0] += 1
+        for i in arms[:-1]:
+            yield world.clone(), i
+        yield world, arms[-1]
+
+
+def _trails(lead: list[float], other: list[float], z: float) -> bool:
+    """Whether the batch means ``other`` trail ``lead`` by more than ``z`` standard errors of
+    their paired differences (or equal them on every batch)."""
+    k = len(lead)
+    diffs = [a - b for a, b in zip(lead, other, strict=True)]
+    mean = sum(diffs) / k
+    var = sum((d - mean) ** 2 for d in diffs) / (k - 1)
+    if var <= 1e-18:  # the same difference on every batch (rounding aside)
+        return mean >= -1e-9
+    return mean > z * math.sqrt(var / k)
 
 
 class _Run:
@@ -424,6 +459,8 @@ class ISMCTS:
         winner = None
         if cfg.root_selection == "sequential_halving":
             winner = yield from self._halving(run, worlds, deadline)
+        elif cfg.root_selection == "racing":
+            winner = yield from self._racing(run, worlds, deadline)
         else:
             yield from run.play(self._free_worlds(run, worlds, deadline))
         tree.base_visits += run.simulations
@@ -474,27 +511,60 @@ class ISMCTS:
         budget = self.config.budget
         alive = list(range(len(root.means)))
         rounds = max(1, math.ceil(math.log2(len(alive))))
-        clock = time.perf_counter
-
-        def paired(count: int, arms: list[int]) -> Iterator[tuple[State, int]]:
-            for _ in range(count):
-                if deadline is not None and worlds.drawn and clock() >= deadline:
-                    return
-                world = worlds.next()
-                for i in arms[:-1]:
-                    yield world.clone(), i
-                yield world, arms[-1]
-
         for r in range(rounds):
             count = max(1, (budget - run.simulations) // ((rounds - r) * len(alive)))
-            yield from run.play(paired(count, alive))
+            yield from run.play(_paired_worlds(worlds, count, alive, deadline, [0]))
             if r < rounds - 1:
                 alive.sort(key=lambda i: (-root.means[i], i))
                 alive = alive[: (len(alive) + 1) // 2]
         left = (budget - run.simulations) // len(alive)
         if left > 0:  # the rounds' floors leave a remainder: more worlds for the last ones
-            yield from run.play(paired(left, alive))
+            yield from run.play(_paired_worlds(worlds, left, alive, deadline, [0]))
         return max(alive, key=lambda i: (root.means[i], -i))
+
+    def _racing(
+        self, run: _Run, worlds: _Worlds, deadline: float | None
+    ) -> Generator[list[Leaf], list[LeafEvaluation], int]:
+        """A paired race at the root (the races of Maron & Moore 1994, on common worlds).
+
+        Batches of ``race_batch`` worlds, each world played once with every root candidate
+        still in the race; after each batch, from the ``RACE_MIN_BATCHES``-th on, a candidate
+        whose batch means trail the leader's (the best mean so far) by more than ``race_z``
+        standard errors of their paired differences leaves the race — as does one that has
+        matched the leader on every world (nothing tells them apart). The race ends when one
+        candidate is left or the budget (``simulations``, the most it may spend) or the clock
+        runs out; it plays the best mean of the candidates still in. Unlike sequential
+        halving, a clear choice stops early and a close one gets the budget.
+        """
+        cfg = self.config
+        root = run.tree.root
+        assert root is not None
+        run.tree.admit(root, len(root.acts))
+        means, visits = root.means, root.visits
+        alive = list(range(len(means)))
+        batch_means: dict[int, list[float]] = {i: [] for i in alive}
+        while True:
+            count = min(cfg.race_batch, (cfg.budget - run.simulations) // len(alive))
+            if count <= 0:
+                break
+            before = [means[i] * visits[i] for i in alive]
+            played = [0]
+            yield from run.play(_paired_worlds(worlds, count, alive, deadline, played))
+            if played[0] < count:  # the clock stopped the batch
+                break
+            for i, total in zip(alive, before, strict=True):
+                batch_means[i].append((means[i] * visits[i] - total) / count)
+            if len(alive) == 1:
+                break
+            if len(batch_means[alive[0]]) >= RACE_MIN_BATCHES:
+                leader = max(alive, key=lambda i: (means[i], -i))
+                lead = batch_means[leader]
+                alive = [
+                    i for i in alive if i == leader or not _trails(lead, batch_means[i], cfg.race_z)
+                ]
+                if len(alive) == 1:
+                    break
+        return max(alive, key=lambda i: (means[i], -i))
 
     def _result(
         self,

@@ -230,6 +230,7 @@ def test_time_limit_stops_the_search() -> None:
         (RANDOM_ROLLOUT, "uct", "tree"),
         (NETWORK, "uct", "tree"),
         (RANDOM_ROLLOUT, "uct", "sequential_halving"),
+        (RANDOM_ROLLOUT, "uct", "racing"),
     ],
 )
 def test_batched_searches_equal_unbatched(evaluator: Any, selection: str, root: str) -> None:
@@ -330,6 +331,103 @@ def test_sequential_halving_with_a_time_limit_and_leaves_in_flight() -> None:
         game, NETWORK, simulations=300, leaves_in_flight=8, root_selection="sequential_halving"
     ).search(_play(game, [0, 3]), 0, random.Random(0))
     assert batched.visits == (150, 150)  # two moves: one round, every world played with both
+
+
+# -- the paired race at the root --------------------------------------------------------------------
+def _four_move_position() -> tuple[State, int, list[int]]:
+    state = _mexican_train_position(4, seed=5, moves=4)
+    player = state.current_players[0]
+    legal = state.legal_actions(player)
+    while len(legal) != 4:
+        state.apply_action(Commander(state.game).act(state, player, random.Random(0)))
+        player = state.current_players[0]
+        legal = state.legal_actions(player)
+    return state, player, list(legal)
+
+
+def test_racing_drops_clear_losers_early_on_paired_worlds() -> None:
+    """Mexican Train 4p, 4 moves, one worth 1 and three worth 0 on every world: after the
+    minimum of 4 batches of 20 worlds (every move on the same 80 worlds) the three trail by more
+    than any number of standard errors and leave; the race stops there, far under its budget,
+    and plays the winner."""
+    state, player, legal = _four_move_position()
+    target = legal[1]
+    evaluator = _root_action_value(target, len(state.history), player)
+    search = ISMCTS(state.game, evaluator, simulations=5000, root_selection="racing")
+    result = search.search(state, player, random.Random(3))
+    assert result.action == target and result.visits == (80, 80, 80, 80)
+    assert result.diagnostics.simulations == 320 and result.diagnostics.determinizations == 80
+    seen = evaluator.seen  # type: ignore[attr-defined]
+    worlds_of = {a: [w for m, w in seen if m == a] for a in legal}
+    assert all(worlds_of[a] == worlds_of[legal[0]] for a in legal)  # paired: the same worlds
+    assert len(set(worlds_of[target])) > 70  # fresh worlds, not one reused
+
+
+def _world_coin(player: int, depth: int, favoured: int, edge: float) -> FunctionEvaluator:
+    """A noisy value: a coin drawn from the world's hidden hands and the root's move (the same
+    world and move always give the same coin), heads with probability 0.5, or 0.5 + ``edge``
+    for the ``favoured`` move."""
+
+    def values(leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        out = []
+        for leaf in leaves:
+            move = leaf.state.history[depth]
+            hands = leaf.state.hands  # type: ignore[attr-defined]
+            u = random.Random(hash((tuple(hands), move))).random()
+            win = 1.0 if u < 0.5 + (edge if move == favoured else 0.0) else 0.0
+            out.append(LeafEvaluation(tuple(win if p == player else 0.0 for p in range(4))))
+        return out
+
+    return FunctionEvaluator(values, name="world coin")
+
+
+def test_racing_spends_the_budget_on_a_close_race_and_drops_equal_moves() -> None:
+    """Noisy values, every move equal in law: with a z no difference reaches, the race runs to
+    its budget (batches of 20 worlds, then the 10 the budget has left: 250 visits each); with the
+    default z a move with a 0.4 edge is found and played well before the budget. Moves that
+    match the leader on every world (a value that ignores the move) leave after the minimum."""
+    state, player, legal = _four_move_position()
+    depth = len(state.history)
+    flat = _world_coin(player, depth, legal[0], 0.0)
+    slow = ISMCTS(state.game, flat, simulations=1000, root_selection="racing", race_z=50.0)
+    result = slow.search(state, player, random.Random(4))
+    assert result.visits == (250, 250, 250, 250) and result.diagnostics.determinizations == 250
+    edge = _world_coin(player, depth, legal[3], 0.4)
+    fast = ISMCTS(state.game, edge, simulations=20_000, root_selection="racing").search(
+        state, player, random.Random(4)
+    )
+    assert fast.action == legal[3] and fast.diagnostics.simulations < 2_000
+    same = FunctionEvaluator(
+        lambda leaves: [LeafEvaluation((0.5,) * 4) for _ in leaves], name="flat"
+    )
+    tied = ISMCTS(state.game, same, simulations=5000, root_selection="racing").search(
+        state, player, random.Random(4)
+    )
+    assert tied.visits == (80, 80, 80, 80) and tied.action == legal[0]  # ties: the first
+
+
+def test_trails_reads_the_paired_differences() -> None:
+    from omega_cluster.search.ismcts import _trails
+
+    lead = [0.6, 0.5, 0.7, 0.6]
+    assert _trails(lead, [0.4, 0.3, 0.5, 0.4], 2.0)  # 0.2 behind on every batch
+    assert _trails(lead, list(lead), 2.0)  # the same on every batch: nothing tells them apart
+    assert not _trails(lead, [0.7, 0.2, 0.8, 0.5], 2.0)  # behind on average, within the noise
+    assert _trails(lead, [0.5, 0.45, 0.55, 0.5], 2.0)  # mean 0.1, sd 0.05: 4 standard errors
+    assert not _trails(lead, [0.5, 0.45, 0.55, 0.5], 5.0)
+
+
+def test_racing_with_a_time_limit_and_leaves_in_flight() -> None:
+    game = make_game("leduc_poker")
+    timed = ISMCTS(
+        game, RANDOM_ROLLOUT, simulations=10_000_000, time_limit_s=0.05, race_z=1e9,
+        root_selection="racing", compiled=False,
+    ).search(_play(game, [0, 3]), 0, random.Random(2))  # fmt: skip
+    assert 1 <= timed.diagnostics.simulations < 10_000_000 and timed.action in timed.legal
+    batched = ISMCTS(
+        game, NETWORK, simulations=300, leaves_in_flight=8, root_selection="racing", race_z=1e9
+    ).search(_play(game, [0, 3]), 0, random.Random(0))
+    assert batched.visits == (150, 150)  # every world played with both moves, to the budget
 
 
 # -- tree reuse, widening, caps, noise, temperature ------------------------------------------------
@@ -437,6 +535,9 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"compiled": 1.0}, "compiled must be None"),
         ({"keying": "mine"}, "keying must be one of"),
         ({"root_selection": "halving"}, "root_selection must be one of"),
+        ({"race_batch": 0}, "race_batch must be an int >= 1"),
+        ({"race_z": -1.0}, "race_z must be a finite number >= 0"),
+        ({"root_selection": "racing", "reuse_tree": True}, "'racing' .* combine with reuse_tree"),
         (
             {"root_selection": "sequential_halving", "reuse_tree": True},
             "sequential_halving' .* does not combine with reuse_tree",
