@@ -385,7 +385,8 @@ def test_racing_spends_the_budget_on_a_close_race_and_drops_equal_moves() -> Non
     """Noisy values, every move equal in law: with a z no difference reaches, the race runs to
     its budget (batches of 20 worlds, then the 10 the budget has left: 250 visits each); with the
     default z a move with a 0.4 edge is found and played well before the budget. Moves that
-    match the leader on every world (a value that ignores the move) leave after the minimum."""
+    match the leader on every world (a value that ignores the move) leave after the minimum; a
+    budget under one world per move still plays one world with each."""
     state, player, legal = _four_move_position()
     depth = len(state.history)
     flat = _world_coin(player, depth, legal[0], 0.0)
@@ -404,6 +405,10 @@ def test_racing_spends_the_budget_on_a_close_race_and_drops_equal_moves() -> Non
         state, player, random.Random(4)
     )
     assert tied.visits == (80, 80, 80, 80) and tied.action == legal[0]  # ties: the first
+    tiny = ISMCTS(state.game, same, simulations=1, root_selection="racing").search(
+        state, player, random.Random(4)
+    )
+    assert tiny.visits == (1, 1, 1, 1)  # under one world per move: still one world for each
 
 
 def test_trails_reads_the_paired_differences() -> None:
