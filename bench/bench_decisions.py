@@ -92,6 +92,22 @@ worth keeping. Flat paired evaluation on 300 of the positions: ``paired:100:0`` 
 ``paired:400:0`` +0.0137, ``paired:1600:0`` +0.0171 ± 0.0107 (+0.0069 ± 0.0085 over the 1000-
 simulation search, 13,000 rollouts a decision): more common worlds help a little, within noise.
 
+Measured 2026-11-30, session 9 (4p, 128 reshuffles; the Q table now plays the compiled Commander
+too: 38 s for 2,000 positions), paired against ISMCTS 1000 simulations, c_uct 2.5. Seed 13, 2,000
+positions (the search itself +0.0066 ± 0.0050): ``paired:400:0`` -0.0006 ± 0.0041,
+``paired:1600:0`` +0.0041 ± 0.0039 (3.5x the time), sequential halving at 4,000 simulations
++0.0028 ± 0.0039, the paired race at the root (``root_selection=racing``: batches of 20 common
+worlds, a move dropped once it trails the leader by 2 standard errors, the budget a ceiling;
+5,000, ~1,550 simulations a decision, 1.7x the time) +0.0035 ± 0.0040, with ``race_z=3``
++0.0027 ± 0.0039, at 10,000 with ``race_z=2.5`` +0.0025 ± 0.0038. The race on other positions:
+seed 11 (500, 64 reshuffles) -0.0016 ± 0.0071, seed 12 (1,500) -0.0004 ± 0.0043 — over the
+4,000 positions +0.0014 ± 0.0025. Broken down by position (seed 13: legal moves, move number,
+hand sizes, boneyard, open doubles, markers) neither the search nor ``paired:1600:0`` loses
+significantly against Commander anywhere; their gains grow late in the round (move 60+:
++0.028 ± 0.022) where the hands are small and the deductions sharp. Reading: comparing the
+moves on common worlds is worth at most a few thousandths per decision over UCT at equal
+time — the same ceiling as before.
+
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
 [spec ...]``.
 """

@@ -31,10 +31,12 @@ with those weights, e.g. ``tuned_4p``, while the other seats stay default Comman
 :class:`~omega_cluster.players.officers.commander.SeatedCommanders`). Commander rollouts run
 compiled when numba is installed (the same moves, ~10× faster: ``Commander.playout_returns``).
 Search options any game can use: ``keying=observer`` (single-observer tree: the other players'
-nodes keyed by the searcher's information set) and ``root_selection=sequential_halving`` (the
-root's moves compared on common worlds; see :mod:`omega_cluster.search.ismcts`). None of them
-moved the measured strength beyond noise (see ``bench/bench_ismcts.py`` and, one decision at a
-time at 2p and 4p, ``bench/bench_decisions.py``); they stay as options for other budgets.
+nodes keyed by the searcher's information set), ``root_selection=sequential_halving`` (the
+root's moves compared on common worlds) and ``root_selection=racing`` (a paired race: batches of
+common worlds until one move is left or the budget is spent, ``race_z`` and ``race_batch`` its
+knobs; see :mod:`omega_cluster.search.ismcts`). None of them moved the measured strength beyond
+noise (see ``bench/bench_ismcts.py`` and, one decision at a time at 2p and 4p,
+``bench/bench_decisions.py``); they stay as options for other budgets.
 
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player
