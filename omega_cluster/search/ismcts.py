@@ -549,7 +549,6 @@ class ISMCTS:
                 if run.simulations:
                     break
                 count = 1  # a budget under one world per move: still one world for each
-
             before = [means[i] * visits[i] for i in alive]
             played = [0]
             yield from run.play(_paired_worlds(worlds, count, alive, deadline, played))
