@@ -286,11 +286,7 @@ def _root_action_value(target: int, depth: int, player: int) -> FunctionEvaluato
     return evaluator
 
 
-def test_sequential_halving_halves_on_paired_worlds_and_plays_the_best_move() -> None:
-    """Mexican Train 4p, a position with 4 moves, 1,000 simulations: two rounds — 125 worlds
-    each played with all four moves, then 250 worlds with the better two — so 375 worlds drawn,
-    visits (125, 125, 375, 375) in some order; every move of a round met exactly the same worlds
-    (the comparison is paired); the move the evaluator favours survives and is played."""
+def _four_move_position() -> tuple[State, int, list[int]]:
     state = _mexican_train_position(4, seed=5, moves=4)
     player = state.current_players[0]
     legal = state.legal_actions(player)
@@ -298,6 +294,15 @@ def test_sequential_halving_halves_on_paired_worlds_and_plays_the_best_move() ->
         state.apply_action(Commander(state.game).act(state, player, random.Random(0)))
         player = state.current_players[0]
         legal = state.legal_actions(player)
+    return state, player, list(legal)
+
+
+def test_sequential_halving_halves_on_paired_worlds_and_plays_the_best_move() -> None:
+    """Mexican Train 4p, a position with 4 moves, 1,000 simulations: two rounds — 125 worlds
+    each played with all four moves, then 250 worlds with the better two — so 375 worlds drawn,
+    visits (125, 125, 375, 375) in some order; every move of a round met exactly the same worlds
+    (the comparison is paired); the move the evaluator favours survives and is played."""
+    state, player, legal = _four_move_position()
     target = legal[2]
     evaluator = _root_action_value(target, len(state.history), player)
     search = ISMCTS(state.game, evaluator, simulations=1000, root_selection="sequential_halving")
@@ -334,17 +339,6 @@ def test_sequential_halving_with_a_time_limit_and_leaves_in_flight() -> None:
 
 
 # -- the paired race at the root --------------------------------------------------------------------
-def _four_move_position() -> tuple[State, int, list[int]]:
-    state = _mexican_train_position(4, seed=5, moves=4)
-    player = state.current_players[0]
-    legal = state.legal_actions(player)
-    while len(legal) != 4:
-        state.apply_action(Commander(state.game).act(state, player, random.Random(0)))
-        player = state.current_players[0]
-        legal = state.legal_actions(player)
-    return state, player, list(legal)
-
-
 def test_racing_drops_clear_losers_early_on_paired_worlds() -> None:
     """Mexican Train 4p, 4 moves, one worth 1 and three worth 0 on every world: after the
     minimum of 4 batches of 20 worlds (every move on the same 80 worlds) the three trail by more
