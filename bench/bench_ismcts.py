@@ -39,7 +39,10 @@ spec, seed=8000)``): the spec above 1.24 [1.17, 1.31] (win rate 0.310 [0.292, 0.
 searcher's own seat in the rollouts played by the Commander tuned for 4p (``:rollout_weights=
 tuned_4p``; 1.054 ± 0.007 alone against Commanders) 1.25 [1.18, 1.33] (win rate 0.313), +0.01 ±
 0.08 over the default rollouts paired by deal. Over 3,600 games the share is about 1.25: below
-the 1.3 bar. At 4p the per-decision bench
+the 1.3 bar. With the root's moves raced on common worlds (``...:5000:deduce=true:
+root_selection=racing``, ~1,550 simulations a decision; declared in advance, 600 fresh deals,
+``seed=9000``): 1.29 [1.22, 1.37] (win rate 0.324 [0.305, 0.343], by deal [1.23, 1.36]; 43 min),
+just under the bar. At 4p the per-decision bench
 finds no large gain: 2000 simulations, other c_uct, ``opponent=commander``, ``belief=commander``,
 D x S determinizations and even the true hands all stay within its ±0.01 resolution of the
 +0.012 per decision that 1000 simulations gain over Commander (``bench/bench_decisions.py``).
