@@ -102,14 +102,15 @@ worlds, a move dropped once it trails the leader by 2 standard errors, the budge
 +0.0027 ± 0.0039, at 10,000 with ``race_z=2.5`` +0.0025 ± 0.0038. The race on other positions:
 seed 11 (500, 64 reshuffles) -0.0016 ± 0.0071, seed 12 (1,500) -0.0004 ± 0.0043 — over the
 4,000 positions +0.0014 ± 0.0025. Broken down by position (seed 13: legal moves, move number,
-hand sizes, boneyard, open doubles, markers) neither the search nor ``paired:1600:0`` loses
-significantly against Commander anywhere; their gains grow late in the round (move 60+:
-+0.028 ± 0.022) where the hands are small and the deductions sharp. Reading: comparing the
-moves on common worlds is worth at most a few thousandths per decision over UCT at equal
-time — the same ceiling as before.
+hand sizes, boneyard, open doubles, markers; ``--breakdown`` prints the first two) neither the
+search nor ``paired:1600:0`` loses significantly against Commander anywhere; their gains grow
+late in the round (move 60+: +0.028 ± 0.022) where the hands are small and the deductions sharp.
+Game level, declared in advance: the race at 5,000, 2,400 games on 600 fresh deals, fair share
+1.29 [1.22, 1.37] (``bench/bench_ismcts.py``). Reading: comparing the moves on common worlds is
+worth at most a few thousandths per decision over UCT at equal time — the same ceiling as before.
 
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
-[spec ...]``.
+[--breakdown] [spec ...]``.
 """
 
 from __future__ import annotations
@@ -334,6 +335,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="40 positions, 16 reshuffles")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="each spec's advantage by move number and moves"
+    )
     args, _ = parser.parse_known_args(argv)  # python -m bench passes every bench's flags
     if args.quick:
         args.positions, args.shuffles = min(args.positions, 40), min(args.shuffles, 16)
@@ -382,6 +386,34 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{differ:.0%}{versus} ({time.perf_counter() - start:.0f} s)",
                 flush=True,
             )
+            if args.breakdown:
+                _print_breakdown(adv, pos, pool.map(_legal_count, pos))
+
+
+def _legal_count(position: tuple[int, int]) -> int:
+    state = _replay(*position)
+    return len(state.legal_actions(state.current_players[0]))
+
+
+def _print_breakdown(
+    adv: Sequence[float], pos: Sequence[tuple[int, int]], legal: Sequence[int]
+) -> None:
+    """The advantage by the round's move number (tens; 60 and later together) and by the
+    number of legal moves (6 and more together): where a searcher gains or loses."""
+    for name, keys, label in (
+        ("move", [min(i // 10, 6) for _, i in pos], lambda k: f"{10 * k}-{10 * k + 9}"),
+        ("legal moves", [min(m, 6) for m in legal], str),
+    ):
+        groups: dict[int, list[float]] = {}
+        for key, a in zip(keys, adv, strict=True):
+            groups.setdefault(key, []).append(a)
+        cells = []
+        last = max(groups)
+        for key in sorted(groups):
+            mean, half = _interval(groups[key]) if len(groups[key]) > 1 else (groups[key][0], 0.0)
+            tag = f"{label(key).split('-')[0]}+" if key == last else label(key)
+            cells.append(f"{tag} {mean:+.4f} ± {half:.4f} ({len(groups[key])})")
+        print(f"      by {name}: " + "; ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
