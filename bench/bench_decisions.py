@@ -106,8 +106,11 @@ hand sizes, boneyard, open doubles, markers; ``--breakdown`` prints the first tw
 search nor ``paired:1600:0`` loses significantly against Commander anywhere; their gains grow
 late in the round (move 60+: +0.028 ± 0.022) where the hands are small and the deductions sharp.
 Game level, declared in advance: the race at 5,000, 2,400 games on 600 fresh deals, fair share
-1.29 [1.22, 1.37] (``bench/bench_ismcts.py``). Reading: comparing the moves on common worlds is
-worth at most a few thousandths per decision over UCT at equal time — the same ceiling as before.
+1.29 [1.22, 1.37] (``bench/bench_ismcts.py``). Checked on seed 14 (2,000 positions, the search
++0.0079 ± 0.0055): ``paired:1600:0`` +0.0038 ± 0.0036 over it again, so over seeds 13 and 14
++0.0040 ± 0.0026 — a real gain, about half the search's own, but at 3.5x its time; the race's
+early stops give most of it away. Reading: comparing the moves on common worlds is worth a few
+thousandths per decision over UCT, and only at several times its cost.
 
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
 [--breakdown] [spec ...]``.
