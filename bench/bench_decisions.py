@@ -390,12 +390,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 flush=True,
             )
             if args.breakdown:
-                _print_breakdown(adv, pos, pool.map(_legal_count, pos))
-
-
-def _legal_count(position: tuple[int, int]) -> int:
-    state = _replay(*position)
-    return len(state.legal_actions(state.current_players[0]))
+                _print_breakdown(adv, pos, [len(q) for q in qs])  # Q: one value per legal move
 
 
 def _print_breakdown(

@@ -4,6 +4,7 @@ the same returns from every playout, over every rule variant; and the search tha
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -86,6 +87,23 @@ def test_compiled_commander_plays_the_python_commanders_moves(params: dict) -> N
     assert playouts > 20 or params.get("rounds") == 2
 
 
+def _checked_playout(
+    state: Any,
+    seats: list[Any],
+    compiled: Callable[[Any, random.Random], tuple[float, ...] | None],
+    default: Commander,
+    rng: random.Random,
+) -> bool:
+    """Assert that ``compiled`` (a compiled playout) returns what ``seats`` playing ``state``
+    out in Python return; whether four default Commanders would have played otherwise."""
+    expected = state.clone()
+    play_out(expected, seats, rng, 100_000)
+    assert compiled(state, rng) == tuple(expected.returns())
+    other = state.clone()
+    play_out(other, [default] * 4, rng, 100_000)
+    return bool(other.history != expected.history)
+
+
 def test_commander_with_other_weights_compiles_the_same_moves() -> None:
     """Weights, danger threshold and chain budget reach the compiled Commander."""
     game = make_game("mexican_train", players=4, rounds=1)
@@ -99,12 +117,7 @@ def test_commander_with_other_weights_compiles_the_same_moves() -> None:
         state = _played(game, seed, rng.randrange(0, 30), python, rng)
         if state.is_terminal():
             continue
-        expected = state.clone()
-        play_out(expected, [python] * 4, rng, 100_000)
-        assert fast.playout_returns(state, rng) == tuple(expected.returns())
-        other = state.clone()
-        play_out(other, [default] * 4, rng, 100_000)
-        differs += other.history != expected.history
+        differs += _checked_playout(state, [python] * 4, fast.playout_returns, default, rng)
     assert differs > 0  # the weights do change the play: the check above can fail
 
 
@@ -157,12 +170,7 @@ def test_seated_commanders_play_each_seat_with_its_own_weights() -> None:
         seated.owner = owner
         seats = [default] * 4
         seats[owner] = tuned
-        expected = state.clone()
-        play_out(expected, seats, rng, 100_000)
-        assert seated.playout_returns(state, rng) == tuple(expected.returns())
-        plain = state.clone()
-        play_out(plain, [default] * 4, rng, 100_000)
-        differs += plain.history != expected.history
+        differs += _checked_playout(state, seats, seated.playout_returns, default, rng)
     assert differs > 0
 
 
