@@ -34,7 +34,8 @@ Search options any game can use: ``keying=observer`` (single-observer tree: the 
 nodes keyed by the searcher's information set), ``root_selection=sequential_halving`` (the
 root's moves compared on common worlds) and ``root_selection=racing`` (a paired race: batches of
 common worlds until one move is left or the budget is spent, ``race_z`` and ``race_batch`` its
-knobs; see :mod:`omega_cluster.search.ismcts`). None of them moved the measured strength beyond
+knobs, ``race_z=inf`` every move on the same worlds to the budget; see
+:mod:`omega_cluster.search.ismcts`). None of them moved the measured strength beyond
 noise (see ``bench/bench_ismcts.py`` and, one decision at a time at 2p and 4p,
 ``bench/bench_decisions.py``); they stay as options for other budgets.
 

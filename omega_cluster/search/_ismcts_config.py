@@ -86,6 +86,7 @@ class ISMCTSConfig:
     root_selection: str = "tree"  # "tree" (like any node) | "sequential_halving" | "racing"
     race_batch: int = 20  # racing: worlds per batch (every candidate still in plays each)
     race_z: float = 2.0  # racing: a candidate trailing the leader by z standard errors drops
+    # (inf: none drops for trailing; every candidate plays the same worlds to the budget)
     final_policy: str = "visits"  # "visits" (normalised) | "max_visits" | "max_value"
     temperature: float = 0.0  # 0: play the final policy's argmax; > 0: sample ∝ visits^(1/T)
     dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero: ~10 / typical branching)
@@ -159,7 +160,11 @@ class ISMCTSConfig:
                 f"got {self.root_selection!r}"
             )
         _check_int("race_batch", self.race_batch, 1)
-        _check_float("race_z", self.race_z, 0.0)
+        if self.race_z != math.inf:  # inf: full paired evaluation (no early drops)
+            try:
+                _check_float("race_z", self.race_z, 0.0)
+            except ValueError as error:
+                raise ValueError(f"{error} (or inf)") from None
         if self.root_selection != "tree":
             _refuse_clashes(
                 f"root_selection={self.root_selection!r} draws its own worlds and compares the "

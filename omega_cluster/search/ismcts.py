@@ -52,7 +52,9 @@ once with each move still in, the better half going on — a paired comparison o
 that aims at the move finally played (simple regret) rather than at the visits on the way —
 or by a paired race (``"racing"``, the races of Maron & Moore 1994): batches of common worlds
 played with every move still in, a move dropped once its paired differences to the leader's put it
-``race_z`` standard errors behind, the budget a ceiling that a clear choice never reaches.
+``race_z`` standard errors behind, the budget a ceiling that a clear choice never reaches
+(``race_z=inf``: no move drops for trailing, every move plays the same worlds to the budget —
+full paired evaluation).
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
 ``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
@@ -534,7 +536,9 @@ class ISMCTS:
         matched the leader on every world (nothing tells them apart). The race ends when one
         candidate is left or the budget (``simulations``, the most it may spend) or the clock
         runs out; it plays the best mean of the candidates still in. Unlike sequential
-        halving, a clear choice stops early and a close one gets the budget.
+        halving, a clear choice stops early and a close one gets the budget. With ``race_z``
+        inf no candidate trails enough to leave (only the ones equal to the leader on every
+        world do): the budget is spread evenly, a full paired evaluation of the root's moves.
         """
         cfg = self.config
         root = run.tree.root

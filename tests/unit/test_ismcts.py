@@ -376,15 +376,16 @@ def _world_coin(player: int, depth: int, favoured: int, edge: float) -> Function
 
 
 def test_racing_spends_the_budget_on_a_close_race_and_drops_equal_moves() -> None:
-    """Noisy values, every move equal in law: with a z no difference reaches, the race runs to
-    its budget (batches of 20 worlds, then the 10 the budget has left: 250 visits each); with the
-    default z a move with a 0.4 edge is found and played well before the budget. Moves that
-    match the leader on every world (a value that ignores the move) leave after the minimum; a
-    budget under one world per move still plays one world with each."""
+    """Noisy values, every move equal in law: with a z no difference reaches (inf: full paired
+    evaluation) the race runs to its budget (batches of 20 worlds, then the 10 the budget has
+    left: 250 visits each); with the default z a move with a 0.4 edge is found and played well
+    before the budget. Moves that match the leader on every world (a value that ignores the
+    move) leave after the minimum; a budget under one world per move still plays one world with
+    each."""
     state, player, legal = _four_move_position()
     depth = len(state.history)
     flat = _world_coin(player, depth, legal[0], 0.0)
-    slow = ISMCTS(state.game, flat, simulations=1000, root_selection="racing", race_z=50.0)
+    slow = ISMCTS(state.game, flat, simulations=1000, root_selection="racing", race_z=math.inf)
     result = slow.search(state, player, random.Random(4))
     assert result.visits == (250, 250, 250, 250) and result.diagnostics.determinizations == 250
     edge = _world_coin(player, depth, legal[3], 0.4)
@@ -414,6 +415,8 @@ def test_trails_reads_the_paired_differences() -> None:
     assert not _trails(lead, [0.7, 0.2, 0.8, 0.5], 2.0)  # behind on average, within the noise
     assert _trails(lead, [0.5, 0.45, 0.55, 0.5], 2.0)  # mean 0.1, sd 0.05: 4 standard errors
     assert not _trails(lead, [0.5, 0.45, 0.55, 0.5], 5.0)
+    assert not _trails(lead, [0.0, 0.0, 0.1, 0.0], math.inf)  # inf: no gap is enough ...
+    assert _trails(lead, list(lead), math.inf)  # ... but equal moves still leave
 
 
 def test_racing_with_a_time_limit_and_leaves_in_flight() -> None:
@@ -535,7 +538,8 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"keying": "mine"}, "keying must be one of"),
         ({"root_selection": "halving"}, "root_selection must be one of"),
         ({"race_batch": 0}, "race_batch must be an int >= 1"),
-        ({"race_z": -1.0}, "race_z must be a finite number >= 0"),
+        ({"race_z": -1.0}, "race_z must be a finite number >= 0, got -1.0 \\(or inf\\)"),
+        ({"race_z": math.nan}, "race_z must be a finite number >= 0"),
         ({"root_selection": "racing", "reuse_tree": True}, "'racing' .* combine with reuse_tree"),
         (
             {"root_selection": "sequential_halving", "reuse_tree": True},

@@ -227,6 +227,11 @@ def test_mexican_train_options_reach_the_search() -> None:
     policy = modeller.search.config.opponent_policy  # type: ignore[attr-defined]
     assert type(policy.__self__).__name__ == "Commander"
     assert len(play_match(game, [modeller, "commander"], games=2, seed=5).records) == 2
+    paired = make_player(
+        "ismcts:commander_rollout:40:deduce=true:root_selection=racing:race_z=inf", game
+    )
+    assert paired.search.config.race_z == math.inf  # type: ignore[attr-defined]
+    assert len(play_match(game, [paired, "commander"], games=2, seed=6).records) == 2
 
 
 def test_commander_prior_feeds_puct_with_the_commanders_softmax() -> None:
