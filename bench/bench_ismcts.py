@@ -307,8 +307,17 @@ def strength(
         left -= size
         index += 1
     start = time.perf_counter()
+    shares: list[float] = []
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        shares = [x for part in pool.map(_strength_chunk, jobs) for x in part]
+        for done, part in enumerate(pool.imap(_strength_chunk, jobs), 1):  # in order, as they end
+            shares.extend(part)
+            print(
+                f"  {spec}: chunk {done}/{len(jobs)}, {len(shares)} games, mean share "
+                f"{sum(shares) / len(shares):.3f} x {players} = "
+                f"{players * sum(shares) / len(shares):.2f}, {time.perf_counter() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     return shares, time.perf_counter() - start
 
 
