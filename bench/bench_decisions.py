@@ -112,6 +112,12 @@ Game level, declared in advance: the race at 5,000, 2,400 games on 600 fresh dea
 early stops give most of it away. Reading: comparing the moves on common worlds is worth a few
 thousandths per decision over UCT, and only at several times its cost.
 
+Session 10: the same full paired evaluation as a search option, ``root_selection=racing`` with
+``race_z=inf`` (no move drops for trailing; every move on the same worlds until the budget),
+5,500 simulations a decision (about the 1,600 worlds a move of ``paired:1600:0`` at the
+positions' mean of 3.4 moves), seed 14: +0.0103 ± 0.0053 over Commander, +0.0024 ± 0.0036 over
+the search (``paired:1600:0`` there +0.0038), 4.4x its time (605 s against 139 s).
+
 Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
 [--breakdown] [spec ...]``.
 """
