@@ -54,15 +54,27 @@ def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> N
 
 
 def _check_float(
-    name: str, value: Any, low: float, high: float = math.inf, *, open_low: bool = False
+    name: str,
+    value: Any,
+    low: float,
+    high: float = math.inf,
+    *,
+    open_low: bool = False,
+    or_inf: bool = False,
 ) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if or_inf and number and value == math.inf:
+        return
+    ok = number and math.isfinite(value)
     if ok:
         ok = (value > low if open_low else value >= low) and value <= high
     if not ok:
         lo = f"> {low:g}" if open_low else f">= {low:g}"
         hi = "" if high == math.inf else f" and <= {high:g}"
-        raise ValueError(f"ISMCTSConfig.{name} must be a finite number {lo}{hi}, got {value!r}")
+        inf = " (or inf)" if or_inf else ""
+        raise ValueError(
+            f"ISMCTSConfig.{name} must be a finite number {lo}{hi}{inf}, got {value!r}"
+        )
 
 
 def _refuse_clashes(what: str, *options: tuple[str, bool]) -> None:
@@ -160,11 +172,7 @@ class ISMCTSConfig:
                 f"got {self.root_selection!r}"
             )
         _check_int("race_batch", self.race_batch, 1)
-        if self.race_z != math.inf:  # inf: full paired evaluation (no early drops)
-            try:
-                _check_float("race_z", self.race_z, 0.0)
-            except ValueError as error:
-                raise ValueError(f"{error} (or inf)") from None
+        _check_float("race_z", self.race_z, 0.0, or_inf=True)  # inf: full paired evaluation
         if self.root_selection != "tree":
             _refuse_clashes(
                 f"root_selection={self.root_selection!r} draws its own worlds and compares the "

@@ -538,8 +538,9 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"keying": "mine"}, "keying must be one of"),
         ({"root_selection": "halving"}, "root_selection must be one of"),
         ({"race_batch": 0}, "race_batch must be an int >= 1"),
-        ({"race_z": -1.0}, "race_z must be a finite number >= 0, got -1.0 \\(or inf\\)"),
-        ({"race_z": math.nan}, "race_z must be a finite number >= 0"),
+        ({"race_z": -1.0}, "race_z must be a finite number >= 0 \\(or inf\\), got -1.0"),
+        ({"race_z": math.nan}, "race_z must be a finite number >= 0 \\(or inf\\), got nan"),
+        ({"race_z": -math.inf}, "race_z must be a finite number >= 0 \\(or inf\\), got -inf"),
         ({"root_selection": "racing", "reuse_tree": True}, "'racing' .* combine with reuse_tree"),
         (
             {"root_selection": "sequential_halving", "reuse_tree": True},
