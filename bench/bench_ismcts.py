@@ -42,7 +42,10 @@ tuned_4p``; 1.054 ± 0.007 alone against Commanders) 1.25 [1.18, 1.33] (win rate
 the 1.3 bar. With the root's moves raced on common worlds (``...:5000:deduce=true:
 root_selection=racing``, ~1,550 simulations a decision; declared in advance, 600 fresh deals,
 ``seed=9000``): 1.29 [1.22, 1.37] (win rate 0.324 [0.305, 0.343], by deal [1.23, 1.36]; 43 min),
-just under the bar. At 4p the per-decision bench
+just under the bar. With every root move on the same worlds to the budget (full paired
+evaluation, ``...:5500:deduce=true:root_selection=racing:race_z=inf``; declared in advance, 600
+fresh deals, ``seed=10000``): **1.34 [1.26, 1.41]** (win rate 0.334 [0.316, 0.354], by deal
+[1.27, 1.41]; 118 min): the 4p bar is met. At 4p the per-decision bench
 finds no large gain: 2000 simulations, other c_uct, ``opponent=commander``, ``belief=commander``,
 D x S determinizations and even the true hands all stay within its ±0.01 resolution of the
 +0.012 per decision that 1000 simulations gain over Commander (``bench/bench_decisions.py``).
