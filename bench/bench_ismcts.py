@@ -314,10 +314,11 @@ def strength(
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
         for done, part in enumerate(pool.imap(_strength_chunk, jobs), 1):  # in order, as they end
             shares.extend(part)
+            mean = sum(shares) / len(shares)
             print(
                 f"  {spec}: chunk {done}/{len(jobs)}, {len(shares)} games, mean share "
-                f"{sum(shares) / len(shares):.3f} x {players} = "
-                f"{players * sum(shares) / len(shares):.2f}, {time.perf_counter() - start:.0f} s",
+                f"{mean:.3f} x {players} = {players * mean:.2f}, "
+                f"{time.perf_counter() - start:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )
