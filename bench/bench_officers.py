@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game
-from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.players.officers import Commander, Lieutenant
 
 

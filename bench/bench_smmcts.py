@@ -56,7 +56,7 @@ from typing import Any
 from omega_cluster.eval.stats import wilson_interval
 from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
-from omega_cluster.players.base import RandomPlayer
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search.evaluators import Evaluator, Leaf, RolloutEvaluator
 from omega_cluster.search.smmcts import SMMCTS
 

@@ -44,7 +44,7 @@ from typing import Any
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.eval.table import format_table, print_table, results_table
 from omega_cluster.games.api import CHANCE, Game, State
-from omega_cluster.players.base import Player
+from omega_cluster.games.player import Player
 
 __all__ = [
     "DEFAULT_MAX_STEPS",

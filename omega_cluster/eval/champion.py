@@ -24,7 +24,7 @@ from omegaconf import OmegaConf
 
 from omega_cluster.config import Settings, validate
 from omega_cluster.games.api import Game
-from omega_cluster.players.base import Player
+from omega_cluster.games.player import Player
 
 __all__ = ["champion_player", "load_run_settings"]
 

@@ -36,7 +36,7 @@ from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import head_to_head, wdl_counts
 from omega_cluster.games.api import Game
-from omega_cluster.players.base import Player
+from omega_cluster.games.player import Player
 
 __all__ = [
     "CANDIDATE",

@@ -35,8 +35,8 @@ from omega_cluster.eval.arena import (
 from omega_cluster.eval.counts import counts_hook
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.games.api import Game
+from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
-from omega_cluster.players.base import Player
 
 __all__ = [
     "METRICS",

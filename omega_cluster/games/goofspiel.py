@@ -39,6 +39,7 @@ from omega_cluster.games.api import (
     State,
     as_rng,
 )
+from omega_cluster.games.plugin import GamePlugin
 
 __all__ = ["GoofspielGame", "GoofspielObservation", "GoofspielState"]
 
@@ -574,3 +575,11 @@ def _sample_bids(
         return pick(0)
 
     return bids if assign_turn(0) else None
+
+
+PLUGIN = GamePlugin(
+    name="goofspiel",
+    game=GoofspielGame,
+    encoder="omega_cluster.model.encoders.goofspiel:GoofspielEncoder",
+    players={"heuristic": "omega_cluster.players.baselines:GoofspielMatchPlayer"},
+)

@@ -30,6 +30,7 @@ from omega_cluster.games._poker import (
     redeal,
 )
 from omega_cluster.games.api import CHANCE, Game, ParamSpec, RngLike, as_rng
+from omega_cluster.games.plugin import GamePlugin
 
 __all__ = ["BET", "PASS", "KuhnObservation", "KuhnPokerGame", "KuhnPokerState"]
 
@@ -213,3 +214,11 @@ class KuhnPokerState(PokerState):
         cards = " ".join(f"P{p}:{ranks[c] if c >= 0 else '-'}" for p, c in enumerate(self._cards))
         bets = " ".join(_ACTION_NAMES[a] for a in cast(list[int], self.history)[self._n :])
         return f"Kuhn poker | cards {cards} | betting: {bets or '-'} | {self._status()}"
+
+
+PLUGIN = GamePlugin(
+    name="kuhn_poker",
+    game=KuhnPokerGame,
+    encoder="omega_cluster.model.encoders.kuhn_poker:KuhnPokerEncoder",
+    players={"heuristic": "omega_cluster.players.baselines:KuhnRulePlayer"},
+)

@@ -45,6 +45,7 @@ from omega_cluster.games.api import (
     State,
     as_rng,
 )
+from omega_cluster.games.plugin import GamePlugin
 
 __all__ = ["CALL", "FOLD", "RAISE", "LeducObservation", "LeducPokerGame", "LeducPokerState"]
 
@@ -558,3 +559,11 @@ def _rank_hand(board: int, card: int, size: int, isomorphic: bool) -> int:
     if lo % 2 == 0 and hi == lo + 1:
         return size * size + lo
     return (hi // 2) * size + lo // 2
+
+
+PLUGIN = GamePlugin(
+    name="leduc_poker",
+    game=LeducPokerGame,
+    encoder="omega_cluster.model.encoders.leduc_poker:LeducPokerEncoder",
+    players={"heuristic": "omega_cluster.players.baselines:LeducRulePlayer"},
+)

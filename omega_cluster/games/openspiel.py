@@ -51,6 +51,7 @@ from omega_cluster.games.api import (
     State,
     as_rng,
 )
+from omega_cluster.games.plugin import GamePlugin
 
 __all__ = ["OpenSpielGame", "OpenSpielState", "supported_openspiel_games"]
 
@@ -560,3 +561,10 @@ def _apply_entries(state: Any, entries: Sequence[HistoryEntry], *, check: bool) 
                 return False
             state.apply_action(entry)
     return True
+
+
+PLUGIN = GamePlugin(
+    name="openspiel",
+    game=OpenSpielGame,
+    encoder="omega_cluster.model.encoders.openspiel:OpenSpielEncoder",
+)

@@ -12,8 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from omega_cluster.games.api import Game, InvalidParameterError
+from omega_cluster.games.plugin import GamePlugin
 
-__all__ = ["available_games", "game_class", "make_game", "register_game"]
+__all__ = [
+    "available_games",
+    "game_class",
+    "game_plugin",
+    "make_game",
+    "register_game",
+    "register_plugin",
+]
 
 GameFactory = Callable[..., Game]
 
@@ -27,12 +35,47 @@ _BUILTIN: dict[str, str] = {
 }
 _REGISTERED: dict[str, GameFactory] = {}
 
+# name -> "module:attribute" of the game's GamePlugin (lazy); a game without one gets a bare plugin
+_PLUGINS: dict[str, str] = {
+    "mexican_train": "omega_cluster.games.mexican_train.plugin:PLUGIN",
+    "goofspiel": "omega_cluster.games.goofspiel:PLUGIN",
+    "kuhn_poker": "omega_cluster.games.kuhn_poker:PLUGIN",
+    "leduc_poker": "omega_cluster.games.leduc_poker:PLUGIN",
+    "openspiel": "omega_cluster.games.openspiel:PLUGIN",
+}
+_REGISTERED_PLUGINS: dict[str, GamePlugin] = {}
+
 
 def register_game(name: str, factory: GameFactory, *, replace: bool = False) -> None:
     """Make ``make_game(name, **params)`` build a game with ``factory(**params)``."""
     if not replace and (name in _REGISTERED or name in _BUILTIN):
         raise InvalidParameterError(f"a game named {name!r} is already registered")
     _REGISTERED[name] = factory
+
+
+def game_plugin(game: Game | str) -> GamePlugin:
+    """The plugin of a game (or of a registered name): its rules and optional extras.
+
+    ``openspiel:<name>`` games share the OpenSpiel adapter's plugin; a game registered without a
+    plugin gets a bare one (rules only: the generic encoder, no rule-based players).
+    """
+    name = game if isinstance(game, str) else game.spec.name
+    key = "openspiel" if name.startswith("openspiel:") else name
+    if key in _REGISTERED_PLUGINS:
+        return _REGISTERED_PLUGINS[key]
+    if key in _PLUGINS:
+        module, attr = _PLUGINS[key].split(":")
+        plugin: GamePlugin = getattr(importlib.import_module(module), attr)
+        return plugin
+    if isinstance(game, str):
+        return GamePlugin(name=name, game=game_class(name))
+    return GamePlugin(name=name, game=type(game))
+
+
+def register_plugin(plugin: GamePlugin, *, replace: bool = False) -> None:
+    """Register a game with its plugin: ``make_game(plugin.name)`` and every extra it gives."""
+    register_game(plugin.name, plugin.rules(), replace=replace)
+    _REGISTERED_PLUGINS[plugin.name] = plugin
 
 
 def available_games() -> list[str]:

@@ -5,7 +5,7 @@ Mexican Train officers live in :mod:`omega_cluster.players.officers` and the sma
 rule-based baselines in :mod:`omega_cluster.players.baselines` (both imported lazily).
 """
 
-from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.players.registry import (
     PlayerSpecError,
     available_players,

@@ -2,7 +2,7 @@
 
 They are the fixed anchors the arena and the gatekeeper rate against (``make_player("heuristic",
 game)`` builds the one for the game, see :mod:`omega_cluster.players.registry`): cheap, legal,
-clearly better than :class:`~omega_cluster.players.base.RandomPlayer`, and far from optimal. Each
+clearly better than :class:`~omega_cluster.games.player.RandomPlayer`, and far from optimal. Each
 decides only from ``state.observation(player)`` (what that seat may know), so it never peeks at
 hidden cards. Construct as ``Cls(game, **knobs)``; ``act(state, player, rng) -> action``.
 """

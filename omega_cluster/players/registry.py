@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from omega_cluster.games.api import Game
-from omega_cluster.players.base import Player
+from omega_cluster.games.player import Player
 
 __all__ = [
     "PlayerEntry",
@@ -64,7 +64,7 @@ class PlayerEntry:
         return self.target_for(game_name) is not None
 
 
-_RANDOM = "omega_cluster.players.base:RandomPlayer"
+_RANDOM = "omega_cluster.games.player:RandomPlayer"
 _OFFICERS = "omega_cluster.players.officers"
 _BASELINES = "omega_cluster.players.baselines"
 _SEARCH = "omega_cluster.players.search"

@@ -2,7 +2,7 @@
 
 :class:`SearchPlayer` turns a search (:class:`~omega_cluster.search.ismcts.ISMCTS` for turn-based
 games, :class:`~omega_cluster.search.smmcts.SMMCTS` when ``game.spec.simultaneous``) and a leaf
-evaluator into a :class:`~omega_cluster.players.base.Player`: ``act(state, player, rng)`` runs one
+evaluator into a :class:`~omega_cluster.games.player.Player`: ``act(state, player, rng)`` runs one
 search for ``player`` and plays its chosen action. The registry (:mod:`.registry`) builds it from
 spec strings, so a match can be written on a command line::
 
@@ -57,7 +57,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from omega_cluster.games.api import Game, HistoryEntry, State
-from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.search.evaluators import (
     EpsilonGreedyPlayer,

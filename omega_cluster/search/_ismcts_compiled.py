@@ -23,7 +23,7 @@ from typing import Any
 
 from omega_cluster._optional import numba_available
 from omega_cluster.games.api import Game, State
-from omega_cluster.players.base import RandomPlayer
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_tree import Node
 from omega_cluster.search.evaluators import Evaluator, RolloutEvaluator

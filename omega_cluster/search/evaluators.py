@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from omega_cluster.games.api import CHANCE, State
-from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.games.player import Player, RandomPlayer
 
 __all__ = [
     "BlendEvaluator",

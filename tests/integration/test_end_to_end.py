@@ -20,9 +20,9 @@ from train_helpers import tiny_net
 
 from omega_cluster.data import ShardStore, table_to_batch
 from omega_cluster.eval.arena import play_match
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import encoder_for, network_player_from_checkpoint
-from omega_cluster.players.base import RandomPlayer
 from omega_cluster.train import (
     Learner,
     LearnerConfig,

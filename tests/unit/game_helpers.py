@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Iterator
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.games.player import Player, RandomPlayer
 
 
 def sampled_worlds(state: State, player: int, rng: random.Random, count: int) -> Iterator[State]:

@@ -37,7 +37,7 @@ from omega_cluster.games.api import (
     as_rng,
 )
 from omega_cluster.games.conformance import check_game
-from omega_cluster.players.base import Player, RandomPlayer
+from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.players.registry import (
     PlayerSpecError,
     available_players,

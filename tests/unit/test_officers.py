@@ -17,7 +17,7 @@ from omega_cluster.eval.arena import MatchResult, play_match
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import MEXICAN_SLOT
-from omega_cluster.players.base import RandomPlayer
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.players.officers import (
     TERMS,
     Commander,

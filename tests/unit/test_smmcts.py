@@ -11,7 +11,7 @@ import pytest
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, GameError, GameSpec, ParamSpec, State
-from omega_cluster.players.base import RandomPlayer
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search.batching import run_search, run_searches
 from omega_cluster.search.evaluators import RolloutEvaluator
 from omega_cluster.search.result import SearchResult

@@ -1,6 +1,6 @@
 """The Mexican Train heuristic officers of the Ω reference: Lieutenant and Commander.
 
-Ensign (uniform random) is :class:`omega_cluster.players.base.RandomPlayer`. Lieutenant
+Ensign (uniform random) is :class:`omega_cluster.games.player.RandomPlayer`. Lieutenant
 (:mod:`.lieutenant`) greedily dumps the most pips this turn (doubles first, then the heaviest); Commander (:mod:`.commander`) scores every
 legal move with the named terms of :mod:`.terms`, weighted by :class:`CommanderWeights`
 (:mod:`.weights`), and can explain its choice term by term. The player registry builds them as

@@ -1,4 +1,4 @@
-"""The Player protocol and the simplest player, the uniform random one (the Ω reference's Ensign).
+"""The Player protocol and the simplest player, uniform random (Ensign among the officers).
 
 A player picks one action for one seat: ``act(state, player, rng) -> action``. It receives the full
 state, as OpenSpiel bots do, and is trusted to use only what ``player`` may know

@@ -1,0 +1,23 @@
+"""Mexican Train as one plugin: the rules, the encoder, the officers (rule-based players), the
+public deductions every determinization honours, and the counts the reports show."""
+
+from omega_cluster.games.mexican_train.game import MexicanTrainGame
+from omega_cluster.games.plugin import GamePlugin
+
+__all__ = ["PLUGIN"]
+
+_OFFICERS = "omega_cluster.players.officers"
+
+PLUGIN = GamePlugin(
+    name="mexican_train",
+    game=MexicanTrainGame,
+    encoder="omega_cluster.model.encoders.mexican_train:MexicanTrainEncoder",
+    encoder_options=("max_players", "log_length", "heuristic_features"),
+    players={
+        "heuristic": f"{_OFFICERS}:Commander",
+        "lieutenant": f"{_OFFICERS}:Lieutenant",
+        "commander": f"{_OFFICERS}:Commander",
+    },
+    world_constraints="omega_cluster.players.officers.inference:deal_constraints",
+    report_counts="omega_cluster.eval.counts:mexican_train_counts",
+)

@@ -1,0 +1,73 @@
+"""The game plugin: everything the service knows about one game, behind one typed object.
+
+A game ships one :class:`GamePlugin` (``PLUGIN`` in its package, or built from a bare
+:class:`~omega_cluster.games.api.Game` subclass). The rest of the service — players, search,
+training, evaluation — asks the plugin for a game's extras and never tests a game's name:
+
+- ``game``: the rules (a :class:`Game` subclass or factory, called with the game's parameters);
+- ``encoder``: ``(game, **options) -> Encoder`` for the network (None: the generic encoder built
+  from the game's fixed-length observation and fixed action space);
+- ``encoder_options``: encoder options a checkpoint records and rebuilds the encoder with;
+- ``players``: named rule-based players, ``name -> (game) -> Player`` (``"heuristic"`` is the
+  one the generic specs ``heuristic`` and ``heuristic_rollout`` play);
+- ``world_constraints``: ``(game) -> (state, player) -> constraints``: public deductions every
+  determinization honours (the search option ``deduce=true``);
+- ``report_counts``: ``(game) -> counts hook`` for the evaluation reports;
+
+Every hook but ``game`` is optional. A hook may be given as a ``"module:attribute"`` string, so
+that a game's heavy parts (compiled playouts, an encoder) are imported only when asked for.
+This follows the one-module-behind-one-contract shape of pgx's ``pgx/core.py``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["GamePlugin", "resolve"]
+
+Hook = Callable[..., Any] | str
+
+
+def resolve(target: Hook) -> Callable[..., Any]:
+    """``"module:attribute"`` imported (a callable is returned as is)."""
+    if not isinstance(target, str):
+        return target
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"a plugin hook must be 'module:attribute', got {target!r}")
+    value: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    if not callable(value):
+        raise ValueError(f"plugin hook {target!r} is not callable")
+    return value
+
+
+@dataclass(frozen=True)
+class GamePlugin:
+    """One game as the service sees it (every hook but ``game`` optional; see the module doc)."""
+
+    name: str
+    game: Hook
+    encoder: Hook | None = None
+    encoder_options: tuple[str, ...] = ()
+    players: Mapping[str, Hook] = field(default_factory=dict)
+    world_constraints: Hook | None = None
+    report_counts: Hook | None = None
+
+    def rules(self) -> Callable[..., Any]:
+        """The game factory (the rules class)."""
+        return resolve(self.game)
+
+    def player(self, name: str) -> Callable[..., Any] | None:
+        """The factory of the named rule-based player (None: the game has none by that name)."""
+        target = self.players.get(name)
+        return None if target is None else resolve(target)
+
+    def hook(self, name: str) -> Callable[..., Any] | None:
+        """An optional hook by field name, imported (None when the game does not give it)."""
+        target = getattr(self, name)
+        return None if target is None else resolve(target)
