@@ -40,7 +40,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from omega_cluster.games.api import Game
-from omega_cluster.model.encoders.base import Encoder, EncoderInfo
+from omega_cluster.games.encoding import Encoder, EncoderInfo
 from omega_cluster.model.network import ModelConfig, ModelConfigError, PolicyValueNet
 
 __all__ = [

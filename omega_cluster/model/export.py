@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from omega_cluster.games.api import CHANCE, Game, State
-from omega_cluster.model.encoders.base import Encoder, EncoderInfo
+from omega_cluster.games.encoding import Encoder, EncoderInfo
 from omega_cluster.model.network import PolicyValueNet, pad_batch
 
 __all__ = [

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.model.encoders.base import Encoder
+from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.network import PolicyValueNet, select_device
 from omega_cluster.search.evaluators import Leaf, LeafEvaluation
 

@@ -18,7 +18,7 @@ legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B
   Values are in the game's own return units: with ``ModelConfig.value_range = (lo, hi)`` they are
   ``lo + (hi - lo) · sigmoid(raw)`` (Mexican Train win shares: ``(0, 1)``; Leduc chips:
   ``(-13, 13)`` heads-up); with ``None`` they are raw linear outputs.
-* ``aux`` holds one tensor per :class:`~omega_cluster.model.encoders.base.AuxHeadSpec` in the
+* ``aux`` holds one tensor per :class:`~omega_cluster.games.encoding.AuxHeadSpec` in the
   config: raw regression outputs or classification logits.
 
 Trunks: ``"mlp"`` (default: input projection + pre-norm residual MLP blocks) and ``"transformer"``
@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from omega_cluster.games.api import Game
-from omega_cluster.model.encoders.base import AuxHeadSpec, Encoder
+from omega_cluster.games.encoding import AuxHeadSpec, Encoder
 
 __all__ = [
     "TRUNKS",

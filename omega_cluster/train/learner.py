@@ -43,6 +43,7 @@ from omega_cluster.data import (
     TrainingBatch,
 )
 from omega_cluster.games.api import Game
+from omega_cluster.games.encoding import Encoder, EncoderError
 from omega_cluster.model.checkpoint import (
     CheckpointError,
     CheckpointMetadata,
@@ -51,7 +52,6 @@ from omega_cluster.model.checkpoint import (
     save_checkpoint,
 )
 from omega_cluster.model.encoders import encoder_from_info
-from omega_cluster.model.encoders.base import Encoder, EncoderError
 from omega_cluster.model.network import PolicyValueNet, select_device
 from omega_cluster.train.config import (
     LEARNER_MODES,

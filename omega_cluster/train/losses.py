@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from omega_cluster.data import TrainingBatch
-from omega_cluster.model.encoders.base import AuxHeadSpec
+from omega_cluster.games.encoding import AuxHeadSpec
 from omega_cluster.model.network import NetOutput
 
 __all__ = [

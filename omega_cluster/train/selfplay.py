@@ -44,8 +44,8 @@ import numpy as np
 
 from omega_cluster.data import Record
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import Player
-from omega_cluster.model.encoders.base import Encoder
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchResult

@@ -28,7 +28,7 @@ from omega_cluster.config.schema import Settings
 from omega_cluster.data import ShardStore, ShardWriter
 from omega_cluster.eval.arena import derive_seed
 from omega_cluster.games.api import Game
-from omega_cluster.model.encoders.base import Encoder
+from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.train.config import SelfPlayConfig
 from omega_cluster.train.learner import Learner

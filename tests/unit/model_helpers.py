@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 from omega_cluster.games.api import Game
+from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
-from omega_cluster.model.encoders.base import Encoder
 
 # (registry name, parameters): one small configuration of every game with an encoder
 GAMES: list[tuple[str, dict[str, object]]] = [

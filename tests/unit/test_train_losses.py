@@ -10,7 +10,7 @@ import torch
 from train_helpers import leduc_records
 
 from omega_cluster.data import records_to_table, table_to_batch
-from omega_cluster.model.encoders.base import AuxHeadSpec
+from omega_cluster.games.encoding import AuxHeadSpec
 from omega_cluster.model.network import NetOutput
 from omega_cluster.train import (
     LossError,

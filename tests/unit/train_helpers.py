@@ -9,10 +9,10 @@ import torch
 
 from omega_cluster.data import Record, ShardStore, ShardWriter
 from omega_cluster.games.api import Game
+from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
-from omega_cluster.model.encoders.base import Encoder
 from omega_cluster.search import RolloutEvaluator
 from omega_cluster.train import Learner, LearnerConfig, SelfPlayConfig, play_games
 

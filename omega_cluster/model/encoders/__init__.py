@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 from omega_cluster.games.api import Game
-from omega_cluster.model.encoders.base import (
+from omega_cluster.games.encoding import (
     AuxHeadSpec,
     Encoder,
     EncoderError,

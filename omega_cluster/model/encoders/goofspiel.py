@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from omega_cluster.games.api import Game, State
+from omega_cluster.games.encoding import EncoderError, EncoderInfo, LayoutBuilder, Segment
 from omega_cluster.games.goofspiel import GoofspielState
-from omega_cluster.model.encoders.base import EncoderError, EncoderInfo, LayoutBuilder, Segment
 
 __all__ = ["GoofspielEncoder"]
 

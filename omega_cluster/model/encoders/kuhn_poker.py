@@ -12,13 +12,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.kuhn_poker import KuhnPokerState
-from omega_cluster.model.encoders.base import (
+from omega_cluster.games.encoding import (
     EncoderError,
     EncoderInfo,
     LayoutBuilder,
     OneHotActions,
 )
+from omega_cluster.games.kuhn_poker import KuhnPokerState
 
 __all__ = ["KuhnPokerEncoder"]
 

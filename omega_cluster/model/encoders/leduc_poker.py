@@ -15,13 +15,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.leduc_poker import CALL, FOLD, RAISE, LeducPokerState
-from omega_cluster.model.encoders.base import (
+from omega_cluster.games.encoding import (
     EncoderError,
     EncoderInfo,
     LayoutBuilder,
     OneHotActions,
 )
+from omega_cluster.games.leduc_poker import CALL, FOLD, RAISE, LeducPokerState
 
 __all__ = ["LeducPokerEncoder"]
 

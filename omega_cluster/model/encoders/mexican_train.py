@@ -42,9 +42,9 @@ from typing import Final, Protocol, cast
 import numpy as np
 
 from omega_cluster.games.api import Game, State
+from omega_cluster.games.encoding import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
 from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
-from omega_cluster.model.encoders.base import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
 from omega_cluster.players.officers.terms import move_features
 from omega_cluster.players.officers.weights import TERMS, CommanderWeights
 

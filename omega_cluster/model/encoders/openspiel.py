@@ -14,13 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.openspiel import OpenSpielGame, OpenSpielState
-from omega_cluster.model.encoders.base import (
+from omega_cluster.games.encoding import (
     EncoderError,
     EncoderInfo,
     OneHotActions,
     Segment,
 )
+from omega_cluster.games.openspiel import OpenSpielGame, OpenSpielState
 
 __all__ = ["OpenSpielEncoder"]
 
