@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> None:
     import argparse
 
     from bench import bench_decisions as bd
-    from omega_cluster.players.officers.inference import deal_constraints
+    from omega_cluster.games.mexican_train.inference import deal_constraints
 
     parser = argparse.ArgumentParser(prog="bench._posterior", description=main.__doc__)
     parser.add_argument("--positions", type=int, default=20)

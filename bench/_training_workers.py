@@ -28,7 +28,7 @@ from omega_cluster.model import (
     encoder_for,
     network_player_from_checkpoint,
 )
-from omega_cluster.players.officers import Commander
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
 from omega_cluster.search import Evaluator, RolloutEvaluator

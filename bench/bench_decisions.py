@@ -134,7 +134,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from omega_cluster.games import make_game
-from omega_cluster.players.officers import Commander
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import ISMCTSPlayer
 from omega_cluster.search.evaluators import play_out
@@ -236,8 +236,8 @@ def _paired(
     ``CommanderBelief`` with that many recent moves checked and worlds tried, or
     (``posterior_steps``) from a chain of that many steps over whole deals
     (:mod:`bench._posterior`: the round replayed legally with every opponent choice Commander's)."""
-    from omega_cluster.players.officers.belief import CommanderBelief
-    from omega_cluster.players.officers.inference import deal_constraints
+    from omega_cluster.games.mexican_train.belief import CommanderBelief
+    from omega_cluster.games.mexican_train.inference import deal_constraints
 
     assert _COMMANDER is not None
     rng = random.Random(seed)
@@ -311,7 +311,7 @@ def _choice(job: tuple[str, int, int]) -> int:
 def _last_draw() -> dict[str, Any]:
     """Search options for the deductions as they were before 2026-11-30: only what each seat
     proved since its last kept draw (``deal_constraints(before_draws=False)``)."""
-    from omega_cluster.players.officers.inference import deal_constraints
+    from omega_cluster.games.mexican_train.inference import deal_constraints
 
     return {"world_constraints": functools.partial(deal_constraints, before_draws=False)}
 

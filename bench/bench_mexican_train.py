@@ -14,7 +14,7 @@ Printed (one core, double-12, ``rounds=1`` games so one game is one round):
   (``integers`` and ``random``): ns per call, and the ratio — why inner loops take a
   ``random.Random``.
 * Commander single rounds/s at 4 players (the heuristic officer, :func:`bench_commander`), once
-  ``omega_cluster.players.officers`` exists; skipped before.
+  ``omega_cluster.games.mexican_train.officers`` exists; skipped before.
 
 Where the time goes (cProfile, 4 players, one round ~105 decisions incl. ~35 draws / passes):
 
@@ -174,9 +174,9 @@ def bench_rng(calls: int) -> None:
 def bench_commander(seconds: float) -> None:
     """Commander single rounds/s at 4 players (filled in by the officers; skipped until then)."""
     try:
-        from omega_cluster.players.officers import Commander
+        from omega_cluster.games.mexican_train.officers import Commander
     except ImportError:
-        print("Commander single rounds/s at 4p: skipped (omega_cluster.players.officers missing)")
+        print("Commander single rounds/s at 4p: skipped (omega_cluster.games.mexican_train.officers missing)")
         return
     game = make_game("mexican_train", players=4, rounds=1)
     players = [Commander(game) for _ in range(4)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game
 from omega_cluster.games.player import Player, RandomPlayer
-from omega_cluster.players.officers import Commander, Lieutenant
+from omega_cluster.games.mexican_train.officers import Commander, Lieutenant
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,13 @@
 An evolution strategy over the weights that matter under the game's rules (a (μ, λ) search with
 weighted recombination and a shrinking step, Hansen's CMA-ES without the covariance): every
 candidate plays the same fresh deals of a generation in every seat against default Commanders,
-all through the compiled playouts (:mod:`omega_cluster.players.officers._commander_jit`, ~1.3 ms
+all through the compiled playouts (:mod:`omega_cluster.games.mexican_train.officers._commander_jit`, ~1.3 ms
 a 4p round), and the figure is its fair share (1.0 is par). The best mean of the last generation
 is then checked on deals no generation saw, with a 95% interval.
 
 Measured (2026-11-30, 4p, 2 cores): seed 1, 15 generations of 12 x 1,500 deals (2.5 min): 1.060
 ± 0.017 on 10,000 fresh deals x 4 seats — the ``tuned_4p`` preset
-(:data:`omega_cluster.players.officers.weights.PRESETS`), 1.054 ± 0.007 again on 20,000 other
+(:data:`omega_cluster.games.mexican_train.officers.weights.PRESETS`), 1.054 ± 0.007 again on 20,000 other
 deals; seed 2, 30 generations of 14 x 3,000 deals: 1.054 ± 0.017, by similar weights (own chain
 length worth about twice the default, stranded pips 2.5x). As the searcher's own rollout policy
 (``rollout_weights=tuned_4p``) it moved ISMCTS's 4p share by +0.01 ± 0.08 (``bench_ismcts``).
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from omega_cluster.games import make_game
-from omega_cluster.players.officers.weights import TERMS, CommanderWeights
+from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 
 # terms that never decide a move under single-round, must-play, strict-double rules
 FROZEN = ("campaign_dump", "cover_double", "goes_out", "draw", "pass_turn")
@@ -46,7 +46,7 @@ def _setup(players: int) -> None:
 def _share(job: tuple[Sequence[float], int, int]) -> float:
     """Fair share of a Commander with ``weights`` in every seat of ``deals`` deals from
     ``first``, the other seats default Commanders."""
-    from omega_cluster.players.officers._commander_jit import CompiledCommander
+    from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
 
     weights, first, deals = job
     n = _GAME.num_players

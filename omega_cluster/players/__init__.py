@@ -1,7 +1,7 @@
 """Players: the Player protocol and its kinds (random, heuristic, search, pure network).
 
 ``make_player("commander", game)`` builds any registered player from a spec string; the
-Mexican Train officers live in :mod:`omega_cluster.players.officers` and the small games'
+Mexican Train officers live in :mod:`omega_cluster.games.mexican_train.officers` and the small games'
 rule-based baselines in :mod:`omega_cluster.players.baselines` (both imported lazily).
 """
 

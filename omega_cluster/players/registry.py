@@ -65,7 +65,7 @@ class PlayerEntry:
 
 
 _RANDOM = "omega_cluster.games.player:RandomPlayer"
-_OFFICERS = "omega_cluster.players.officers"
+_OFFICERS = "omega_cluster.games.mexican_train.officers"
 _BASELINES = "omega_cluster.players.baselines"
 _SEARCH = "omega_cluster.players.search"
 _SEARCH_ARGS = ("leaf", "simulations")

@@ -28,7 +28,7 @@ beats it), ``prior=commander`` with ``prior_temperature=<T>`` (PUCT whose prior 
 the Commander's move scores / T, :class:`~omega_cluster.search.evaluators.PriorEvaluator`),
 ``rollout_weights=<preset>`` (``commander_rollout`` whose searcher's own seat plays the Commander
 with those weights, e.g. ``tuned_4p``, while the other seats stay default Commanders:
-:class:`~omega_cluster.players.officers.commander.SeatedCommanders`). Commander rollouts run
+:class:`~omega_cluster.games.mexican_train.officers.commander.SeatedCommanders`). Commander rollouts run
 compiled when numba is installed (the same moves, ~10× faster: ``Commander.playout_returns``).
 Search options any game can use: ``keying=observer`` (single-observer tree: the other players'
 nodes keyed by the searcher's information set), ``root_selection=sequential_halving`` (the
@@ -101,7 +101,7 @@ def _commander_policy(game: Game) -> Player:
             f"leaf 'commander_rollout' plays Commander, a Mexican Train officer; game "
             f"{game.spec.name!r} has none (use random or heuristic_rollout)"
         )
-    from omega_cluster.players.officers import Commander  # heavy: only when asked for
+    from omega_cluster.games.mexican_train.officers import Commander  # heavy: only when asked for
 
     return Commander(game)
 
@@ -190,7 +190,7 @@ def _deductions(game: Game) -> WorldConstraints:
         raise PlayerSpecError(
             f"deduce: no deductions are known for {game.spec.name!r} (available: mexican_train)"
         )
-    from omega_cluster.players.officers.inference import deal_constraints
+    from omega_cluster.games.mexican_train.inference import deal_constraints
 
     return deal_constraints
 
@@ -203,7 +203,7 @@ def _belief(game: Game, name: Any) -> WorldSampler:
             "for mexican_train)"
         )
     from omega_cluster.games.mexican_train import MexicanTrainGame
-    from omega_cluster.players.officers.belief import CommanderBelief
+    from omega_cluster.games.mexican_train.belief import CommanderBelief
 
     assert isinstance(game, MexicanTrainGame)
     return CommanderBelief(game)
@@ -222,7 +222,7 @@ def _with_prior(game: Game, evaluator: Evaluator, name: Any, temperature: Any) -
         or not temperature > 0
     ):
         raise PlayerSpecError(f"prior_temperature must be a number > 0, got {temperature!r}")
-    from omega_cluster.players.officers.commander import Commander
+    from omega_cluster.games.mexican_train.officers.commander import Commander
 
     commander, t = Commander(game), float(temperature)
 
@@ -240,7 +240,7 @@ def _seated_commanders(game: Game, leaf: Any, epsilon: float, weights: Any) -> A
             f"rollout_weights applies to leaf=commander_rollout without epsilon, got "
             f"leaf={leaf!r}, epsilon={epsilon!r}"
         )
-    from omega_cluster.players.officers.commander import Commander, SeatedCommanders
+    from omega_cluster.games.mexican_train.officers.commander import Commander, SeatedCommanders
 
     try:
         own = Commander(game, weights=str(weights))
@@ -256,7 +256,7 @@ def _margin_value(game: Game, weight: Any) -> TerminalValue:
             f"margin: no score-margin value is known for {game.spec.name!r} "
             "(available: mexican_train)"
         )
-    from omega_cluster.players.officers.values import pip_margin_value
+    from omega_cluster.games.mexican_train.officers.values import pip_margin_value
 
     try:
         return pip_margin_value(weight)
@@ -322,16 +322,16 @@ class SearchPlayer:
     ``rollouts``: playouts averaged per leaf. ``epsilon``: the rollout policy plays a uniform
     random move with this probability (ε-greedy rollouts). ISMCTS only: ``deduce`` (bool)
     determinizes with the game's public deductions (Mexican Train: a draw or a pass proves the
-    hand held no playable tile, :mod:`~omega_cluster.players.officers.inference`); ``belief``
+    hand held no playable tile, :mod:`~omega_cluster.games.mexican_train.inference`); ``belief``
     (``commander``) draws them from the posterior under "the opponents are Commanders"
-    (:mod:`~omega_cluster.players.officers.belief`, deductions included); ``margin``
+    (:mod:`~omega_cluster.games.mexican_train.belief`, deductions included); ``margin``
     (weight in [0, 1]) scores finished rollouts and finished states in the tree by the win share
-    blended with the score margin (:mod:`~omega_cluster.players.officers.values`). ``anchor``
+    blended with the score margin (:mod:`~omega_cluster.games.mexican_train.officers.values`). ``anchor``
     (a player spec or a Player, e.g. ``commander``) and ``anchor_z``: play the anchor's move
     unless the search's choice beats it by ``anchor_z`` standard errors (see
     :meth:`_anchored`). ``prior`` (``commander``) and ``prior_temperature``: PUCT with the
     Commander's softmax of move scores as the prior at every leaf. ``rollout_weights`` (a
-    :data:`~omega_cluster.players.officers.weights.PRESETS` name): with ``commander_rollout``,
+    :data:`~omega_cluster.games.mexican_train.officers.weights.PRESETS` name): with ``commander_rollout``,
     the searcher's own seat plays the Commander with those weights in the rollouts, the other
     seats the default Commander. Every other keyword is an
     option of the search's config

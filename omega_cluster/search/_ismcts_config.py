@@ -27,7 +27,7 @@ OpponentPolicy = Callable[[State, int, random.Random], int]
 WorldSampler = Callable[[State, int, random.Random], State]
 """``(state, player, rng) -> world``: draws a determinization instead of ``state.sample_world``
 (a belief over the hidden information, e.g.
-:class:`omega_cluster.players.officers.belief.CommanderBelief`); it must read only what
+:class:`omega_cluster.games.mexican_train.belief.CommanderBelief`); it must read only what
 ``player`` knows."""
 
 TerminalValue = Callable[[State], Sequence[float]]
@@ -37,7 +37,7 @@ same function as the rollout evaluator's ``terminal_value``, e.g. a score-margin
 WorldConstraints = Callable[[State, int], Any]
 """``(state, player) -> constraints``: public deductions about hidden information, passed to every
 ``state.sample_world(player, rng, constraints)`` of a search (``None``: no deductions), e.g.
-:func:`omega_cluster.players.officers.inference.deal_constraints` for Mexican Train."""
+:func:`omega_cluster.games.mexican_train.inference.deal_constraints` for Mexican Train."""
 
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")

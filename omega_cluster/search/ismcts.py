@@ -33,7 +33,7 @@ Commander's ``act``) that plays the other seats inside the tree instead of their
 smm-mcts reference's opponent hook, which lets the searcher's own tree grow deeper when opponents'
 information sets would each be seen once; ``world_constraints``, public deductions every
 determinization honours (``sample_world``'s constraints, e.g. Mexican Train's
-:func:`~omega_cluster.players.officers.inference.deal_constraints`: a player who drew held no
+:func:`~omega_cluster.games.mexican_train.inference.deal_constraints`: a player who drew held no
 playable tile); ``terminal_value``, what a finished state is worth instead of its returns (e.g. a
 win-share / score-margin blend, the same function the rollout evaluator reports). The result is a
 :class:`~omega_cluster.search.result.SearchResult`.

@@ -9,7 +9,7 @@ import random
 
 from bench._posterior import CommanderPosterior
 from omega_cluster.games import make_game
-from omega_cluster.players.officers import Commander
+from omega_cluster.games.mexican_train.officers import Commander
 
 
 def test_the_real_deal_has_energy_zero_and_the_worlds_keep_the_information_set() -> None:

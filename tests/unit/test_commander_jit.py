@@ -12,7 +12,7 @@ import pytest
 from omega_cluster._optional import numba_available
 from omega_cluster.games import make_game
 from omega_cluster.players import RandomPlayer
-from omega_cluster.players.officers import Commander
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players.registry import make_player
 from omega_cluster.search.evaluators import play_out
 
@@ -56,7 +56,7 @@ def test_compiled_commander_plays_the_python_commanders_moves(params: dict) -> N
     """Along games of Commanders mixed with random moves (so positions off Commander's own
     path occur too), the compiled Commander picks the Python Commander's move at every decision
     and a compiled playout ends with the returns of ``play_out`` with Python Commanders."""
-    from omega_cluster.players.officers._commander_jit import CompiledCommander
+    from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
 
     game = make_game("mexican_train", **params)
     python = Commander(game, compiled=False)
@@ -155,7 +155,7 @@ def test_compiled_option_is_checked() -> None:
 def test_seated_commanders_play_each_seat_with_its_own_weights() -> None:
     """The searcher's seat plays the tuned Commander and the others the default one, compiled
     or in Python alike (the compiled table gets the weights seat by seat)."""
-    from omega_cluster.players.officers.commander import SeatedCommanders
+    from omega_cluster.games.mexican_train.officers.commander import SeatedCommanders
 
     game = make_game("mexican_train", players=4, rounds=1)
     tuned, default = Commander(game, weights="tuned_4p"), Commander(game)

@@ -16,7 +16,7 @@ from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.kuhn_poker import BET, PASS
 from omega_cluster.games.player import RandomPlayer
-from omega_cluster.players.officers import Commander
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.search import (
     BatchStats,
     EvaluatorError,

@@ -12,7 +12,7 @@ from model_helpers import GAMES, game_id
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
 from omega_cluster.model.encoders import check_encoder_matches
-from omega_cluster.model.encoders.mexican_train import (
+from omega_cluster.games.mexican_train.encoder import (
     _TERM_SCALES,
     MexicanTrainEncoder,
     _replay_actors,
@@ -129,8 +129,8 @@ def test_mexican_train_aux_targets_and_options() -> None:
 
 
 def test_mexican_train_heuristic_features_are_the_commander_terms_of_each_move() -> None:
-    from omega_cluster.players.officers.terms import move_features
-    from omega_cluster.players.officers.weights import TERMS
+    from omega_cluster.games.mexican_train.officers.terms import move_features
+    from omega_cluster.games.mexican_train.officers.weights import TERMS
 
     game = make_game("mexican_train", players=3, rounds=1)
     full, plain = MexicanTrainEncoder(game), MexicanTrainEncoder(game, heuristic_features=False)

@@ -18,7 +18,7 @@ from omega_cluster.eval.stats import ConfidenceInterval, mean_ci
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import MEXICAN_SLOT
 from omega_cluster.games.player import RandomPlayer
-from omega_cluster.players.officers import (
+from omega_cluster.games.mexican_train.officers import (
     TERMS,
     Commander,
     CommanderWeights,

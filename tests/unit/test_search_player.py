@@ -22,7 +22,7 @@ from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.leduc_poker import CALL
 from omega_cluster.players import PlayerSpecError, make_player
-from omega_cluster.players.officers import Commander
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players.search import ISMCTSPlayer, SearchPlayer, SMMCTSPlayer
 from omega_cluster.search import HeuristicEvaluator, Leaf, RolloutEvaluator
 
@@ -208,7 +208,7 @@ def test_mexican_train_options_reach_the_search() -> None:
     """``deduce``, ``margin`` and ``epsilon`` from a spec string: the search samples with the
     public deductions, scores finished states with the margin blend (in the rollouts and in the
     tree) and rolls out ε-greedy Commanders; a round plays to the end."""
-    from omega_cluster.players.officers.inference import deal_constraints
+    from omega_cluster.games.mexican_train.inference import deal_constraints
 
     game = make_game("mexican_train", players=2, rounds=1)
     player = make_player("ismcts:commander_rollout:12:deduce=true:margin=0.5:epsilon=0.1", game)

@@ -6,18 +6,18 @@ from omega_cluster.games.plugin import GamePlugin
 
 __all__ = ["PLUGIN"]
 
-_OFFICERS = "omega_cluster.players.officers"
+_OFFICERS = "omega_cluster.games.mexican_train.officers"
 
 PLUGIN = GamePlugin(
     name="mexican_train",
     game=MexicanTrainGame,
-    encoder="omega_cluster.model.encoders.mexican_train:MexicanTrainEncoder",
+    encoder="omega_cluster.games.mexican_train.encoder:MexicanTrainEncoder",
     encoder_options=("max_players", "log_length", "heuristic_features"),
     players={
         "heuristic": f"{_OFFICERS}:Commander",
         "lieutenant": f"{_OFFICERS}:Lieutenant",
         "commander": f"{_OFFICERS}:Commander",
     },
-    world_constraints="omega_cluster.players.officers.inference:deal_constraints",
-    report_counts="omega_cluster.eval.counts:mexican_train_counts",
+    world_constraints="omega_cluster.games.mexican_train.inference:deal_constraints",
+    report_counts="omega_cluster.games.mexican_train.counts:mexican_train_counts",
 )

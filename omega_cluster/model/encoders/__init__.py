@@ -44,7 +44,7 @@ EncoderFactory: TypeAlias = Callable[..., Encoder]
 
 _PKG = "omega_cluster.model.encoders"
 _ENCODERS: dict[str, str | EncoderFactory] = {
-    "mexican_train": f"{_PKG}.mexican_train:MexicanTrainEncoder",
+    "mexican_train": "omega_cluster.games.mexican_train.encoder:MexicanTrainEncoder",
     "goofspiel": f"{_PKG}.goofspiel:GoofspielEncoder",
     "kuhn_poker": f"{_PKG}.kuhn_poker:KuhnPokerEncoder",
     "leduc_poker": f"{_PKG}.leduc_poker:LeducPokerEncoder",

@@ -21,7 +21,7 @@ Action features: kind (play/draw/pass), the tile's values (two-hot), pips, doubl
 covered, its length, the end the play leaves, how many own tiles would match that end, and
 whether the play goes out — the Ω reference's "resulting end" style features, computed from
 precomputed tile tables — and, with ``heuristic_features`` (default), the Commander's 20 move terms
-(:mod:`omega_cluster.players.officers.terms`: longest own chain after the move, stranded pips,
+(:mod:`omega_cluster.games.mexican_train.officers.terms`: longest own chain after the move, stranded pips,
 playable tiles, blocking and feeding shares, doubles, ...; ~18 µs per position). Measured on the
 same 32k self-play rows (ISMCTS teacher, 400 games vs Ensign): the greedy network won 0.61-0.65
 without them and 0.71 with them — a longest-chain search over the hand is what the MLP does not
@@ -45,8 +45,8 @@ from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
 from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
-from omega_cluster.players.officers.terms import move_features
-from omega_cluster.players.officers.weights import TERMS, CommanderWeights
+from omega_cluster.games.mexican_train.officers.terms import move_features
+from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 
 __all__ = ["MexicanTrainEncoder"]
 

@@ -1,16 +1,11 @@
-"""Game-specific counts of a finished game, per seat: the arena's and the bench's counts hooks.
+"""The counts the reports show for a finished Mexican Train game, one value per seat.
 
-A counts hook (:data:`omega_cluster.eval.arena.CountsHook`) maps a terminal state to named
-per-seat figures; the arena stores them on each :class:`~omega_cluster.eval.arena.GameRecord` and
-the slice breakdown of :mod:`omega_cluster.eval.matches` averages them per slice. Hooks are
-registered by game name (:func:`register_counts_hook`) so a match specification, which names its
-game by string, finds its hook wherever it is played; :func:`counts_hook` returns ``None`` for a
-game without one.
-
-Mexican Train (:func:`mexican_train_counts`) reads the state's public record: ``round_results``
-(pips left, who went out, blocked rounds) and the action history, which it replays once from the
-deal seed to see who put a marker up — the state keeps only the markers up *now*, and a PASS
-marks the passer's train unless it ends a first-turn chain (rules in
+The plugin's ``report_counts`` hook (:mod:`omega_cluster.games.mexican_train.plugin`): the arena
+stores these on each game record and the slice breakdown of :mod:`omega_cluster.eval.matches`
+averages them per slice. :func:`mexican_train_counts` reads the state's public record:
+``round_results`` (pips left, who went out, blocked rounds) and the action history, which it
+replays once from the deal seed to see who put a marker up — the state keeps only the markers up
+*now*, and a PASS marks the passer's train unless it ends a first-turn chain (rules in
 :mod:`omega_cluster.games.mexican_train.state`).
 """
 
@@ -24,14 +19,7 @@ from omega_cluster.games.api import State
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
 
-__all__ = [
-    "MEXICAN_TRAIN_COUNTS",
-    "counts_hook",
-    "mexican_train_counts",
-    "register_counts_hook",
-]
-
-Hook = Callable[[State], Mapping[str, Sequence[float]]]
+__all__ = ["MEXICAN_TRAIN_COUNTS", "mexican_train_counts"]
 
 MEXICAN_TRAIN_COUNTS = (
     "went_out",  # rounds the seat ended by laying its last tile
@@ -82,18 +70,3 @@ def _markers_placed(state: MexicanTrainState) -> tuple[float, ...]:
                 placed[seat] += 1.0
         replay.apply_action_unchecked(action)
     return tuple(placed)
-
-
-_HOOKS: dict[str, Hook] = {"mexican_train": mexican_train_counts}
-
-
-def register_counts_hook(game_name: str, hook: Hook, *, replace: bool = False) -> None:
-    """Make :func:`counts_hook` return ``hook`` for ``game_name`` (``game.spec.name``)."""
-    if game_name in _HOOKS and not replace:
-        raise ValueError(f"game {game_name!r} already has a counts hook (pass replace=True)")
-    _HOOKS[game_name] = hook
-
-
-def counts_hook(game_name: str) -> Hook | None:
-    """The registered counts hook of a game, or ``None`` when it has none."""
-    return _HOOKS.get(game_name)

@@ -1,15 +1,15 @@
 """Commander, the strongest Mexican Train officer: a weighted sum of named heuristic terms.
 
-Each legal move gets the feature vector of :func:`~omega_cluster.players.officers.terms.
+Each legal move gets the feature vector of :func:`~omega_cluster.games.mexican_train.officers.terms.
 move_features` (dumped pips, hand flexibility, own train, open doubles, Mexican and marked
 trains, danger of an opponent going out, …); its score is ``Σ weight × feature`` with the
-weights of :class:`~omega_cluster.players.officers.weights.CommanderWeights`. The best score is
+weights of :class:`~omega_cluster.games.mexican_train.officers.weights.CommanderWeights`. The best score is
 played; ties go to the lowest action id, so the Commander is deterministic (``rng`` is unused) and
 :meth:`Commander.act` always plays the first move of :meth:`Commander.explain`, which returns the
 same scores split per term — the Ω reference's explainable advisor ("it explains in named terms").
 Used as an arena anchor and as the rollout policy of ISMCTS (Path B of the Ω reference); as the
 latter it plays whole rounds compiled (:meth:`Commander.playout_returns`,
-:mod:`~omega_cluster.players.officers._commander_jit`: the same moves, ~10× faster).
+:mod:`~omega_cluster.games.mexican_train.officers._commander_jit`: the same moves, ~10× faster).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from omega_cluster._optional import numba_available
 from omega_cluster.games.api import Game, State
-from omega_cluster.players.officers.lieutenant import check_mexican_train
-from omega_cluster.players.officers.terms import (
+from omega_cluster.games.mexican_train.officers.lieutenant import check_mexican_train
+from omega_cluster.games.mexican_train.officers.terms import (
     DEFAULT_CHAIN_BUDGET,
     move_features,
     move_scores,
 )
-from omega_cluster.players.officers.weights import TERMS, CommanderWeights
+from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
@@ -60,7 +60,7 @@ class Commander:
     """Plays the legal move with the highest weighted sum of named terms (see the module doc).
 
     ``weights``: a :class:`CommanderWeights`, a mapping of its field names (unknown ones
-    rejected) or a preset's name (:data:`~omega_cluster.players.officers.weights.PRESETS`:
+    rejected) or a preset's name (:data:`~omega_cluster.games.mexican_train.officers.weights.PRESETS`:
     ``commander:weights=tuned_4p``). ``chain_budget``: expansions of the longest-chain search
     per decision before it falls back to following the heaviest tile. ``compiled``: whether
     :meth:`playout_returns` runs compiled (``None``: when numba is installed).
@@ -138,7 +138,7 @@ class Commander:
         if not self.compiled:
             return None
         if self._jit is None:
-            from omega_cluster.players.officers._commander_jit import CompiledCommander
+            from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
 
             self._jit = CompiledCommander(
                 self.game, self._vector, self.weights.danger_hand_size, self.chain_budget
@@ -218,7 +218,7 @@ class SeatedCommanders:
             return None
         jit = self._jit.get(owner)
         if jit is None:
-            from omega_cluster.players.officers._commander_jit import CompiledCommander
+            from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
 
             n = self.own.game.num_players
             weights = [self.others.weights] * n

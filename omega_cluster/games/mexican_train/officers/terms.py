@@ -3,7 +3,7 @@
 :func:`move_features` reads the acting player's hand mask, the train ends, markers, open doubles,
 hand sizes and the tiles still unseen (neither in hand nor on the board) from the read-only
 :class:`~omega_cluster.games.mexican_train.MexicanTrainState` API and returns, for every legal
-action, the features named in :data:`~omega_cluster.players.officers.weights.TERMS`. No state is
+action, the features named in :data:`~omega_cluster.games.mexican_train.officers.weights.TERMS`. No state is
 cloned: the hand after a move is ``hand ^ (1 << tile)`` and the train end after it is
 ``pips[tile] - end`` (:mod:`omega_cluster.games.mexican_train.tiles`), which is what makes the
 Commander cheap enough to serve as an ISMCTS rollout policy.

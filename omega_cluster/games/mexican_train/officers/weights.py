@@ -4,7 +4,7 @@ One frozen dataclass so a tuner (CMA-ES self-play, as in the smm-mcts reference)
 weights without touching the player: ``Commander(game, weights=CommanderWeights(dump_pips=1.5))``
 or ``CommanderWeights.from_dict({...})`` (unknown keys are rejected by name). Every float field
 named in :data:`TERMS` is the weight of the term of the same name in
-:mod:`omega_cluster.players.officers.terms`; a move's score is ``sum(weight × feature)``. The
+:mod:`omega_cluster.games.mexican_train.officers.terms`; a move's score is ``sum(weight × feature)``. The
 remaining fields are thresholds the features use. The term vocabulary follows the Ω reference's
 heuristic ids (dumpPips, handFlexibility, …).
 """

@@ -69,7 +69,7 @@ class PublicReplay:
 
     One step per public action: :meth:`play` for a tile laid, :meth:`pass_turn` for a PASS (a
     DRAW does not move any of these facts). :func:`deal_constraints` and
-    :class:`~omega_cluster.players.officers.belief.CommanderBelief` both read the round through it.
+    :class:`~omega_cluster.games.mexican_train.belief.CommanderBelief` both read the round through it.
     """
 
     __slots__ = ("_high", "_low", "_pips", "bonus", "cur", "doubles", "ends", "marked", "n")

@@ -4,7 +4,7 @@ A Commander rollout is ISMCTS's Path B leaf and three quarters of its time in Py
 longest-chain search and the move scores, ~11 µs a move). This module plays the same
 moves compiled: the rules of :mod:`omega_cluster.games.mexican_train.state` (``legal_actions``,
 ``_apply_action``, ``stuck``, the last round's scoring) and the Commander of
-:mod:`omega_cluster.players.officers.terms` (the memoised, budgeted chain search explored in the
+:mod:`omega_cluster.games.mexican_train.officers.terms` (the memoised, budgeted chain search explored in the
 same order, every score added term by term in the same order, ties to the lowest action id) are
 mirrored line for line, so a compiled playout makes the very moves of
 ``play_out(state, [Commander] * n)`` and returns the same win shares

@@ -1,4 +1,4 @@
-"""The Mexican Train heuristic officers of the Ω reference: Lieutenant and Commander.
+"""The Mexican Train heuristic officers: Lieutenant and Commander.
 
 Ensign (uniform random) is :class:`omega_cluster.games.player.RandomPlayer`. Lieutenant
 (:mod:`.lieutenant`) greedily dumps the most pips this turn (doubles first, then the heaviest); Commander (:mod:`.commander`) scores every
@@ -9,13 +9,13 @@ the search as a rollout policy. They read only the read-only state API of
 :mod:`omega_cluster.games.mexican_train` (hand masks, train ends, markers, open doubles, sizes).
 """
 
-from omega_cluster.players.officers.commander import (
+from omega_cluster.games.mexican_train.officers.commander import (
     Commander,
     MoveExplanation,
     format_explanation,
 )
-from omega_cluster.players.officers.lieutenant import Lieutenant
-from omega_cluster.players.officers.weights import TERMS, CommanderWeights
+from omega_cluster.games.mexican_train.officers.lieutenant import Lieutenant
+from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 
 __all__ = [
     "TERMS",

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, cast
 
 from omega_cluster.games.api import State
 from omega_cluster.games.mexican_train import MexicanTrainGame
-from omega_cluster.players.officers.commander import Commander
-from omega_cluster.players.officers.inference import (
+from omega_cluster.games.mexican_train.officers.commander import Commander
+from omega_cluster.games.mexican_train.inference import (
     PublicReplay,
     deal_constraints,
     deductions_sound,
