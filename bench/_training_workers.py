@@ -18,6 +18,7 @@ import torch
 from omega_cluster.data import ShardStore, ShardWriter
 from omega_cluster.eval.arena import MatchResult, play_match
 from omega_cluster.games.api import Game
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import (
@@ -28,7 +29,6 @@ from omega_cluster.model import (
     encoder_for,
     network_player_from_checkpoint,
 )
-from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
 from omega_cluster.search import Evaluator, RolloutEvaluator

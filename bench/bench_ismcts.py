@@ -85,8 +85,8 @@ from omega_cluster.eval.arena import play_match
 from omega_cluster.eval.stats import mean_ci, wilson_interval
 from omega_cluster.games import make_game
 from omega_cluster.games.api import State
-from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.mexican_train.officers import Commander
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.players.registry import make_player
 from omega_cluster.search._ismcts_compiled import numba_available
 from omega_cluster.search.evaluators import RolloutEvaluator

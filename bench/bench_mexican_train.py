@@ -176,7 +176,9 @@ def bench_commander(seconds: float) -> None:
     try:
         from omega_cluster.games.mexican_train.officers import Commander
     except ImportError:
-        print("Commander single rounds/s at 4p: skipped (omega_cluster.games.mexican_train.officers missing)")
+        print(
+            "Commander single rounds/s at 4p: skipped (omega_cluster.games.mexican_train.officers missing)"
+        )
         return
     game = make_game("mexican_train", players=4, rounds=1)
     players = [Commander(game) for _ in range(4)]

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game
-from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.games.mexican_train.officers import Commander, Lieutenant
+from omega_cluster.games.player import Player, RandomPlayer
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,7 @@ def _game(name: str, params: ParamItems) -> Game:
 
 def _hook(game: Game, counts: bool | CountsHook) -> CountsHook | None:
     if counts is True:
-        return counts_hook(game.spec.name)
+        return counts_hook(game)
     return counts or None
 
 

@@ -19,6 +19,9 @@ an int built from those fields, so both partition states identically. With ``imp
 ``sample_world`` redraws the opponents' past bids consistently with every turn's win/lose/tie outcome
 (a randomized backtracking search, see :func:`_sample_bids`). ``egocentric`` only changes
 OpenSpiel's tensors; it is accepted for parity and has no effect here.
+
+The rule-based player :class:`GoofspielMatchPlayer` (the game's ``heuristic``, a fixed rating
+anchor) bids the card that matches the prize, from ``state.observation(player)`` alone.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from omega_cluster.games.api import (
 )
 from omega_cluster.games.plugin import GamePlugin
 
-__all__ = ["GoofspielGame", "GoofspielObservation", "GoofspielState"]
+__all__ = ["GoofspielGame", "GoofspielMatchPlayer", "GoofspielObservation", "GoofspielState"]
 
 _CHANCE_ACTING = (CHANCE,)
 _ORDERS = ("random", "descending", "ascending")
@@ -577,9 +580,37 @@ def _sample_bids(
     return bids if assign_turn(0) else None
 
 
+class GoofspielMatchPlayer:
+    """The classic "matching" Goofspiel strategy: bid the card equal to the prize.
+
+    When that card is already spent, bid the cheapest card above the prize (still likely to win it);
+    when none is left above, throw away the lowest card.
+    """
+
+    name = "goofspiel_match"
+
+    def __init__(self, game: Game) -> None:
+        if not isinstance(game, GoofspielGame):
+            raise ValueError(f"GoofspielMatchPlayer plays goofspiel, not {game.spec.name}")
+        self.game = game
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        obs = state.observation(player)
+        assert isinstance(obs, GoofspielObservation)
+        prize = obs.point_cards[-1]  # the face-up card (bidding happens after it is turned)
+        hand = obs.hands[0] if len(obs.hands) == 1 else obs.hands[player]
+        if prize in hand:
+            return prize
+        above = [c for c in hand if c > prize]
+        return above[0] if above else hand[0]
+
+    def __repr__(self) -> str:
+        return "GoofspielMatchPlayer()"
+
+
 PLUGIN = GamePlugin(
     name="goofspiel",
     game=GoofspielGame,
     encoder="omega_cluster.model.encoders.goofspiel:GoofspielEncoder",
-    players={"heuristic": "omega_cluster.players.baselines:GoofspielMatchPlayer"},
+    players={"heuristic": GoofspielMatchPlayer},
 )

@@ -14,10 +14,14 @@ built from exactly the fields of OpenSpiel's ``information_state_string`` (own c
 pass/bet sequence), so both induce the same partition of states; ``sample_world`` redraws the cards
 already dealt to the opponents. What it shares with Leduc (who acts, card names, the redeal) is in
 :mod:`omega_cluster.games._poker`.
+
+The rule-based player :class:`KuhnRulePlayer` (the game's ``heuristic``, a fixed rating anchor)
+plays by card strength from ``state.observation(player)`` alone, so it never peeks at hidden cards.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, cast
 
@@ -29,10 +33,10 @@ from omega_cluster.games._poker import (
     rank_names,
     redeal,
 )
-from omega_cluster.games.api import CHANCE, Game, ParamSpec, RngLike, as_rng
+from omega_cluster.games.api import CHANCE, Game, ParamSpec, RngLike, State, as_rng
 from omega_cluster.games.plugin import GamePlugin
 
-__all__ = ["BET", "PASS", "KuhnObservation", "KuhnPokerGame", "KuhnPokerState"]
+__all__ = ["BET", "PASS", "KuhnObservation", "KuhnPokerGame", "KuhnPokerState", "KuhnRulePlayer"]
 
 PASS = 0
 BET = 1
@@ -216,9 +220,47 @@ class KuhnPokerState(PokerState):
         return f"Kuhn poker | cards {cards} | betting: {bets or '-'} | {self._status()}"
 
 
+class KuhnRulePlayer:
+    """Kuhn poker by card strength (for any player count; ``N + 1`` cards ranked ``0..N``):
+
+    * the highest card bets, and calls any bet;
+    * the lowest card passes and folds to a bet, except that it opens with a bet (a bluff) with
+      probability ``bluff``;
+    * a middle card checks when nobody has bet and calls a bet with probability ``call_middle``
+      (1/3 is what the equilibrium does with the Queen in two-player Kuhn when facing a bet).
+    """
+
+    name = "kuhn_rules"
+
+    def __init__(self, game: Game, *, bluff: float = 0.0, call_middle: float = 1 / 3) -> None:
+        if not isinstance(game, KuhnPokerGame):
+            raise ValueError(f"KuhnRulePlayer plays kuhn_poker, not {game.spec.name}")
+        if not (0.0 <= bluff <= 1.0 and 0.0 <= call_middle <= 1.0):
+            raise ValueError(f"bluff={bluff} and call_middle={call_middle} must be in [0, 1]")
+        self.game = game
+        self.bluff = bluff
+        self.call_middle = call_middle
+        self.top = game.num_players  # highest card
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        obs = state.observation(player)
+        assert isinstance(obs, KuhnObservation)
+        facing_bet = BET in obs.bets
+        if obs.card == self.top:
+            return BET
+        if obs.card == 0:
+            return BET if not facing_bet and rng.random() < self.bluff else PASS
+        if facing_bet:
+            return BET if rng.random() < self.call_middle else PASS
+        return PASS
+
+    def __repr__(self) -> str:
+        return f"KuhnRulePlayer(bluff={self.bluff}, call_middle={self.call_middle})"
+
+
 PLUGIN = GamePlugin(
     name="kuhn_poker",
     game=KuhnPokerGame,
     encoder="omega_cluster.model.encoders.kuhn_poker:KuhnPokerEncoder",
-    players={"heuristic": "omega_cluster.players.baselines:KuhnRulePlayer"},
+    players={"heuristic": KuhnRulePlayer},
 )

@@ -19,6 +19,9 @@ dealing — and, at the end of a showdown, who won, which the final chip counts 
 partition states identically. ``sample_world`` redraws opponents' private cards, keeping the
 showdown result when the game is over. What it shares with Kuhn (who acts, card names, the
 redeal) is in :mod:`omega_cluster.games._poker`.
+
+The rule-based player :class:`LeducRulePlayer` (the game's ``heuristic``, a fixed rating anchor)
+plays by hand strength from ``state.observation(player)`` alone, so it never peeks at hidden cards.
 """
 
 from __future__ import annotations
@@ -47,7 +50,15 @@ from omega_cluster.games.api import (
 )
 from omega_cluster.games.plugin import GamePlugin
 
-__all__ = ["CALL", "FOLD", "RAISE", "LeducObservation", "LeducPokerGame", "LeducPokerState"]
+__all__ = [
+    "CALL",
+    "FOLD",
+    "RAISE",
+    "LeducObservation",
+    "LeducPokerGame",
+    "LeducPokerState",
+    "LeducRulePlayer",
+]
 
 FOLD, CALL, RAISE = 0, 1, 2
 _ACTION_NAMES = ("fold", "call", "raise")
@@ -561,9 +572,43 @@ def _rank_hand(board: int, card: int, size: int, isomorphic: bool) -> int:
     return (hi // 2) * size + lo // 2
 
 
+class LeducRulePlayer:
+    """Leduc poker by hand strength (ranks ``J < Q < K`` heads-up; more ranks with more players):
+
+    * raise with a pair (private card matches the board) or the top rank (K); call instead when the
+      round's two raises are used up;
+    * call (or check) with a middle rank;
+    * with the lowest rank (J) and no pair: check, and fold when facing a bet.
+    """
+
+    name = "leduc_rules"
+
+    def __init__(self, game: Game) -> None:
+        if not isinstance(game, LeducPokerGame):
+            raise ValueError(f"LeducRulePlayer plays leduc_poker, not {game.spec.name}")
+        self.game = game
+        self.isomorphic = bool(game.params["suit_isomorphism"])
+        self.top = game.num_players  # highest rank
+
+    def act(self, state: State, player: int, rng: random.Random) -> int:
+        obs = state.observation(player)
+        assert isinstance(obs, LeducObservation)
+        legal = state.legal_actions(player)
+        rank = obs.card if self.isomorphic else obs.card // 2
+        board = -1 if obs.board < 0 else (obs.board if self.isomorphic else obs.board // 2)
+        if rank == board or rank == self.top:
+            return RAISE if RAISE in legal else CALL
+        if rank == 0 and FOLD in legal:
+            return FOLD
+        return CALL
+
+    def __repr__(self) -> str:
+        return "LeducRulePlayer()"
+
+
 PLUGIN = GamePlugin(
     name="leduc_poker",
     game=LeducPokerGame,
     encoder="omega_cluster.model.encoders.leduc_poker:LeducPokerEncoder",
-    players={"heuristic": "omega_cluster.players.baselines:LeducRulePlayer"},
+    players={"heuristic": LeducRulePlayer},
 )

@@ -1,8 +1,9 @@
 """Players: the Player protocol and its kinds (random, heuristic, search, pure network).
 
-``make_player("commander", game)`` builds any registered player from a spec string; the
-Mexican Train officers live in :mod:`omega_cluster.games.mexican_train.officers` and the small games'
-rule-based baselines in :mod:`omega_cluster.players.baselines` (both imported lazily).
+``make_player("commander", game)`` builds any registered player from a spec string. The
+rule-based players are the games' own (the Mexican Train officers in
+:mod:`omega_cluster.games.mexican_train.officers`, each small game's baseline in its module); the
+registry asks the game's plugin for them and imports them lazily.
 """
 
 from omega_cluster.games.player import Player, RandomPlayer

@@ -8,14 +8,18 @@ simulations=400``) or ``key=value``. Values parse as int, float, ``true``/``fals
 else stay strings. Every player is built as ``Cls(game, **kw)``.
 
 Built-in entries are lazy ``"module:Class"`` paths, so importing this module imports no player
-(officers, baselines and search players live in modules that may pull in much more). An entry
-either serves every game or maps game names (``game.spec.name``) to a class: ``heuristic`` is the
-game's rule-based player. Users add players with :func:`register_player` and a heuristic for their
-own game with :func:`register_heuristic`.
+(search players live in modules that may pull in much more). An entry serves every game, or the
+games a user named when registering it, or — for the rule-based players (``heuristic``,
+``lieutenant``, ``commander``) — whatever the game's plugin gives under that name
+(:meth:`omega_cluster.games.plugin.GamePlugin.player`): the Mexican Train officers, the small games'
+baselines, a user game's own heuristic. Any other player a plugin names is reachable by its name
+too. Users add players with :func:`register_player` and a heuristic for their own game with
+:func:`register_heuristic` (or by giving it in their game's plugin).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
@@ -24,6 +28,7 @@ from typing import Any, TypeAlias
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.player import Player
+from omega_cluster.games.registry import game_plugin, register_plugin
 
 __all__ = [
     "PlayerEntry",
@@ -56,43 +61,38 @@ class PlayerEntry:
     targets: Mapping[str, Target]  # game name (or ANY_GAME) -> "module:Class" or factory
     arg_names: tuple[str, ...] = ()  # keyword names of the positional spec arguments, in order
     doc: str = ""
+    from_plugin: bool = False  # the game's plugin gives the player of this name (rule-based ones)
 
-    def target_for(self, game_name: str) -> Target | None:
+    def target_for(self, game: Game | str) -> Target | None:
+        if self.from_plugin:
+            return game_plugin(game).players.get(self.name)
+        game_name = game if isinstance(game, str) else game.spec.name
         return self.targets.get(game_name, self.targets.get(ANY_GAME))
 
-    def supports(self, game_name: str) -> bool:
-        return self.target_for(game_name) is not None
+    def supports(self, game: Game | str) -> bool:
+        return self.target_for(game) is not None
 
 
 _RANDOM = "omega_cluster.games.player:RandomPlayer"
-_OFFICERS = "omega_cluster.games.mexican_train.officers"
-_BASELINES = "omega_cluster.players.baselines"
 _SEARCH = "omega_cluster.players.search"
 _SEARCH_ARGS = ("leaf", "simulations")
 
+
+def _rule_based(name: str, doc: str) -> PlayerEntry:
+    """An entry the game's plugin serves (its ``players[name]``)."""
+    return PlayerEntry(name, {}, doc=doc, from_plugin=True)
+
+
 _ENTRIES: dict[str, PlayerEntry] = {
     "random": PlayerEntry("random", {ANY_GAME: _RANDOM}, doc="uniform over legal actions"),
-    "ensign": PlayerEntry("ensign", {ANY_GAME: _RANDOM}, doc="alias of random (Ω's Ensign)"),
-    "lieutenant": PlayerEntry(
-        "lieutenant",
-        {"mexican_train": f"{_OFFICERS}:Lieutenant"},
-        doc="Mexican Train heuristic officer",
+    "ensign": PlayerEntry(
+        "ensign", {ANY_GAME: _RANDOM}, doc="alias of random (the Ensign officer)"
     ),
-    "commander": PlayerEntry(
-        "commander",
-        {"mexican_train": f"{_OFFICERS}:Commander"},
-        doc="strongest Mexican Train heuristic officer",
+    "lieutenant": _rule_based("lieutenant", "Mexican Train heuristic officer (the game's plugin)"),
+    "commander": _rule_based(
+        "commander", "strongest Mexican Train heuristic officer (the game's plugin)"
     ),
-    "heuristic": PlayerEntry(
-        "heuristic",
-        {
-            "kuhn_poker": f"{_BASELINES}:KuhnRulePlayer",
-            "leduc_poker": f"{_BASELINES}:LeducRulePlayer",
-            "goofspiel": f"{_BASELINES}:GoofspielMatchPlayer",
-            "mexican_train": f"{_OFFICERS}:Commander",
-        },
-        doc="the game's rule-based player",
-    ),
+    "heuristic": _rule_based("heuristic", "the game's rule-based player (the game's plugin)"),
     "ismcts": PlayerEntry(
         "ismcts",
         {ANY_GAME: f"{_SEARCH}:ISMCTSPlayer"},
@@ -150,23 +150,26 @@ def register_player(
     _ENTRIES[key] = PlayerEntry(key, targets, tuple(arg_names), doc)
 
 
-def register_heuristic(game_name: str, factory: Target, *, replace: bool = False) -> None:
-    """Make ``heuristic`` (the game's rule-based player) build ``factory`` for ``game_name``."""
-    entry = _ENTRIES["heuristic"]
-    if game_name in entry.targets and not replace:
+def register_heuristic(game: Game | str, factory: Target, *, replace: bool = False) -> None:
+    """Make ``heuristic`` (the game's rule-based player) build ``factory`` for ``game`` (a game,
+    or the name of a registered one): the game's plugin is registered again, with
+    ``players["heuristic"] = factory`` (which registers the game by its name too)."""
+    plugin = game_plugin(game)
+    if "heuristic" in plugin.players and not replace:
         raise PlayerSpecError(
-            f"game {game_name!r} already has a heuristic player (pass replace=True)"
+            f"game {plugin.name!r} already has a heuristic player (pass replace=True)"
         )
-    targets = {**entry.targets, game_name: factory}
-    _ENTRIES["heuristic"] = PlayerEntry(entry.name, targets, entry.arg_names, entry.doc)
+    players = {**plugin.players, "heuristic": factory}
+    register_plugin(dataclasses.replace(plugin, players=players), replace=True)
 
 
 def available_players(game: Game | str | None = None) -> list[str]:
-    """Registered player names, limited to those that support ``game`` when it is given."""
+    """Registered player names, limited to those that support ``game`` when it is given (the
+    players its plugin names included)."""
     if game is None:
         return sorted(_ENTRIES)
-    game_name = game if isinstance(game, str) else game.spec.name
-    return sorted(name for name, entry in _ENTRIES.items() if entry.supports(game_name))
+    names = {name for name, entry in _ENTRIES.items() if entry.supports(game)}
+    return sorted(names | set(game_plugin(game).players))
 
 
 def parse_scalar(text: str) -> Any:
@@ -211,15 +214,10 @@ def make_player(spec: str, game: Game) -> Player:
     """Build the player that ``spec`` names for ``game`` (see the module docstring)."""
     name, args, kwargs = parse_player_spec(spec)
     game_name = game.spec.name
-    entry = _ENTRIES.get(name)
-    target = entry.target_for(game_name) if entry is not None else None
+    entry = _ENTRIES.get(name) or _plugin_entry(name, game)
+    target = entry.target_for(game) if entry is not None else None
     if entry is None or target is None:
-        if entry is None:
-            why = f"unknown player {name!r} (spec {spec!r})"
-        else:
-            why = f"player {name!r} does not support game {game_name!r}"
-        valid = ", ".join(available_players(game_name))
-        raise PlayerSpecError(f"{why}; valid players for {game_name}: {valid}")
+        raise PlayerSpecError(_unavailable(spec, name, entry, game))
     if len(args) > len(entry.arg_names):
         takes = ":".join(entry.arg_names) or "no positional arguments"
         raise PlayerSpecError(f"player spec {spec!r}: too many arguments; {name} takes {takes}")
@@ -237,6 +235,27 @@ def make_player(spec: str, game: Game) -> Player:
 
 def _normalize(name: str) -> str:
     return name.strip().lower()
+
+
+def _plugin_entry(name: str, game: Game) -> PlayerEntry | None:
+    """An entry for a player only the game's plugin names (None: it names none by ``name``)."""
+    if name not in game_plugin(game).players:
+        return None
+    return _rule_based(name, "the game's own player")
+
+
+def _unavailable(spec: str, name: str, entry: PlayerEntry | None, game: Game) -> str:
+    """Why ``spec`` builds no player for ``game``, with the players it has."""
+    game_name = game.spec.name
+    if entry is None:
+        why = f"unknown player {name!r} (spec {spec!r})"
+    else:
+        why = f"player {name!r} does not support game {game_name!r}"
+        if entry.from_plugin:
+            own = ", ".join(sorted(game_plugin(game).players)) or "none"
+            why += f" (its rule-based players: {own})"
+    valid = ", ".join(available_players(game))
+    return f"{why}; valid players for {game_name}: {valid}"
 
 
 def _load(name: str, game_name: str, target: Target) -> PlayerFactory:

@@ -391,9 +391,12 @@ def test_registry_builds_random_and_rejects_unsupported() -> None:
 
 
 def test_registry_spec_arguments_and_registration(monkeypatch: pytest.MonkeyPatch) -> None:
+    from omega_cluster.games import registry as games
     from omega_cluster.players import registry
 
     monkeypatch.setattr(registry, "_ENTRIES", dict(registry._ENTRIES))  # undo registrations after
+    monkeypatch.setattr(games, "_REGISTERED", dict(games._REGISTERED))
+    monkeypatch.setattr(games, "_REGISTERED_PLUGINS", dict(games._REGISTERED_PLUGINS))
     game = HighCardGame(players=2)
     register_player("bidder", FixedBidder, arg_names=("bid",), replace=True)
     register_player("hc_only", FixedBidder, games=["high_card"], replace=True)
@@ -409,8 +412,10 @@ def test_registry_spec_arguments_and_registration(monkeypatch: pytest.MonkeyPatc
         make_player("bidder:1:bid=2", game)
     with pytest.raises(PlayerSpecError, match="already registered"):
         register_player("random", FixedBidder)
-    register_heuristic("high_card", FixedBidder, replace=True)
+    register_heuristic(game, FixedBidder)  # the game's plugin now names a heuristic
     assert isinstance(make_player("heuristic", game), FixedBidder)
+    with pytest.raises(PlayerSpecError, match="already has a heuristic player"):
+        register_heuristic("high_card", FixedBidder)
     assert parse_player_spec("ismcts:commander_rollout:400:c=1.5:noise=none:reuse=true") == (
         "ismcts",
         ("commander_rollout", 400),

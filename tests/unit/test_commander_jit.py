@@ -11,8 +11,8 @@ import pytest
 
 from omega_cluster._optional import numba_available
 from omega_cluster.games import make_game
-from omega_cluster.players import RandomPlayer
 from omega_cluster.games.mexican_train.officers import Commander
+from omega_cluster.players import RandomPlayer
 from omega_cluster.players.registry import make_player
 from omega_cluster.search.evaluators import play_out
 

@@ -17,8 +17,8 @@ import pytest
 
 from omega_cluster.games import CHANCE, make_game
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.mexican_train.officers import Commander
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search import (
     BatchStats,
     BlendEvaluator,

@@ -10,8 +10,7 @@ from game_helpers import mean_return_vs_random, sampled_worlds
 
 from omega_cluster.games import CHANCE, IllegalActionError, InvalidParameterError, make_game
 from omega_cluster.games.conformance import check_game
-from omega_cluster.games.goofspiel import GoofspielState
-from omega_cluster.players.baselines import GoofspielMatchPlayer
+from omega_cluster.games.goofspiel import GoofspielMatchPlayer, GoofspielState
 
 
 def _state(**params: object) -> GoofspielState:

@@ -15,8 +15,8 @@ from omega_cluster.eval.arena import play_match
 from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.kuhn_poker import BET, PASS
-from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.mexican_train.officers import Commander
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search import (
     BatchStats,
     EvaluatorError,

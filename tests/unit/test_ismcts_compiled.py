@@ -10,8 +10,8 @@ import random
 import pytest
 
 from omega_cluster.games import make_game
-from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.mexican_train.officers import Commander
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search import RolloutEvaluator
 from omega_cluster.search._ismcts_compiled import numba_available
 from omega_cluster.search.ismcts import ISMCTS

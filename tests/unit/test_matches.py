@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from omega_cluster.eval.arena import derive_seed
-from omega_cluster.eval.counts import counts_hook, mexican_train_counts, register_counts_hook
+from omega_cluster.eval.counts import counts_hook
 from omega_cluster.eval.matches import (
     BenchError,
     MatchSpec,
@@ -21,6 +21,7 @@ from omega_cluster.eval.matches import (
     slice_outcomes,
 )
 from omega_cluster.eval.paired import paired_sample, paired_specs
+from omega_cluster.games.mexican_train.counts import mexican_train_counts
 from omega_cluster.games.registry import make_game
 from omega_cluster.players.registry import PlayerSpecError
 
@@ -202,6 +203,5 @@ def test_mexican_train_counts_agree_with_the_round_results() -> None:
     )
     passes = state.history.count(game.pass_action)  # type: ignore[attr-defined]
     assert 0 < sum(counts["markers_placed"]) <= passes
-    assert counts_hook(MT) is mexican_train_counts and counts_hook("kuhn_poker") is None
-    with pytest.raises(ValueError, match="already has a counts hook"):
-        register_counts_hook(MT, mexican_train_counts)
+    assert counts_hook(game) is mexican_train_counts  # the plugin's report_counts
+    assert counts_hook(make_game("kuhn_poker")) is None

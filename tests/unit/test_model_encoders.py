@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from model_helpers import GAMES, game_id
 
-from omega_cluster.games.registry import make_game
-from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
-from omega_cluster.model.encoders import check_encoder_matches
 from omega_cluster.games.mexican_train.encoder import (
     _TERM_SCALES,
     MexicanTrainEncoder,
     _replay_actors,
     recent_actions,
 )
+from omega_cluster.games.registry import make_game
+from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
+from omega_cluster.model.encoders import check_encoder_matches
 
 
 @pytest.mark.parametrize("case", GAMES, ids=game_id)

@@ -17,7 +17,6 @@ from omega_cluster.eval.arena import MatchResult, play_match
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import MEXICAN_SLOT
-from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.mexican_train.officers import (
     TERMS,
     Commander,
@@ -25,6 +24,7 @@ from omega_cluster.games.mexican_train.officers import (
     Lieutenant,
     format_explanation,
 )
+from omega_cluster.games.player import RandomPlayer
 from omega_cluster.players.registry import make_player
 
 VARIANTS: list[dict[str, Any]] = [

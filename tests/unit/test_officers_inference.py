@@ -13,9 +13,9 @@ import pytest
 
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train import DealConstraints
-from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.mexican_train.belief import CommanderBelief
 from omega_cluster.games.mexican_train.inference import _limits, deal_constraints
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.mexican_train.officers.values import pip_margin_value
 from omega_cluster.search import Leaf, LeafEvaluation, RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS

@@ -12,9 +12,8 @@ from game_helpers import mean_return_vs_random, sampled_worlds
 from omega_cluster.games import CHANCE, IllegalActionError, InvalidParameterError, make_game
 from omega_cluster.games.api import ConstraintError, Game, State
 from omega_cluster.games.conformance import check_game
-from omega_cluster.games.kuhn_poker import BET, PASS
-from omega_cluster.games.leduc_poker import CALL, FOLD, RAISE
-from omega_cluster.players.baselines import KuhnRulePlayer, LeducRulePlayer
+from omega_cluster.games.kuhn_poker import BET, PASS, KuhnRulePlayer
+from omega_cluster.games.leduc_poker import CALL, FOLD, RAISE, LeducRulePlayer
 
 
 def _play(game: Game, actions: list[int]) -> State:

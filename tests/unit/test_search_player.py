@@ -21,8 +21,8 @@ from omega_cluster.eval.arena import play_match
 from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.leduc_poker import CALL
-from omega_cluster.players import PlayerSpecError, make_player
 from omega_cluster.games.mexican_train.officers import Commander
+from omega_cluster.players import PlayerSpecError, make_player
 from omega_cluster.players.search import ISMCTSPlayer, SearchPlayer, SMMCTSPlayer
 from omega_cluster.search import HeuristicEvaluator, Leaf, RolloutEvaluator
 

@@ -10,10 +10,10 @@ import pytest
 from train_helpers import leduc_records, tiny_net
 
 from omega_cluster.data import Record, records_to_table
+from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
-from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.search import RolloutEvaluator
 from omega_cluster.train import SelfPlay, SelfPlayConfig, SelfPlayError, play_games
 from omega_cluster.train._records import round_outcomes

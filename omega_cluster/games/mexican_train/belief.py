@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, cast
 
 from omega_cluster.games.api import State
 from omega_cluster.games.mexican_train import MexicanTrainGame
-from omega_cluster.games.mexican_train.officers.commander import Commander
 from omega_cluster.games.mexican_train.inference import (
     PublicReplay,
     deal_constraints,
     deductions_sound,
 )
+from omega_cluster.games.mexican_train.officers.commander import Commander
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import DealConstraints, MexicanTrainState

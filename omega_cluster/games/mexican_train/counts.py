@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
-from omega_cluster.games.api import State
+from omega_cluster.games.api import Game, State
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
 
-__all__ = ["MEXICAN_TRAIN_COUNTS", "mexican_train_counts"]
+__all__ = ["MEXICAN_TRAIN_COUNTS", "mexican_train_counts", "report_counts"]
 
 MEXICAN_TRAIN_COUNTS = (
     "went_out",  # rounds the seat ended by laying its last tile
@@ -28,6 +28,11 @@ MEXICAN_TRAIN_COUNTS = (
     "pips_left",  # mean pips left in the seat's hand at the end of a round
     "rounds_won",  # rounds the seat won under the objective (tied winners each count one)
 )
+
+
+def report_counts(game: Game) -> Callable[[State], Mapping[str, Sequence[float]]]:
+    """The plugin's ``report_counts`` hook: :func:`mexican_train_counts` for every rule set."""
+    return mexican_train_counts
 
 
 def mexican_train_counts(state: State) -> dict[str, tuple[float, ...]]:

@@ -44,9 +44,9 @@ import numpy as np
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
 from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
-from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
 from omega_cluster.games.mexican_train.officers.terms import move_features
 from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
+from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
 
 __all__ = ["MexicanTrainEncoder"]
 

@@ -45,16 +45,23 @@ the decisions of 4p Commander rounds and add +0.0025 ± 0.0048 and -0.0010 ± 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from omega_cluster.games.api import State
+from omega_cluster.games.api import Game, State
 from omega_cluster.games.mexican_train import DealConstraints, MexicanTrainGame
 from omega_cluster.games.mexican_train.tiles import MEXICAN_BIT, NUM_SLOTS, SLOTS_OF
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
 
-__all__ = ["PublicReplay", "deal_constraints", "deductions_sound"]
+__all__ = ["PublicReplay", "deal_constraints", "deductions_sound", "world_constraints"]
+
+
+def world_constraints(game: Game) -> Callable[[State, int], DealConstraints | None]:
+    """The plugin's ``world_constraints`` hook: :func:`deal_constraints` serves every rule set
+    (it returns ``None`` where the rules make no deduction sound)."""
+    return deal_constraints
 
 
 def deductions_sound(game: MexicanTrainGame) -> bool:

@@ -18,6 +18,6 @@ PLUGIN = GamePlugin(
         "lieutenant": f"{_OFFICERS}:Lieutenant",
         "commander": f"{_OFFICERS}:Commander",
     },
-    world_constraints="omega_cluster.games.mexican_train.inference:deal_constraints",
-    report_counts="omega_cluster.games.mexican_train.counts:mexican_train_counts",
+    world_constraints="omega_cluster.games.mexican_train.inference:world_constraints",
+    report_counts="omega_cluster.games.mexican_train.counts:report_counts",
 )
