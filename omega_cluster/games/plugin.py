@@ -9,7 +9,8 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
   from the game's fixed-length observation and fixed action space);
 - ``encoder_options``: encoder options a checkpoint records and rebuilds the encoder with;
 - ``players``: named rule-based players, ``name -> (game) -> Player`` (``"heuristic"`` is the
-  one the generic specs ``heuristic`` and ``heuristic_rollout`` play);
+  one the generic specs ``heuristic`` and ``heuristic_rollout`` play); the player registry
+  (:func:`omega_cluster.players.make_player`) builds each by its name;
 - ``world_constraints``: ``(game) -> (state, player) -> constraints``: public deductions every
   determinization honours (the search option ``deduce=true``);
 - ``report_counts``: ``(game) -> counts hook`` for the evaluation reports;
