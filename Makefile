@@ -10,7 +10,7 @@ TORCH_SPEC ?= torch==2.13.0
 # the folders ruff checks (experiments/ when it is there)
 LINT_PATHS := omega_cluster tests bench examples $(wildcard experiments)
 
-.PHONY: help venv lint format test test-fast bench arena train local-cluster stop-cluster clean
+.PHONY: help venv lint format test test-fast bench results arena train local-cluster stop-cluster clean
 
 help:
 	@echo "make train   set up $(VENV) and train the default experiment (embedded Ray, local MLflow)"
@@ -20,7 +20,8 @@ help:
 	@echo "make stop-cluster   stop the Ray head and MLflow server that local-cluster started"
 	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
 	@echo "make lint    ruff, mypy, then the import contract (lint-imports: the layers in pyproject.toml)"
-	@echo "make bench   run the benchmarks in bench/ and print their figures"
+	@echo "make bench   run the benchmarks in bench/ and print their figures (recorded in docs/results/)"
+	@echo "make results rewrite the tables of docs/results.md and the README from docs/results/*.json"
 	@echo "make arena   a sample Mexican Train match between the heuristic officers"
 
 $(STAMP): pyproject.toml
@@ -50,6 +51,9 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+results: $(STAMP)
+	$(PY) -m bench.results
 
 # ARGS: Hydra overrides, e.g. make train ARGS='run=smoke game=leduc_poker cluster.self_play_actors=2'
 ARGS ?=
