@@ -202,19 +202,19 @@ def bench_leduc(quick: bool) -> Figure:
 
 
 def _leduc_figure(rates: dict[str, float]) -> Figure:
-    """The Leduc figures as one row of the results table."""
+    """The Leduc figures as one row of the results table: each of our searches against both
+    OpenSpiel bots (any key of ``rates`` not naming an OpenSpiel bot is one of ours)."""
     os_py, os_cpp = rates["openspiel python"], rates["openspiel c++"]
-    ours = [(n, rates[n]) for n in ("ours, compiled", "ours, pure Python") if n in rates]
-    label = {"ours, compiled": "compiled (numba, `fast` extra)", "ours, pure Python": "pure Python"}
+    ours = {name: rate for name, rate in rates.items() if not name.startswith("openspiel")}
     return Figure(
         name=(
             f"ISMCTS simulations/s, Leduc, 1 random rollout per leaf, {LEDUC_SIMULATIONS:,} "
             "simulations a move (CPU time)"
         ),
-        figure="; ".join(f"{label[n]} {r:,.0f}" for n, r in ours),
+        figure="; ".join(f"{name} {rate:,.0f}" for name, rate in ours.items()),
         reference=f"OpenSpiel Python ISMCTSBot {os_py:,.0f} / C++ {os_cpp:,.0f}",
         ratio="; ".join(
-            f"{label[n].split(' (')[0]} {r / os_py:.1f}× / {r / os_cpp:.2f}×" for n, r in ours
+            f"{name} {rate / os_py:.1f}× / {rate / os_cpp:.2f}×" for name, rate in ours.items()
         )
         + " (bar 8× Python)",
         command="python -m bench.bench_ismcts",
