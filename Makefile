@@ -73,4 +73,4 @@ arena: $(STAMP)
 	$(VENV)/bin/omega-cluster arena game=mexican_train players=4 seats=commander,lieutenant,ensign,ensign games=200
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .grimp_cache .import_linter_cache
