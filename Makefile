@@ -7,7 +7,10 @@ STAMP  := $(VENV)/.installed
 # Override for a CUDA box or another release, e.g. make test TORCH_SPEC='torch>=2.3'
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: help venv lint format test test-fast bench arena train local-cluster stop-cluster clean
+# the folders ruff checks (experiments/ when it is there)
+LINT_PATHS := omega_cluster tests bench examples $(wildcard experiments)
+
+.PHONY: help venv lint format test test-fast bench results arena train local-cluster stop-cluster clean
 
 help:
 	@echo "make train   set up $(VENV) and train the default experiment (embedded Ray, local MLflow)"
@@ -16,8 +19,9 @@ help:
 	@echo "             MLflow server (127.0.0.1:5050), then submit a training job (ARGS as for train)"
 	@echo "make stop-cluster   stop the Ray head and MLflow server that local-cluster started"
 	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
-	@echo "make lint    ruff + mypy on omega_cluster/"
-	@echo "make bench   run the benchmarks in bench/ and print their figures"
+	@echo "make lint    ruff, mypy, then the import contract (lint-imports: the layers in pyproject.toml)"
+	@echo "make bench   run the benchmarks in bench/ and print their figures (recorded in docs/results/)"
+	@echo "make results rewrite the tables of docs/results.md and the README from docs/results/*.json"
 	@echo "make arena   a sample Mexican Train match between the heuristic officers"
 
 $(STAMP): pyproject.toml
@@ -30,13 +34,14 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(PY) -m ruff check omega_cluster tests bench examples
-	$(PY) -m ruff format --check omega_cluster tests bench examples
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS)
 	$(PY) -m mypy omega_cluster
+	$(VENV)/bin/lint-imports
 
 format: $(STAMP)
-	$(PY) -m ruff format omega_cluster tests bench examples
-	$(PY) -m ruff check --fix omega_cluster tests bench examples
+	$(PY) -m ruff format $(LINT_PATHS)
+	$(PY) -m ruff check --fix $(LINT_PATHS)
 
 test: lint
 	$(PY) -m pytest -n 2 --dist loadgroup -q tests
@@ -46,6 +51,9 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+results: $(STAMP)
+	$(PY) -m bench.results
 
 # ARGS: Hydra overrides, e.g. make train ARGS='run=smoke game=leduc_poker cluster.self_play_actors=2'
 ARGS ?=
@@ -65,4 +73,4 @@ arena: $(STAMP)
 	$(VENV)/bin/omega-cluster arena game=mexican_train players=4 seats=commander,lieutenant,ensign,ensign games=200
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .grimp_cache .import_linter_cache

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import torch
 
+from bench.results import Figure, record
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import (
     ModelConfig,
@@ -58,7 +59,8 @@ def _rate(fn: Callable[[], object], items: int, seconds: float) -> float:
             return calls * items / elapsed
 
 
-def bench_evaluator(seconds: float) -> None:
+def bench_evaluator(seconds: float) -> Figure:
+    """Print the evaluator's leaves/s against the raw forward; the batch-64 figure as a row."""
     game = make_game("mexican_train", players=4, rounds=1)
     encoder = encoder_for(game)
     config = ModelConfig.for_encoder(encoder, game)
@@ -85,10 +87,22 @@ def bench_evaluator(seconds: float) -> None:
         ev = _rate(lambda chunk=chunk: cold.evaluate(chunk), batch, seconds)  # type: ignore[misc]
         fw = _rate(raw, batch, seconds)
         print(f"{batch:>6} {ev:>19,.0f} {fw:>21,.0f} {ev / fw:>6.2f}")
+        if batch == 64:
+            figure = Figure(
+                name=(
+                    f"NetworkEvaluator, Mexican Train 4p, {model.num_parameters() / 1e3:.0f}k-"
+                    "parameter MLP, batch 64"
+                ),
+                figure=f"{ev:,.0f} leaves/s",
+                reference=f"raw forward {fw:,.0f}",
+                ratio=f"{ev / fw:.2f}×",
+                command="python -m bench.bench_inference",
+            )
     warm = NetworkEvaluator(model, encoder, cache_size=10_000)
     warm.evaluate(leaves)
     hits = _rate(lambda: warm.evaluate(leaves), len(leaves), seconds)
     print(f"cache hits (256 repeated information sets): {hits:,.0f} leaves/s")
+    return figure
 
 
 def bench_encoders(seconds: float) -> None:
@@ -121,8 +135,9 @@ def main() -> None:
     quick = "--quick" in sys.argv[1:]
     torch.set_num_threads(1)
     seconds = 0.3 if quick else 1.5
-    bench_evaluator(seconds)
+    figure = bench_evaluator(seconds)
     bench_encoders(seconds / 2)
+    record("bench_inference", [figure], quick=quick)
 
 
 if __name__ == "__main__":

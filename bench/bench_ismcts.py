@@ -81,6 +81,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bench.results import Figure, record
 from omega_cluster.eval.arena import play_match
 from omega_cluster.eval.stats import mean_ci, wilson_interval
 from omega_cluster.games import make_game
@@ -111,7 +112,7 @@ def _timed(run: Callable[[], Any]) -> float:
     return time.process_time() - start
 
 
-def bench_leduc(quick: bool) -> None:
+def bench_leduc(quick: bool) -> Figure:
     import numpy as np
     import pyspiel
     from open_spiel.python.algorithms import ismcts as os_ismcts
@@ -197,6 +198,27 @@ def bench_leduc(quick: bool) -> None:
             print(f"  {name}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x openspiel c++")
     if compiled_search is None:
         print("  (numba is not installed: no compiled figures; pip install numba)")
+    return _leduc_figure(rates)
+
+
+def _leduc_figure(rates: dict[str, float]) -> Figure:
+    """The Leduc figures as one row of the results table: each of our searches against both
+    OpenSpiel bots (any key of ``rates`` not naming an OpenSpiel bot is one of ours)."""
+    os_py, os_cpp = rates["openspiel python"], rates["openspiel c++"]
+    ours = {name: rate for name, rate in rates.items() if not name.startswith("openspiel")}
+    return Figure(
+        name=(
+            f"ISMCTS simulations/s, Leduc, 1 random rollout per leaf, {LEDUC_SIMULATIONS:,} "
+            "simulations a move (CPU time)"
+        ),
+        figure="; ".join(f"{name} {rate:,.0f}" for name, rate in ours.items()),
+        reference=f"OpenSpiel Python ISMCTSBot {os_py:,.0f} / C++ {os_cpp:,.0f}",
+        ratio="; ".join(
+            f"{name} {rate / os_py:.1f}× / {rate / os_cpp:.2f}×" for name, rate in ours.items()
+        )
+        + " (bar 8× Python)",
+        command="python -m bench.bench_ismcts",
+    )
 
 
 # -- Mexican Train --------------------------------------------------------------------------------
@@ -219,7 +241,7 @@ def _mexican_train_positions(players: int, count: int, seed: int) -> list[State]
     return out
 
 
-def bench_mexican_train(quick: bool) -> None:
+def bench_mexican_train(quick: bool) -> Figure:
     game = make_game("mexican_train", players=4, rounds=1)
     positions = _mexican_train_positions(4, 3 if quick else 8, seed=7)
     print(f"mexican_train 4p single round, {len(positions)} mid-round positions (CPU time)")
@@ -244,6 +266,19 @@ def bench_mexican_train(quick: bool) -> None:
         if name.endswith("compiled"):
             bar = f"  ({rate / rates['commander rollouts, Python']:.1f}x the Python Commander)"
         print(f"  {name:<30}{rate:>10,.0f} simulations/s{bar}")
+    compiled = rates.get("commander rollouts, compiled")
+    python = rates["commander rollouts, Python"]
+    return Figure(
+        name="ISMCTS simulations/s, Mexican Train 4p mid-round",
+        figure=f"random rollouts {rates['random rollouts']:,.0f}; Commander rollouts "
+        + (f"{compiled:,.0f} compiled, " if compiled else "")
+        + f"{python:,.0f} Python",
+        reference="the 5,000 bar; the Python Commander",
+        ratio=f"{rates['random rollouts'] / 5000:.2f}× the bar"
+        + (f"; compiled Commander {compiled / python:.1f}×" if compiled else ""),
+        command="python -m bench.bench_ismcts",
+        headline="ISMCTS simulations/s, Mexican Train 4p, random rollouts",
+    )
 
 
 def profile(quick: bool) -> None:
@@ -325,9 +360,12 @@ def strength(
     return shares, time.perf_counter() - start
 
 
-def report_strength(players: int, games: int, spec: str, seed: int = 1000) -> list[float]:
-    """Print the win rate and fair share of ``spec`` over ``games`` games; return the per-game
-    shares (for pooling runs on other deal seeds)."""
+def report_strength(
+    players: int, games: int, spec: str, seed: int = 1000, *, quick: bool = False
+) -> list[float]:
+    """Print the win rate and fair share of ``spec`` over ``games`` games, record them in
+    ``docs/results/`` (not when ``quick``); return the per-game shares (for pooling runs on other
+    deal seeds)."""
     shares, seconds = strength(players, games, spec, seed=seed)
     win = wilson_interval(sum(shares), len(shares))
     fair = mean_ci([players * s for s in shares])
@@ -341,6 +379,22 @@ def report_strength(players: int, games: int, spec: str, seed: int = 1000) -> li
         f"[{fair.low:.2f}, {fair.high:.2f}] (95%; by deal [{by_deal.low:.2f}, "
         f"{by_deal.high:.2f}] over {len(deals)} deals; deal seeds from {seed}), {seconds:.0f} s"
     )
+    if players == 2:
+        figure = f"win rate {100 * win.estimate:.1f}% [{100 * win.low:.1f}, {100 * win.high:.1f}]"
+        bar, met = "bar 60%", win.estimate >= 0.6
+    else:
+        figure = f"fair share {fair.estimate:.2f} [{fair.low:.2f}, {fair.high:.2f}]"
+        bar, met = "bar 1.3", fair.estimate >= 1.3
+    run = f"report_strength({players}, {games}, {spec!r}, seed={seed})"
+    figure = Figure(
+        name=f"`{spec}` vs Commander, Mexican Train {players}p",
+        figure=f"{figure} over {len(shares):,} games",
+        reference="Commander" if players == 2 else f"{players - 1} Commanders",
+        ratio=f"{bar}: {'met' if met else 'not met'}",
+        command=f'python -c "from bench.bench_ismcts import report_strength; {run}"',
+        table="strength",
+    )
+    record("bench_ismcts", [figure], quick=quick)
     return shares
 
 
@@ -357,8 +411,7 @@ def _option(args: list[str], name: str, default: str) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     quick = "--quick" in args
-    bench_leduc(quick)
-    bench_mexican_train(quick)
+    record("bench_ismcts", [bench_leduc(quick), bench_mexican_train(quick)], quick=quick)
     if "--profile" in args:
         profile(quick)
     if "--strength" in args:
@@ -366,8 +419,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             "mexican_train single rounds, strength (bars: 2p win rate >= 0.60, 4p fair share >= 1.3)"
         )
-        report_strength(2, int(_option(args, "games2", "8" if quick else "400")), spec)
-        report_strength(4, int(_option(args, "games4", "8" if quick else "400")), spec)
+        report_strength(2, int(_option(args, "games2", "8" if quick else "400")), spec, quick=quick)
+        report_strength(4, int(_option(args, "games4", "8" if quick else "400")), spec, quick=quick)
     else:
         print("(strength runs: --strength; long, see the module docstring)")
 

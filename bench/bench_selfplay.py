@@ -22,6 +22,7 @@ import sys
 
 import torch
 
+from bench.results import Figure, record
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, NetworkEvaluator, PolicyValueNet, encoder_for
 from omega_cluster.train import SelfPlayConfig, SelfPlayStats, play_games
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> None:
         f"network leaf, K={concurrent}, one torch thread (one actor = one core)"
     )
     header = f"{'':<22}{'decisions/s':>12}{'searches/s':>11}{'sims/s':>9}{'leaves/call':>12}"
+    rates: dict[int, tuple[float, float]] = {}  # players -> (batched, unbatched) decisions/s
     for players in (2, 4):
         print(f"\nMexican Train {players}p\n{header}")
         base = _run(players, games, 1, simulations)
@@ -68,6 +70,19 @@ def main(argv: list[str] | None = None) -> None:
                 f"{s.simulations_per_s:>9,.0f}{s.mean_batch:>12.1f}"
             )
         print(f"batched / unbatched = {batched.decisions_per_s / base.decisions_per_s:.2f}x")
+        rates[players] = (batched.decisions_per_s, base.decisions_per_s)
+    figure = Figure(
+        name=(
+            f"self-play decisions/s, ISMCTS-PUCT {simulations} simulations, network leaf, "
+            f"K={concurrent} games"
+        ),
+        figure=" / ".join(f"{p}p {b:,.0f}" for p, (b, _) in rates.items()),
+        reference="unbatched " + " / ".join(f"{u:,.0f}" for _, u in rates.values()),
+        ratio=" / ".join(f"{b / u:.2f}×" for b, u in rates.values()),
+        command="python -m bench.bench_selfplay",
+        headline="self-play decisions/s, network leaf, 2p / 4p",
+    )
+    record("bench_selfplay", [figure], quick=quick)
 
 
 if __name__ == "__main__":

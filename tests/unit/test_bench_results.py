@@ -1,0 +1,121 @@
+"""``python -m bench.results`` renders the results tables from the benchmarks' JSON files.
+
+Run as a command (tests do not import ``bench/``), on a temporary root holding a sample JSON and
+two documents with the table markers: the tables appear between the markers, the text around them
+is kept, and ``--check`` tells an up-to-date document from a stale one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SAMPLE = {
+    "bench": "bench_sample",
+    "figures": [
+        {
+            "name": "sample sims/s",
+            "figure": "1,234",
+            "reference": "a | reference 617",
+            "ratio": "2.00×",
+            "command": "python -m bench.bench_sample",
+            "table": "speed",
+            "headline": "sample speed",
+            "date": "2026-12-01",
+            "source": "abc1234",
+        },
+        {
+            "name": "sample vs random",
+            "figure": "win rate 60.0% [55.1, 64.7]",
+            "reference": "random",
+            "ratio": "bar 55%: met",
+            "command": "python -m bench.bench_sample --strength",
+            "table": "strength",
+            "headline": "",
+            "date": "2026-11-30",
+            "source": "README at def5678",
+        },
+    ],
+}
+
+
+def _results(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bench.results", "--root", str(root), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _markers(*tables: str) -> str:
+    return "".join(
+        f"intro {t}\n<!-- results:{t} -->\nold\n<!-- /results:{t} -->\nafter\n" for t in tables
+    )
+
+
+def test_the_tables_are_rendered_from_the_json(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "results" / "bench_sample.json").write_text(json.dumps(SAMPLE))
+    (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength"))
+    (tmp_path / "README.md").write_text(_markers("headline"))
+    assert _results(tmp_path, "--check").returncode == 1  # "old" is not the table
+    done = _results(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _results(tmp_path, "--check").returncode == 0
+
+    results = (tmp_path / "docs" / "results.md").read_text()
+    assert "old" not in results and results.count("after") == 2 and "intro speed" in results
+    speed = results.split("<!-- results:speed -->\n")[1].split("<!-- /results:speed -->")[0]
+    assert speed.splitlines() == [
+        "| benchmark | figure | reference (same run) | ratio / bar | command | measured |",
+        "|---|---|---|---|---|---|",
+        "| sample sims/s | 1,234 | a \\| reference 617 | 2.00× | `python -m bench.bench_sample`"
+        " | 2026-12-01, abc1234 |",
+    ]
+    strength = results.split("<!-- results:strength -->\n")[1]
+    assert "| sample vs random | win rate 60.0% [55.1, 64.7] | random | bar 55%: met |" in strength
+    assert "sample sims/s" not in strength
+    readme = (tmp_path / "README.md").read_text()
+    assert "| sample speed | 1,234 | a \\| reference 617 | 2.00× |" in readme
+    assert "sample vs random" not in readme  # no headline label: not in the README
+
+
+def test_the_committed_tables_match_the_committed_json() -> None:
+    """docs/results.md and the README's table are what the script writes, not edited by hand."""
+    check = _results(ROOT, "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+RECORD = """
+from bench.results import Figure, record
+record("bench_sample", [Figure("speed a", "1"), Figure("strength a", "0.5", table="strength")])
+record("bench_sample", [Figure("speed b", "2")])  # a speed run replaces every speed figure
+record("bench_sample", [Figure("strength b", "0.6", table="strength")])  # strength: by name
+record("bench_sample", [Figure("strength a", "0.7", table="strength")], quick=True)  # not kept
+"""
+
+
+def test_record_replaces_speed_figures_and_keeps_strength_ones(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", RECORD],
+        cwd=ROOT,
+        env={**os.environ, "OMEGA_RESULTS_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    figures = json.loads((tmp_path / "bench_sample.json").read_text())["figures"]
+    assert [(f["name"], f["figure"]) for f in figures] == [
+        ("strength a", "0.5"),
+        ("speed b", "2"),
+        ("strength b", "0.6"),
+    ]
+    assert all(f["date"] and f["source"] for f in figures)
