@@ -28,8 +28,8 @@ hand held no playable tile) and ``root=<schedule>`` chooses how the root spends 
 paired evaluation: every root move on the same worlds to the budget; see
 :mod:`omega_cluster.search.ismcts`). The paired root is the one root schedule that moved the
 measured strength beyond noise: at Mexican Train 4p, 5,500 simulations, fair share 1.34 [1.26,
-1.41] against three Commanders, where the tree root gives 1.24 [1.17, 1.31] at 1,000 (2,400 games each,
-``bench/bench_ismcts.py --strength``). The Mexican Train studies that screened other options
+1.41] against three Commanders, where the tree root gives 1.24 [1.17, 1.31] at 1,000 (2,400
+games each, ``bench/bench_ismcts.py --strength``). The Mexican Train studies that screened other options
 (sequential halving, a z-race, observer keying, an anchor move, a Commander prior, margin values,
 a modelled opponent, belief sampling, ε-greedy and tuned-weight rollouts) and found no gain
 beyond noise live in ``experiments/`` with their figures.

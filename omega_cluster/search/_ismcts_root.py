@@ -73,7 +73,7 @@ class RootRun(Protocol):
 
 
 RootSchedule = Callable[[RootRun], Generator[list[Leaf], list[LeafEvaluation], "int | None"]]
-"""``schedule(run) -> index of the root candidate to play, or None`` (a generator, as the search)."""
+"""``schedule(run) -> index of the root candidate to play, or None``, a generator like a search."""
 
 PAIRED_BATCH = 20  # worlds per batch of paired_root (every candidate still in plays each)
 TIED_BATCHES = 4  # batches every candidate plays before a tied one may leave
