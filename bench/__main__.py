@@ -1,8 +1,10 @@
-"""Run every benchmark in bench/ (``make bench`` / ``python -m bench [--quick] [name ...]``).
+"""Run the speed benchmarks in bench/ (``make bench`` / ``python -m bench [--quick] [name ...]``).
 
 Each ``bench/bench_<topic>.py`` exposes ``main()`` and prints its figures, each as a ratio
 against a reference measured in the same run. Benchmarks run one after another on one process so
-they do not compete for the cores.
+they do not compete for the cores. The strength benches (:data:`STRENGTH`: a run's champion
+against the anchors, training runs; long) run only when named (``python -m bench champion``);
+research studies live in ``experiments/``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import pkgutil
 import sys
 import time
 from pathlib import Path
+
+STRENGTH = ("bench_champion", "bench_training")  # run when named: long strength measurements
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"unknown benchmark(s) {unknown}; available: {names}", file=sys.stderr)
             return 2
         names = [n for n in names if n in wanted or n.removeprefix("bench_") in wanted]
+    else:
+        names = [n for n in names if n not in STRENGTH]
     for name in names:
         module = importlib.import_module(f"bench.{name}")
         print(f"\n=== {name} ===", flush=True)

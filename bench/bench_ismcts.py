@@ -4,12 +4,17 @@ Speed (always run; CPU seconds of this process, so other load on the machine mat
 
 * **Leduc poker**, one random rollout per leaf, 2,000 simulations per move, UCT constant 2.0, the
   same positions (every private deal; P0's first decision and P1's after a check) for three
-  searches: ours (:class:`omega_cluster.search.ismcts.ISMCTS` with a ``RolloutEvaluator``), OpenSpiel's
-  Python ``ISMCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``, and the C++
-  ``pyspiel.ISMCTSBot`` with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s
-  and the ratios (bar: >= 8x the Python bot; the C++ ratio as measured).
-* **Mexican Train 4p** mid-round positions: simulations/s with random rollouts (bar >= 5,000/s)
-  and with Commander rollouts, in Python and compiled (2026-11-30: 6,968; 1,295 and 5,348, 4.1x).
+  searches: ours (the search player as users build it, ``make_player("ismcts:random:2000:
+  c_uct=2.0")``, on the general loop that every game, leaf and option runs), OpenSpiel's Python
+  ``ISMCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``, and the C++ ``pyspiel.ISMCTSBot``
+  with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s and the headline
+  ratios of the general loop (bar: >= 8x the Python bot; the C++ ratio as measured). The
+  compiled kernel, an internal fast path that serves only heads-up Leduc with plain UCT and
+  random rollouts, is printed apart as a ratio against the general loop (10-30x).
+* **Mexican Train 4p** mid-round positions, the search player's search (``ismcts:random`` and
+  ``ismcts:commander_rollout``): simulations/s with random rollouts (bar >= 5,000/s) and with
+  Commander rollouts, compiled, against the Python Commander as reference (2026-11-30: 6,968;
+  1,295 and 5,348, 4.1x).
 
 Strength (``--strength``; long: 2 processes): ISMCTS + Commander rollouts against Commander in
 single Mexican Train rounds through :func:`omega_cluster.eval.arena.play_match` (seats rotated
@@ -20,7 +25,7 @@ simulations (c = 1.4) per decision with a real choice, about 0.35 s a decision a
 Measured (2 processes on a 2-core machine): 2p, 400 games: win rate 0.565 [0.516, 0.613] (below
 the 0.60 bar, above par), 23 min; 4p, 200 games: fair share 1.29 [1.03, 1.55]; 4p again, 400
 games (quiet machine): fair share 1.21 [1.03, 1.38] (win rate 0.301 [0.258, 0.348]), 9.6 min —
-both below their bars. ``bench/bench_decisions.py`` explains why, one decision at a time: over
+both below their bars. The decision screen (``experiments/decisions/``) explains why, one decision at a time: over
 400 Commander-vs-Commander positions the search's move is worth -0.002 ± 0.010 win probability
 more than Commander's at 400 simulations and +0.005 ± 0.009 at 1000, against an oracle that sees
 the hands at +0.054: without the hidden tiles little is left to gain per decision.
@@ -36,19 +41,21 @@ running: seed 7000 1.27 [1.09, 1.45], seed 7400 1.42 [1.23, 1.61], seed 7800 1.2
 what the search reaches, not clearly inside it. With the Commander rollouts compiled (the same
 moves, ~25 min for 2,400 games), declared in advance, 600 fresh deals (``report_strength(4, 2400,
 spec, seed=8000)``): the spec above 1.24 [1.17, 1.31] (win rate 0.310 [0.292, 0.329]); with the
-searcher's own seat in the rollouts played by the Commander tuned for 4p (``:rollout_weights=
-tuned_4p``; 1.054 ± 0.007 alone against Commanders) 1.25 [1.18, 1.33] (win rate 0.313), +0.01 ±
-0.08 over the default rollouts paired by deal. Over 3,600 games the share is about 1.25: below
-the 1.3 bar. With the root's moves raced on common worlds (``...:5000:deduce=true:
-root_selection=racing``, ~1,550 simulations a decision; declared in advance, 600 fresh deals,
-``seed=9000``): 1.29 [1.22, 1.37] (win rate 0.324 [0.305, 0.343], by deal [1.23, 1.36]; 43 min),
-just under the bar. With every root move on the same worlds to the budget (full paired
-evaluation, ``...:5500:deduce=true:root_selection=racing:race_z=inf``; declared in advance, 600
-fresh deals, ``seed=10000``): **1.34 [1.26, 1.41]** (win rate 0.334 [0.316, 0.354], by deal
-[1.27, 1.41]; 118 min): the 4p bar is met. At 4p the per-decision bench
+searcher's own seat in the rollouts played by the Commander tuned for 4p (the search option
+``rollout_weights=tuned_4p``, since dropped: ``experiments/``; 1.054 ± 0.007 alone against
+Commanders) 1.25 [1.18, 1.33] (win rate 0.313), +0.01 ± 0.08 over the default rollouts paired by
+deal. Over 3,600 games the share is about 1.25: below the 1.3 bar. With the root's moves raced
+on common worlds (a z-race, ``root_selection=racing`` with z = 2, since dropped; ~1,550
+simulations a decision; declared in advance, 600 fresh deals, ``seed=9000``): 1.29 [1.22, 1.37]
+(win rate 0.324 [0.305, 0.343], by deal [1.23, 1.36]; 43 min), just under the bar. With every
+root move on the same worlds to the budget (full paired evaluation, today
+``ismcts:commander_rollout:5500:deduce=true:root=paired``, the same moves as the
+``root_selection=racing:race_z=inf`` it was measured with; declared in advance, 600 fresh deals,
+``seed=10000``): **1.34 [1.26, 1.41]** (win rate 0.334 [0.316, 0.354], by deal [1.27, 1.41];
+118 min): the 4p bar is met. At 4p the per-decision bench
 finds no large gain: 2000 simulations, other c_uct, ``opponent=commander``, ``belief=commander``,
 D x S determinizations and even the true hands all stay within its ±0.01 resolution of the
-+0.012 per decision that 1000 simulations gain over Commander (``bench/bench_decisions.py``).
++0.012 per decision that 1000 simulations gain over Commander (``experiments/decisions/``).
 What else was tried at 2p (60-120 games each, so
 ±0.09-0.12 intervals): UCT 200 simulations 0.48-0.53, 1000 simulations 0.57; c = 0.5 or 0.7
 worse (0.43); D×S = 100×5 0.50; ``opponent_policy`` = Commander (deeper own tree) 0.50; PUCT with
@@ -120,18 +127,12 @@ def bench_leduc(quick: bool) -> Figure:
 
     histories = _leduc_histories(quick)
     game = make_game("leduc_poker")
-
-    def leduc_search(compiled: bool) -> ISMCTS:
-        return ISMCTS(
-            game,
-            RolloutEvaluator(RandomPlayer()),
-            simulations=LEDUC_SIMULATIONS,
-            c_uct=UCT_C,
-            compiled=compiled,
-        )
-
-    python_search = leduc_search(False)
-    compiled_search = leduc_search(True) if numba_available() else None
+    # the headline: the search player as users build it, on the general loop that every game,
+    # leaf and option runs; the compiled kernel (heads-up Leduc, plain UCT, random rollouts
+    # only) is timed apart, as the internal fast path it is
+    spec = f"ismcts:random:{LEDUC_SIMULATIONS}:c_uct={UCT_C}"
+    general = make_player(f"{spec}:compiled=false", game)
+    fast_path = make_player(spec, game) if numba_available() else None
     os_game = pyspiel.load_game("leduc_poker")
     positions = []
     for h in histories:
@@ -141,10 +142,10 @@ def bench_leduc(quick: bool) -> Figure:
             o.apply_action(a)
         positions.append((s, o))
 
-    def ours(search: ISMCTS) -> Callable[[], None]:
+    def ours(player: Any) -> Callable[[], None]:
         def run() -> None:
             for i, (s, _) in enumerate(positions):
-                search.search(s, s.current_players[0], random.Random(i))
+                player.act(s, s.current_players[0], random.Random(i))
 
         return run
 
@@ -175,10 +176,10 @@ def bench_leduc(quick: bool) -> Figure:
             bot.get_policy(o)
 
     total = LEDUC_SIMULATIONS * len(positions)
-    runs: dict[str, Callable[[], None]] = {"ours, pure Python": ours(python_search)}
-    if compiled_search is not None:
-        ours(compiled_search)()  # compile (or load numba's cache) before timing
-        runs["ours, compiled"] = ours(compiled_search)
+    runs: dict[str, Callable[[], None]] = {GENERAL: ours(general)}
+    if fast_path is not None:
+        ours(fast_path)()  # compile (or load numba's cache) before timing
+        runs[FAST_PATH] = ours(fast_path)
     runs["openspiel python"] = run_python
     runs["openspiel c++"] = run_cpp
     rates = {
@@ -187,18 +188,26 @@ def bench_leduc(quick: bool) -> Figure:
     }
     print(
         f"leduc_poker ISMCTS, {len(positions)} positions x {LEDUC_SIMULATIONS} simulations, "
-        f"one random rollout per leaf, UCT c={UCT_C} (CPU time, best of runs)"
+        f"one random rollout per leaf, UCT c={UCT_C} (CPU time, best of runs; ours: {spec})"
     )
     for name, rate in rates.items():
-        print(f"  {name:<20}{rate:>12,.0f} simulations/s")
-    for name in ("ours, pure Python", "ours, compiled"):
-        if name in rates:
-            py = rates[name] / rates["openspiel python"]
-            cpp = rates[name] / rates["openspiel c++"]
-            print(f"  {name}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x openspiel c++")
-    if compiled_search is None:
-        print("  (numba is not installed: no compiled figures; pip install numba)")
+        print(f"  {name:<44}{rate:>12,.0f} simulations/s")
+    py = rates[GENERAL] / rates["openspiel python"]
+    cpp = rates[GENERAL] / rates["openspiel c++"]
+    print(f"  headline, {GENERAL}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x c++")
+    if FAST_PATH in rates:
+        print(
+            f"  {FAST_PATH}: {rates[FAST_PATH] / rates[GENERAL]:.1f}x the general loop "
+            f"({rates[FAST_PATH] / rates['openspiel c++']:.2f}x openspiel c++); serves only "
+            "heads-up Leduc with plain UCT and random rollouts"
+        )
+    else:
+        print("  (numba is not installed: no fast-path figures; pip install numba)")
     return _leduc_figure(rates)
+
+
+GENERAL = "search player, general loop"
+FAST_PATH = "internal fast path (compiled kernel)"
 
 
 def _leduc_figure(rates: dict[str, float]) -> Figure:
@@ -247,14 +256,18 @@ def bench_mexican_train(quick: bool) -> Figure:
     print(f"mexican_train 4p single round, {len(positions)} mid-round positions (CPU time)")
     rates = {}
     for name, policy, sims in (
-        ("random rollouts", RandomPlayer(), 300 if quick else 1000),
-        ("commander rollouts, Python", Commander(game, compiled=False), 40 if quick else 150),
-        ("commander rollouts, compiled", Commander(game), 200 if quick else 1000),
+        ("random rollouts", "random", 300 if quick else 1000),
+        ("commander rollouts, Python", None, 40 if quick else 150),
+        ("commander rollouts, compiled", "commander_rollout", 200 if quick else 1000),
     ):
         if name.endswith("compiled") and not Commander(game).compiled:
             print(f"  {name:<30} (numba not installed)")
             continue
-        search = ISMCTS(game, RolloutEvaluator(policy), simulations=sims)
+        if policy is None:  # the Python Commander: no spec reaches it (the reference below)
+            search: Any = ISMCTS(game, RolloutEvaluator(Commander(game, compiled=False)),
+                                 simulations=sims)  # fmt: skip
+        else:  # the search player as users build it (its search, as act() runs it)
+            search = make_player(f"ismcts:{policy}:{sims}", game).search  # type: ignore[attr-defined]
         seconds = _timed(
             lambda search=search: [
                 search.search(s, s.current_players[0], random.Random(i))
@@ -262,7 +275,7 @@ def bench_mexican_train(quick: bool) -> Figure:
             ]
         )
         rate = rates[name] = sims * len(positions) / seconds
-        bar = "  (bar >= 5,000/s)" if policy.name == "random" else ""
+        bar = "  (bar >= 5,000/s)" if policy == "random" else ""
         if name.endswith("compiled"):
             bar = f"  ({rate / rates['commander rollouts, Python']:.1f}x the Python Commander)"
         print(f"  {name:<30}{rate:>10,.0f} simulations/s{bar}")

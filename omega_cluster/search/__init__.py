@@ -17,7 +17,15 @@ from omega_cluster.search.evaluators import (
     RolloutEvaluator,
     check_evaluations,
 )
-from omega_cluster.search.ismcts import ISMCTS, IllegalSearchStateError, ISMCTSConfig
+from omega_cluster.search.ismcts import (
+    ISMCTS,
+    IllegalSearchStateError,
+    ISMCTSConfig,
+    RootRun,
+    RootSchedule,
+    paired_root,
+    tree_root,
+)
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 from omega_cluster.search.smmcts import SMMCTS, SMMCTSConfig
 
@@ -36,10 +44,14 @@ __all__ = [
     "LeafEvaluation",
     "PriorEvaluator",
     "RolloutEvaluator",
+    "RootRun",
+    "RootSchedule",
     "SMMCTSConfig",
     "SearchDiagnostics",
     "SearchResult",
     "check_evaluations",
+    "paired_root",
     "run_search",
     "run_searches",
+    "tree_root",
 ]

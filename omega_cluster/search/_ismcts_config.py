@@ -6,43 +6,22 @@ construction (errors name the field and the allowed range). Re-exported by
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from omega_cluster.games.api import State
+from omega_cluster.search._ismcts_root import RootSchedule, tree_root
 
-__all__ = [
-    "ISMCTSConfig",
-    "OpponentPolicy",
-    "TerminalValue",
-    "WorldConstraints",
-    "WorldSampler",
-]
-
-OpponentPolicy = Callable[[State, int, random.Random], int]
-"""``(state, player, rng) -> action``: picks another player's move in the tree instead of a node."""
-
-WorldSampler = Callable[[State, int, random.Random], State]
-"""``(state, player, rng) -> world``: draws a determinization instead of ``state.sample_world``
-(a belief over the hidden information, e.g.
-:class:`omega_cluster.games.mexican_train.belief.CommanderBelief`); it must read only what
-``player`` knows."""
-
-TerminalValue = Callable[[State], Sequence[float]]
-"""``finished state -> value per player`` the search backs up instead of ``returns()`` (use the
-same function as the rollout evaluator's ``terminal_value``, e.g. a score-margin blend)."""
+__all__ = ["ISMCTSConfig", "WorldConstraints"]
 
 WorldConstraints = Callable[[State, int], Any]
 """``(state, player) -> constraints``: public deductions about hidden information, passed to every
-``state.sample_world(player, rng, constraints)`` of a search (``None``: no deductions), e.g.
-:func:`omega_cluster.games.mexican_train.inference.deal_constraints` for Mexican Train."""
+``state.sample_world(player, rng, constraints)`` of a search (``None``: no deductions); a game
+gives its own as the plugin hook ``world_constraints`` (the search players' ``deduce=true``)."""
 
 _SELECTIONS = ("uct", "puct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
-_KEYINGS = ("acting", "observer")
-_ROOT_SELECTIONS = ("tree", "sequential_halving", "racing")
 
 
 def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
@@ -60,21 +39,15 @@ def _check_float(
     high: float = math.inf,
     *,
     open_low: bool = False,
-    or_inf: bool = False,
 ) -> None:
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if or_inf and number and value == math.inf:
-        return
     ok = number and math.isfinite(value)
     if ok:
         ok = (value > low if open_low else value >= low) and value <= high
     if not ok:
         lo = f"> {low:g}" if open_low else f">= {low:g}"
         hi = "" if high == math.inf else f" and <= {high:g}"
-        inf = " (or inf)" if or_inf else ""
-        raise ValueError(
-            f"ISMCTSConfig.{name} must be a finite number {lo}{hi}{inf}, got {value!r}"
-        )
+        raise ValueError(f"ISMCTSConfig.{name} must be a finite number {lo}{hi}, got {value!r}")
 
 
 def _refuse_clashes(what: str, *options: tuple[str, bool]) -> None:
@@ -95,10 +68,8 @@ class ISMCTSConfig:
     selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none)
     c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
     c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
-    root_selection: str = "tree"  # "tree" (like any node) | "sequential_halving" | "racing"
-    race_batch: int = 20  # racing: worlds per batch (every candidate still in plays each)
-    race_z: float = 2.0  # racing: a candidate trailing the leader by z standard errors drops
-    # (inf: none drops for trailing; every candidate plays the same worlds to the budget)
+    root_schedule: RootSchedule = tree_root  # how the root spends the budget: tree_root |
+    # paired_root (every root move on the same worlds) | a function of one's own (_ismcts_root)
     final_policy: str = "visits"  # "visits" (normalised) | "max_visits" | "max_value"
     temperature: float = 0.0  # 0: play the final policy's argmax; > 0: sample ∝ visits^(1/T)
     dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero: ~10 / typical branching)
@@ -109,11 +80,7 @@ class ISMCTSConfig:
     nonroot_cap: int | None = None  # the same below the root
     reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
-    opponent_policy: OpponentPolicy | None = None  # picks other players' moves in the tree
-    keying: str = "acting"  # other players' nodes: "acting" (their information set) | "observer"
     world_constraints: WorldConstraints | None = None  # deductions every determinization honours
-    world_sampler: WorldSampler | None = None  # draws the determinizations (a belief model)
-    terminal_value: TerminalValue | None = None  # value of a finished state (None: returns())
     compiled: bool | None = None  # compiled loop: None when available, True required, False off
 
     def __post_init__(self) -> None:
@@ -161,54 +128,22 @@ class ISMCTSConfig:
         if not isinstance(self.reuse_tree, bool):
             raise ValueError(f"ISMCTSConfig.reuse_tree must be a bool, got {self.reuse_tree!r}")
         _check_int("leaves_in_flight", self.leaves_in_flight, 1)
-        if self.opponent_policy is not None and not callable(self.opponent_policy):
+        if not callable(self.root_schedule):
             raise ValueError(
-                "ISMCTSConfig.opponent_policy must be None or a callable (state, player, rng) -> "
-                f"action (e.g. Commander(game).act), got {self.opponent_policy!r}"
+                "ISMCTSConfig.root_schedule must be a function (run) -> root move index, e.g. "
+                f"tree_root or paired_root, got {self.root_schedule!r}"
             )
-        if self.root_selection not in _ROOT_SELECTIONS:
-            raise ValueError(
-                f"ISMCTSConfig.root_selection must be one of {_ROOT_SELECTIONS}, "
-                f"got {self.root_selection!r}"
-            )
-        _check_int("race_batch", self.race_batch, 1)
-        _check_float("race_z", self.race_z, 0.0, or_inf=True)  # inf: full paired evaluation
-        if self.root_selection != "tree":
+        if self.root_schedule is not tree_root:
             _refuse_clashes(
-                f"root_selection={self.root_selection!r} draws its own worlds and compares the "
+                "a root schedule other than tree_root draws its own worlds and compares the "
                 "root's moves on them afresh",
                 ("determinizations", self.determinizations is not None),
                 ("reuse_tree", self.reuse_tree),
                 ("dirichlet_fraction", self.dirichlet_fraction > 0.0),
             )
-        if self.keying not in _KEYINGS:
-            raise ValueError(f"ISMCTSConfig.keying must be one of {_KEYINGS}, got {self.keying!r}")
-        if self.keying == "observer":
-            _refuse_clashes(
-                "keying='observer' grows the other players' candidates with the worlds under UCT",
-                ("selection='puct'", self.selection != "uct"),
-                ("pw_base", self.pw_base is not None),
-                ("nonroot_cap", self.nonroot_cap is not None),
-                ("opponent_policy", self.opponent_policy is not None),
-            )
         if self.compiled is not None and not isinstance(self.compiled, bool):
             raise ValueError(
                 f"ISMCTSConfig.compiled must be None (automatic), True or False, got {self.compiled!r}"
-            )
-        if self.terminal_value is not None and not callable(self.terminal_value):
-            raise ValueError(
-                "ISMCTSConfig.terminal_value must be None or a callable (finished state) -> "
-                f"value per player, got {self.terminal_value!r}"
-            )
-        if self.world_sampler is not None and not callable(self.world_sampler):
-            raise ValueError(
-                "ISMCTSConfig.world_sampler must be None or a callable (state, player, rng) -> "
-                f"world, got {self.world_sampler!r}"
-            )
-        if self.world_sampler is not None and self.world_constraints is not None:
-            raise ValueError(
-                "ISMCTSConfig: give world_constraints or world_sampler, not both (a sampler "
-                "applies its own deductions)"
             )
         if self.world_constraints is not None and not callable(self.world_constraints):
             raise ValueError(

@@ -42,11 +42,9 @@ class Node:
 
     __slots__ = (
         "acts",  # candidate actions: must-keep ones first, then by prior (or legal order)
-        "avail",  # observer keying, another player's node: times each candidate was legal
         "born",  # node.n when each admitted candidate became available (widening only)
         "fpu",  # the node's own evaluation for the acting player (PUCT first-play value)
         "fresh",  # UCT: indices of admitted candidates never selected (picked at random first)
-        "index",  # observer keying, another player's node: action -> candidate index
         "keep",  # number of must-keep candidates at the front of ``acts``
         "means",  # running mean of the acting player's return per admitted candidate
         "n",  # selections through this node (in-flight ones included)
@@ -59,11 +57,9 @@ class Node:
     )
 
     acts: list[int]
-    avail: list[int] | None
     born: list[int] | None
     fpu: float
     fresh: list[int] | None
-    index: dict[int, int] | None
     keep: int
     means: list[float]
     n: int
@@ -90,10 +86,6 @@ class Tree:
         root_cap: int | None,
         nonroot_cap: int | None,
         virtual_loss: float | None,
-        searcher: int = -1,
-        opponent_policy: Callable[[State, int, random.Random], int] | None = None,
-        terminal_value: Callable[[State], Sequence[float]] | None = None,
-        observer: bool = False,
     ) -> None:
         self.num_players = num_players
         self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
@@ -103,10 +95,6 @@ class Tree:
         self.pw_scale = pw_scale
         self.root_cap = root_cap
         self.nonroot_cap = nonroot_cap
-        self.searcher = searcher  # the player whose tree this is (opponent_policy skips others)
-        self.opponent_policy = opponent_policy  # picks other players' actions instead of nodes
-        self.observer = observer  # key other players' nodes by the searcher's information set
-        self.terminal_value = terminal_value  # value of a finished state (None: its returns)
         self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
         self.root: Node | None = None  # the running search's root
         self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
@@ -185,11 +173,6 @@ class Tree:
         node.total_n = 0
         node.born = [0] * admit if widen else None
         node.fresh = None if self.puct else list(range(admit))
-        node.avail = node.index = None
-        if self.observer and player != self.searcher:  # candidates grow with the worlds
-            node.fresh = None
-            node.avail = [0] * admit
-            node.index = {a: i for i, a in enumerate(acts)}
         return node
 
     def allowed(self, visits: int) -> int:
@@ -239,16 +222,10 @@ class Tree:
         tables = self.tables
         rnd = rng.random
         widen = self.pw_base is not None
-        observer = self.observer
-        general = widen or self.puct or observer
+        general = widen or self.puct
         explore, inv_sqrt = self.explore, self.inv_sqrt
         vloss = self.virtual_loss
-        opponent, searcher = self.opponent_policy, self.searcher
-        select_available = self.select_available
-        # whose information set keys a node of each player (observer keying: the searcher's)
-        keyed_by_searcher = observer and 0 <= searcher < self.num_players
-        owner = [searcher if keyed_by_searcher else q for q in range(self.num_players)]
-        terminal, backup, select = self.terminal_value, self.backup, self.select
+        backup, select = self.backup, self.select
         steps: dict[type[State], Callable[[State, int], None]] = {}
 
         def step_of(kind: type[State]) -> Callable[[State, int], None]:
@@ -263,7 +240,7 @@ class Tree:
             while True:
                 acting = state.current_players
                 if not acting:
-                    backup(nodes, picks, state.returns() if terminal is None else terminal(state))
+                    backup(nodes, picks, state.returns())
                     return None
                 p = acting[0]
                 if p == CHANCE:
@@ -279,16 +256,7 @@ class Tree:
                     continue
                 if len(acting) > 1:
                     raise simultaneous_error(state, acting)
-                if opponent is not None and p != searcher:  # a modelled opponent: no node
-                    action = opponent(state, p, rng)
-                    if not state.is_legal(p, action):
-                        raise IllegalSearchStateError(
-                            f"{state.game.spec.name}: opponent_policy chose {action!r} for "
-                            f"player {p}; legal: {list(state.legal_actions(p))}"
-                        )
-                    apply(state, action)
-                    continue
-                key = state.information_set_key(owner[p])
+                key = state.information_set_key(p)
                 node = tables[p].get(key)
                 if node is None:
                     return p, key
@@ -307,10 +275,7 @@ class Tree:
                         fresh[j] = fresh[-1]
                         fresh.pop()
                 elif general:
-                    if node.avail is None:
-                        i = select(node, big_n, rnd)
-                    else:  # observer keying, another player's node: the legal candidates
-                        i = select_available(node, state.legal_actions(p), rnd)
+                    i = select(node, big_n, rnd)
                 else:  # UCT, every candidate admitted: the hot path, inlined
                     means = node.means
                     e = explore[big_n]
@@ -388,8 +353,9 @@ class Tree:
         return i
 
     def force_root(self, i: int, state: State, nodes: list[Node], picks: list[int]) -> None:
-        """Start a simulation with the root's candidate ``i`` (the root chosen by a schedule,
-        sequential halving, rather than by selection): count the visit and play the action."""
+        """Start a simulation with the root's candidate ``i`` (the root chosen by a root
+        schedule, e.g. paired evaluation, rather than by selection): count the visit and play
+        the action."""
         root = self.root
         assert root is not None
         root.n += 1
@@ -400,46 +366,6 @@ class Tree:
         nodes.append(root)
         picks.append(i)
         state.apply_action(root.acts[i])
-
-    def select_available(self, node: Node, legal: Sequence[int], rnd: Callable[[], float]) -> int:
-        """UCT over the candidates legal in this world (observer keying, another player's node).
-
-        The node is the searcher's information set, so the acting player's legal actions change
-        with the world: a new one becomes a candidate, and each candidate's exploration term
-        counts the visits it was legal in (its availability: the subset-armed bandit of Cowling,
-        Powley & Whitehouse 2012). Untried legal candidates go first, at random.
-        """
-        index, avail, visits, means = node.index, node.avail, node.visits, node.means
-        assert index is not None and avail is not None
-        live = []
-        untried = []
-        for a in legal:
-            j = index.get(a)
-            if j is None:  # first legal in this world: a new candidate
-                j = index[a] = len(node.acts)
-                node.acts.append(a)
-                node.prior.append(0.0)
-                means.append(node.fpu)
-                visits.append(0)
-                avail.append(0)
-            avail[j] += 1
-            live.append(j)
-            if not visits[j]:
-                untried.append(j)
-        if untried:
-            return untried[int(rnd() * len(untried))]
-        explore, inv_sqrt = self.explore, self.inv_sqrt
-        best = -math.inf
-        i = ties = 0
-        for j in live:
-            score = means[j] + explore[avail[j]] * inv_sqrt[visits[j]]
-            if score > best:
-                best, i, ties = score, j, 1
-            elif score == best:
-                ties += 1
-                if rnd() * ties < 1.0:
-                    i = j
-        return i
 
     # -- backup ---------------------------------------------------------------------------------
     def backup(self, nodes: list[Node], picks: list[int], values: Sequence[float]) -> None:

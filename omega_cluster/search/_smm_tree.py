@@ -6,8 +6,8 @@ children. Children are keyed by the joint action (an int where one player or cha
 tuple of actions where several move) in perfect-information games, and by the searcher's
 ``information_set_key`` after the step in hidden-information ones (see the smmcts docstring).
 
-:class:`TreeStore` keeps the tree of the latest search for the next one (the smm-mcts reference's
-cross-turn subtree reuse). The next root is found by its signature: in perfect-information games the
+:class:`TreeStore` keeps the tree of the latest search for the next one (cross-turn
+subtree reuse). The next root is found by its signature: in perfect-information games the
 new state's action history must extend the old root's, and the suffix (the joint action actually
 played, the chance outcomes that followed) is walked down the children; with hidden information,
 where the history holds moves the searcher never saw, the tree is scanned for the child whose key is

@@ -13,12 +13,14 @@ draws from that search's own stream: batched and unbatched runs then give identi
 Implementations here:
 
 * :class:`RolloutEvaluator` — play the leaf to the end with any Player for every seat (random,
-  Commander, …), ``k`` rollouts averaged: the Ω reference's "Path B" leaf;
+  Commander, …), ``k`` rollouts averaged: the rollout leaf;
 * :class:`FunctionEvaluator` — a batched value/prior callable (the policy/value network plugs in
-  here: the Ω reference's "Path A");
+  here: the network leaf);
 * :class:`HeuristicEvaluator` — a fixed value function of a state, no prior;
-* :class:`BlendEvaluator` — ``weight_a · a + weight_b · b`` (the n-tuple reference's learned tables
-  plus quarter-strength hand-written terms), the prior taken from whichever provides one.
+* :class:`BlendEvaluator` — ``weight_a · a + weight_b · b`` (e.g. a network's value mixed with a
+  rollout's, AlphaGo's λ-mix), the prior taken from whichever provides one;
+* :class:`PriorEvaluator` — another evaluator's values with a prior from a function of the state
+  (progressive bias, Chaslot et al. 2008).
 
 :func:`check_evaluations` turns a wrong shape, a NaN or a prior that does not cover the legal actions
 into an :class:`EvaluatorError` naming the leaf and the problem.
@@ -37,7 +39,6 @@ from omega_cluster.games.player import Player, RandomPlayer
 
 __all__ = [
     "BlendEvaluator",
-    "EpsilonGreedyPlayer",
     "Evaluator",
     "EvaluatorError",
     "FunctionEvaluator",
@@ -137,36 +138,6 @@ def play_out(state: State, players: Sequence[Player], rng: random.Random, max_st
             raise EvaluatorError(f"rollout did not end within {max_steps} steps")
 
 
-class EpsilonGreedyPlayer:
-    """Plays ``policy``'s move, except with probability ``epsilon`` a uniform random legal one.
-
-    A rollout policy for search: a deterministic heuristic (the Commander) repeats the same
-    continuation in every visit of a world, and a little randomness lets the rollouts sample
-    the positions around it (the ε-greedy playouts of Sturtevant 2008 and of the MCTS survey,
-    Browne et al. 2012, §8.1.1).
-    """
-
-    def __init__(self, policy: Player, epsilon: float) -> None:
-        if not (isinstance(epsilon, (int, float)) and 0.0 <= epsilon <= 1.0):
-            raise ValueError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
-        self.policy = policy
-        self.epsilon = float(epsilon)
-        self.name = f"{getattr(policy, 'name', type(policy).__name__)}~{self.epsilon:g}"
-
-    def act(self, state: State, player: int, rng: random.Random) -> int:
-        if rng.random() < self.epsilon:
-            legal = state.legal_actions(player)
-            return legal[int(rng.random() * len(legal))]
-        return self.policy.act(state, player, rng)
-
-    def __repr__(self) -> str:
-        return f"EpsilonGreedyPlayer({self.policy!r}, epsilon={self.epsilon:g})"
-
-
-TerminalValue = Callable[[State], Sequence[float]]
-"""``finished state -> value per player``: what a rollout reports instead of ``returns()``."""
-
-
 class RolloutEvaluator:
     """Value = mean returns of ``rollouts`` playouts from the leaf; every seat uses ``policy``.
 
@@ -176,9 +147,6 @@ class RolloutEvaluator:
     A policy with ``playout_returns(state, rng)`` (returns of a playout with itself at every seat,
     or ``None`` where it cannot) plays there instead: the Commander's compiled playouts, the same
     moves ~10× faster.
-    ``terminal_value`` (optional) scores the finished playout instead of ``returns()``, e.g. a
-    score margin blended with the win share (a lower-variance signal for the search; the search
-    must then see the same function at terminal states: ISMCTS's ``terminal_value``).
     """
 
     def __init__(
@@ -188,32 +156,23 @@ class RolloutEvaluator:
         rollouts: int = 1,
         max_steps: int = 100_000,
         use_fast_playout: bool = True,
-        terminal_value: TerminalValue | None = None,
     ) -> None:
         if rollouts < 1:
             raise ValueError(f"rollouts must be >= 1, got {rollouts}")
-        if terminal_value is not None and not callable(terminal_value):
-            raise ValueError(f"terminal_value must be None or a callable, got {terminal_value!r}")
         self.policy = policy
         self.rollouts = rollouts
         self.max_steps = max_steps
-        self.terminal_value = terminal_value
         self._fast = use_fast_playout and type(policy) is RandomPlayer
         # a policy may play whole games against itself faster (the Commander, compiled)
-        self._playout = (
-            getattr(policy, "playout_returns", None)
-            if use_fast_playout and terminal_value is None
-            else None
-        )
+        self._playout = getattr(policy, "playout_returns", None) if use_fast_playout else None
 
     def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
         return [self._one(leaf) for leaf in leaves]
 
     def _one(self, leaf: Leaf) -> LeafEvaluation:
         state = leaf.state
-        value = self.terminal_value or _returns
         if not state.current_players:
-            return LeafEvaluation(tuple(float(r) for r in value(state)))
+            return LeafEvaluation(tuple(float(r) for r in state.returns()))
         n = state.game.num_players
         totals = [0.0] * n
         seats = [self.policy] * n
@@ -230,17 +189,13 @@ class RolloutEvaluator:
                 fast(leaf.rng)
             else:
                 play_out(sim, seats, leaf.rng, self.max_steps)
-            for p, r in enumerate(value(sim)):
+            for p, r in enumerate(sim.returns()):
                 totals[p] += r
         k = float(self.rollouts)
         return LeafEvaluation(tuple(t / k for t in totals))
 
     def __repr__(self) -> str:
         return f"RolloutEvaluator({getattr(self.policy, 'name', self.policy)!r}, rollouts={self.rollouts})"
-
-
-def _returns(state: State) -> Sequence[float]:
-    return state.returns()
 
 
 BatchFunction = Callable[[Sequence[Leaf]], Sequence[LeafEvaluation]]
@@ -331,7 +286,7 @@ class PriorEvaluator:
 
 class BlendEvaluator:
     """``weight_a · a + weight_b · b`` per player; the prior comes from ``a`` if it gives one,
-    else from ``b`` (the n-tuple reference: learned tables + quarter-strength hand terms)."""
+    else from ``b`` (e.g. learned values plus quarter-strength hand-written terms)."""
 
     def __init__(
         self, a: Evaluator, b: Evaluator, *, weight_a: float = 1.0, weight_b: float = 0.25

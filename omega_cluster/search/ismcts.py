@@ -28,33 +28,21 @@ Also here: progressive widening (children admitted = ``pw_base + pw_scale·√vi
 Chaslot et al. 2008) and root / non-root candidate caps, both taking candidates by prior (PUCT) or
 in legal order (UCT) and never dropping ``state.must_keep_actions``; Dirichlet root noise and a
 visit temperature for self-play (AlphaZero); tree reuse between one player's consecutive moves when
-the new root information set is already in the tree; an optional ``opponent_policy`` (e.g. the
-Commander's ``act``) that plays the other seats inside the tree instead of their nodes — the
-smm-mcts reference's opponent hook, which lets the searcher's own tree grow deeper when opponents'
-information sets would each be seen once; ``world_constraints``, public deductions every
-determinization honours (``sample_world``'s constraints, e.g. Mexican Train's
-:func:`~omega_cluster.games.mexican_train.inference.deal_constraints`: a player who drew held no
-playable tile); ``terminal_value``, what a finished state is worth instead of its returns (e.g. a
-win-share / score-margin blend, the same function the rollout evaluator reports). The result is a
+the new root information set is already in the tree; ``world_constraints``, public deductions
+every determinization honours (``sample_world``'s constraints; a game gives its own through its
+plugin, e.g. Mexican Train's: a player who drew held no playable tile). The result is a
 :class:`~omega_cluster.search.result.SearchResult`.
 
-Two choices change what the tree is. ``keying``: other players' nodes are keyed by *their*
-information set (``"acting"``, the default, as OpenSpiel) or by the *searcher's*
-(``"observer"``: the paper's single-observer tree proper, whose other-player nodes are shared
-across worlds, the actions legal in a world growing the candidates of a node and counted by
-availability). With large hidden hands (Mexican Train) an opponent's information set is new in
-every world, so the acting keying never grows past the first opponent: the search is then a
-bandit over the root's moves with one playout each; the observer keying reaches the searcher's
-next move. ``root_selection``: the root is selected like any node (``"tree"``) or by sequential
-halving (``"sequential_halving"``, Karnin, Koren & Somekh 2013; the root schedule of Gumbel
-MuZero, Danihelka et al. 2022): rounds over the root's moves in which every world drawn is played
-once with each move still in, the better half going on — a paired comparison on common worlds
-that aims at the move finally played (simple regret) rather than at the visits on the way —
-or by a paired race (``"racing"``, the races of Maron & Moore 1994): batches of common worlds
-played with every move still in, a move dropped once its paired differences to the leader's put it
-``race_z`` standard errors behind, the budget a ceiling that a clear choice never reaches
-(``race_z=inf``: no move drops for trailing, every move plays the same worlds to the budget —
-full paired evaluation).
+How the root spends the budget is a function passed in, ``root_schedule`` (as mctx passes
+``root_action_selection_fn``; :mod:`._ismcts_root`): :func:`tree_root` selects the root like any
+node (the default); :func:`paired_root` plays every world drawn once with every root move and
+plays the best mean — full paired evaluation, common random numbers between the moves, which
+aims at the move finally played rather than at the visits on the way. With large hidden hands
+(Mexican Train) an opponent's information set is new in every world, so the tree rarely grows
+past the first opponent and the search is mostly a bandit over the root's moves: that is where
+pairing the worlds pays (Mexican Train 4p, three Commanders, 2,400 games each: fair share 1.34
+[1.26, 1.41] at 5,500 simulations against 1.24 [1.17, 1.31] for the tree root at 1,000, where
+more budget alone did not lift the tree root's per-decision gain).
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
 ``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
@@ -78,10 +66,11 @@ Where the time goes (cProfile and CPU timings, ``bench/bench_ismcts.py --profile
   ``sample_world`` + ``clone`` ~11 %, backup ~6 %, the simulation loop ~5 %, keys ~5 %,
   ``is_legal`` ~4 % (a guard: an information set must fix the legal actions). The rest is the
   interpreter: each decision costs four calls into the game.
-* Compiled: for heads-up Leduc with plain UCT and random rollouts the whole search runs as one
-  numba loop (:mod:`._ismcts_compiled`, :mod:`._ismcts_leduc`; the same numbers as this module
-  for the same random stream, tested), ~0.7 µs a simulation: ~60x the Python bot and ~2x the
-  C++ one. Only when numba is installed; every other game and configuration runs here.
+* An internal fast path: for heads-up Leduc with plain UCT and random rollouts only, the whole
+  search runs as one numba loop (:mod:`._ismcts_compiled`, :mod:`._ismcts_leduc`; the same
+  numbers as this module for the same random stream, tested), ~0.3-0.7 µs a simulation (10-30x
+  this loop; ``bench/bench_ismcts.py`` prints the ratio). Only when numba is installed; every
+  other game and configuration runs here, so the speed benchmark's headline is this loop.
 * Mexican Train 4p mid-round, random rollouts: the game's ``random_playout`` ~75 %,
   ``sample_world`` ~15 %, the search ~10 %. With Commander rollouts the Commander is ~97 %.
 """
@@ -89,28 +78,22 @@ Where the time goes (cProfile and CPU timings, ``bench/bench_ismcts.py --profile
 from __future__ import annotations
 
 import dataclasses
-import functools
-import math
 import random
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Generator
 from typing import Any
 
 from omega_cluster.games.api import Game, RngLike, State, as_rng
 from omega_cluster.search import _ismcts_compiled as _compiled
-from omega_cluster.search._ismcts_config import (
-    ISMCTSConfig,
-    OpponentPolicy,
-    TerminalValue,
-    WorldConstraints,
-    WorldSampler,
-)
+from omega_cluster.search._ismcts_config import ISMCTSConfig, WorldConstraints
 from omega_cluster.search._ismcts_policy import (
     choose_action,
     dirichlet_noise,
     final_policy,
     root_statistics,
 )
+from omega_cluster.search._ismcts_root import RootRun, RootSchedule, paired_root, tree_root
+from omega_cluster.search._ismcts_run import Root, Run, Worlds
 from omega_cluster.search._ismcts_tree import (
     IllegalSearchStateError,
     Node,
@@ -125,166 +108,12 @@ __all__ = [
     "ISMCTS",
     "ISMCTSConfig",
     "IllegalSearchStateError",
-    "OpponentPolicy",
-    "TerminalValue",
+    "RootRun",
+    "RootSchedule",
     "WorldConstraints",
-    "WorldSampler",
+    "paired_root",
+    "tree_root",
 ]
-
-
-class _Worlds:
-    """Determinizations: ``next()`` returns a world the caller may mutate (D×S: clones).
-
-    ``pushed``: a world already drawn (for the root's creation) that the first simulation uses.
-    """
-
-    __slots__ = ("_base", "_left", "drawn", "hidden", "per_world", "pushed", "sample")
-
-    def __init__(
-        self,
-        state: State,
-        player: int,
-        rng: random.Random,
-        per_world: int,
-        constraints: WorldConstraints | None = None,
-        sampler: WorldSampler | None = None,
-    ) -> None:
-        self.hidden = state.game.spec.hidden_information
-        self.sample: Callable[[], State] = state.clone  # perfect information: the state itself
-        if self.hidden and sampler is not None:
-            self.sample = functools.partial(sampler, state, player, rng)
-        elif self.hidden:
-            facts = constraints(state, player) if constraints is not None else None
-            if facts is None:
-                self.sample = functools.partial(state.sample_world, player, rng)
-            else:
-                self.sample = functools.partial(state.sample_world, player, rng, facts)
-        self.per_world = per_world
-        self.drawn = 0  # worlds drawn
-        self._base: State | None = None
-        self._left = 0
-        self.pushed: State | None = None
-
-    def next(self) -> State:
-        if self.pushed is not None:
-            world, self.pushed = self.pushed, None
-            return world
-        if self.per_world == 1:
-            self.drawn += 1
-            return self.sample()
-        if self._left == 0:
-            self._base = self.sample()
-            self.drawn += 1
-            self._left = self.per_world
-        self._left -= 1
-        assert self._base is not None
-        return self._base if self._left == 0 else self._base.clone()
-
-
-RACE_MIN_BATCHES = 4  # batches every racer plays before the race may drop one
-
-
-def _paired_worlds(
-    worlds: _Worlds, count: int, arms: list[int], deadline: float | None, played: list[int]
-) -> Iterator[tuple[State, int]]:
-    """``count`` worlds, each played once with every root candidate in ``arms`` (clones of one
-    world: a paired comparison); ``played[0]`` counts the worlds given out (the clock may stop
-    the loop before ``count``)."""
-    clock = time.perf_counter
-    for _ in range(count):
-        if deadline is not None and worlds.drawn and clock() >= deadline:
-            return
-        world = worlds.next()
-        played[0] += 1
-        for i in arms[:-1]:
-            yield world.clone(), i
-        yield world, arms[-1]
-
-
-def _trails(lead: list[float], other: list[float], z: float) -> bool:
-    """Whether the batch means ``other`` trail ``lead`` by more than ``z`` standard errors of
-    their paired differences (or equal them on every batch)."""
-    k = len(lead)
-    diffs = [a - b for a, b in zip(lead, other, strict=True)]
-    mean = sum(diffs) / k
-    var = sum((d - mean) ** 2 for d in diffs) / (k - 1)
-    if var <= 1e-18:  # the same difference on every batch (rounding aside)
-        return mean >= -1e-9
-    return mean > z * math.sqrt(var / k)
-
-
-class _Run:
-    """One search's simulations over a tree: select (the root's candidate forced or free),
-    send new leaves to the evaluator ``in_flight`` at a time, back up; counts as it goes."""
-
-    __slots__ = (
-        "descend",
-        "fast_draws",
-        "histogram",
-        "in_flight",
-        "leaves",
-        "rng",
-        "simulations",
-        "tree",
-    )
-
-    def __init__(self, tree: Tree, rng: random.Random, in_flight: int) -> None:
-        self.tree, self.rng, self.in_flight = tree, rng, in_flight
-        self.descend = tree.simulator(rng)
-        self.simulations = self.leaves = self.fast_draws = 0
-        self.histogram = [0] * 16
-
-    def play(
-        self, worlds: Iterable[tuple[State, int]]
-    ) -> Generator[list[Leaf], list[LeafEvaluation], None]:
-        """One simulation per ``(world, root candidate)`` (-1: selected like any node)."""
-        tree, in_flight, descend = self.tree, self.in_flight, self.descend
-        histogram = self.histogram
-        pending: list[tuple[State, int, object, list[Node], list[int]]] = []
-        table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
-        sims = self.simulations  # a local in the loop, written back before every yield
-        for world, forced in worlds:
-            if sims >= table_limit:  # visit counts outgrow the UCT tables
-                tree.ensure_tables(tree.base_visits + sims + in_flight + 2)
-                table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
-            nodes: list[Node] = []
-            picks: list[int] = []
-            if forced >= 0:
-                tree.force_root(forced, world, nodes, picks)
-            found = descend(world, nodes, picks)
-            sims += 1
-            depth = len(nodes)
-            if depth >= len(histogram):
-                histogram.extend([0] * (depth + 1 - len(histogram)))
-            histogram[depth] += 1
-            if found is None:  # reached the end and backed up: no evaluator needed
-                continue
-            p, key = found
-            pending.append((world, p, key, nodes, picks))
-            if len(pending) < in_flight:
-                continue
-            self.simulations = sims
-            yield from self._evaluate(pending)
-            pending = []
-        self.simulations = sims
-        if pending:
-            yield from self._evaluate(pending)
-
-    def _evaluate(
-        self, pending: list[tuple[State, int, object, list[Node], list[int]]]
-    ) -> Generator[list[Leaf], list[LeafEvaluation], None]:
-        tree, rng, tables = self.tree, self.rng, self.tree.tables
-        requests = [Leaf(w, p, tuple(w.legal_actions(p)), rng) for w, p, _, _, _ in pending]
-        answers = yield requests
-        self.leaves += len(requests)
-        for (world, p, key, nodes, picks), leaf, answer in zip(
-            pending, requests, answers, strict=True
-        ):
-            if key not in tables[p]:  # an earlier leaf of this batch may have created it
-                tables[p][key] = tree.new_node(
-                    p, leaf.legal, answer.prior, answer.values[p], world, root=False
-                )
-            tree.backup(nodes, picks, answer.values)
 
 
 class ISMCTS:
@@ -377,10 +206,6 @@ class ISMCTS:
             root_cap=cfg.root_cap,
             nonroot_cap=cfg.nonroot_cap,
             virtual_loss=virtual_loss,
-            searcher=player,
-            opponent_policy=cfg.opponent_policy,
-            terminal_value=cfg.terminal_value,
-            observer=cfg.keying == "observer",
         )
         return tree, False
 
@@ -403,14 +228,7 @@ class ISMCTS:
         tree, reused = self._take_tree(player, root_key)
         self._busy = cfg.reuse_tree
         try:
-            worlds = _Worlds(
-                state,
-                player,
-                rng,
-                cfg.simulations_per_world,
-                cfg.world_constraints,
-                cfg.world_sampler,
-            )
+            worlds = Worlds(state, player, rng, cfg.simulations_per_world, cfg.world_constraints)
             root = tree.tables[player].get(root_key)
             leaves = 0
             if root is None:
@@ -450,127 +268,27 @@ class ISMCTS:
         )  # fmt: skip
 
     def _simulate(
-        self, tree: Tree, worlds: _Worlds, rng: random.Random, started: float
+        self, tree: Tree, worlds: Worlds, rng: random.Random, started: float
     ) -> Generator[list[Leaf], list[LeafEvaluation], tuple[int, list[int], int, int | None]]:
-        """Run the budget: select, expand (via the evaluator), back up. Returns the simulation
-        count, the depth histogram, the number of leaves evaluated and the root candidate that
-        sequential halving chose (``None`` when the root is selected like any node)."""
+        """Run the budget through the root schedule: select, expand (via the evaluator), back up.
+        Returns the simulation count, the depth histogram, the number of leaves evaluated and
+        the root candidate the schedule chose (``None``: the final policy chooses)."""
         cfg = self.config
         deadline = None if cfg.time_limit_s is None else started + cfg.time_limit_s
-        run = _Run(tree, rng, cfg.leaves_in_flight)
-        winner = None
-        if cfg.root_selection == "sequential_halving":
-            winner = yield from self._halving(run, worlds, deadline)
-        elif cfg.root_selection == "racing":
-            winner = yield from self._racing(run, worlds, deadline)
-        else:
-            yield from run.play(self._free_worlds(run, worlds, deadline))
+        run = Run(tree, rng, cfg.leaves_in_flight)
+        root = Root(run, worlds, cfg.budget, deadline)
+        winner = yield from cfg.root_schedule(root)
+        if winner is not None and not (isinstance(winner, int) and 0 <= winner < len(root.means)):
+            raise ValueError(
+                f"ISMCTS: root_schedule {cfg.root_schedule!r} returned {winner!r}; expected None "
+                f"or the index of an admitted root candidate (0..{len(root.means) - 1})"
+            )
         tree.base_visits += run.simulations
         worlds.drawn += run.fast_draws
         histogram = run.histogram
         while histogram and histogram[-1] == 0:
             histogram.pop()
         return run.simulations, histogram, run.leaves, winner
-
-    def _free_worlds(
-        self, run: _Run, worlds: _Worlds, deadline: float | None
-    ) -> Iterator[tuple[State, int]]:
-        """A world per simulation until the budget or the clock runs out (root selected freely)."""
-        budget = self.config.budget
-        clock = time.perf_counter
-        # one fresh world per simulation: call sample_world directly (the common case)
-        fast = worlds.sample if worlds.per_world == 1 else None
-        first = worlds.pushed
-        worlds.pushed = None
-        n = 0
-        while n < budget and (deadline is None or not n or clock() < deadline):
-            n += 1
-            if first is not None:
-                world, first = first, None
-            elif fast is not None:
-                world = fast()
-                run.fast_draws += 1
-            else:
-                world = worlds.next()
-            yield world, -1
-
-    def _halving(
-        self, run: _Run, worlds: _Worlds, deadline: float | None
-    ) -> Generator[list[Leaf], list[LeafEvaluation], int]:
-        """Sequential halving at the root (Karnin, Koren & Somekh 2013), on common worlds.
-
-        ``ceil(log2 k)`` rounds over the k root candidates; each round splits its share of the
-        budget evenly over the candidates still in, every world drawn in the round is played
-        once with each of them (a paired comparison: the same hidden hands and boneyard order
-        behind every move), and the better half by mean value goes on. Returns the index of the
-        best candidate of the last round. Simple regret — the quality of the move finally
-        played — is what a player needs; UCT at the root minimises the cumulative regret of its
-        own visits instead, and never compares two moves on the same world.
-        """
-        root = run.tree.root
-        assert root is not None
-        run.tree.admit(root, len(root.acts))  # the halving narrows the root's moves, not widening
-        budget = self.config.budget
-        alive = list(range(len(root.means)))
-        rounds = max(1, math.ceil(math.log2(len(alive))))
-        for r in range(rounds):
-            count = max(1, (budget - run.simulations) // ((rounds - r) * len(alive)))
-            yield from run.play(_paired_worlds(worlds, count, alive, deadline, [0]))
-            if r < rounds - 1:
-                alive.sort(key=lambda i: (-root.means[i], i))
-                alive = alive[: (len(alive) + 1) // 2]
-        left = (budget - run.simulations) // len(alive)
-        if left > 0:  # the rounds' floors leave a remainder: more worlds for the last ones
-            yield from run.play(_paired_worlds(worlds, left, alive, deadline, [0]))
-        return max(alive, key=lambda i: (root.means[i], -i))
-
-    def _racing(
-        self, run: _Run, worlds: _Worlds, deadline: float | None
-    ) -> Generator[list[Leaf], list[LeafEvaluation], int]:
-        """A paired race at the root (the races of Maron & Moore 1994, on common worlds).
-
-        Batches of ``race_batch`` worlds, each world played once with every root candidate
-        still in the race; after each batch, from the ``RACE_MIN_BATCHES``-th on, a candidate
-        whose batch means trail the leader's (the best mean so far) by more than ``race_z``
-        standard errors of their paired differences leaves the race — as does one that has
-        matched the leader on every world (nothing tells them apart). The race ends when one
-        candidate is left or the budget (``simulations``, the most it may spend) or the clock
-        runs out; it plays the best mean of the candidates still in. Unlike sequential
-        halving, a clear choice stops early and a close one gets the budget. With ``race_z``
-        inf no candidate trails enough to leave (only the ones equal to the leader on every
-        world do): the budget is spread evenly, a full paired evaluation of the root's moves.
-        """
-        cfg = self.config
-        root = run.tree.root
-        assert root is not None
-        run.tree.admit(root, len(root.acts))
-        means, visits = root.means, root.visits
-        alive = list(range(len(means)))
-        batch_means: dict[int, list[float]] = {i: [] for i in alive}
-        while True:
-            count = min(cfg.race_batch, (cfg.budget - run.simulations) // len(alive))
-            if count <= 0:
-                if run.simulations:
-                    break
-                count = 1  # a budget under one world per move: still one world for each
-            before = [means[i] * visits[i] for i in alive]
-            played = [0]
-            yield from run.play(_paired_worlds(worlds, count, alive, deadline, played))
-            if played[0] < count:  # the clock stopped the batch
-                break
-            for i, total in zip(alive, before, strict=True):
-                batch_means[i].append((means[i] * visits[i] - total) / count)
-            if len(alive) == 1:
-                break
-            if len(batch_means[alive[0]]) >= RACE_MIN_BATCHES:
-                leader = max(alive, key=lambda i: (means[i], -i))
-                lead = batch_means[leader]
-                alive = [
-                    i for i in alive if i == leader or not _trails(lead, batch_means[i], cfg.race_z)
-                ]
-                if len(alive) == 1:
-                    break
-        return max(alive, key=lambda i: (means[i], -i))
 
     def _result(
         self,
@@ -591,7 +309,7 @@ class ISMCTS:
         cfg = self.config
         stats = root_statistics(root, legal, self.game.num_players)
         policy = final_policy(cfg.final_policy, stats.visits, stats.action_values)
-        if winner is not None and cfg.temperature == 0.0:  # sequential halving's choice
+        if winner is not None and cfg.temperature == 0.0:  # the root schedule's choice
             index = legal.index(root.acts[winner])
         else:
             index = choose_action(policy, stats.visits, cfg.temperature, rng)

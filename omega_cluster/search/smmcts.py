@@ -1,8 +1,8 @@
 """Simultaneous-move MCTS (SM-MCTS): decoupled per-player bandits, a mixed strategy as the answer.
 
 Where several players act at once (Goofspiel's bids), sequential MCTS would have to pretend one of
-them moves first and converge to a pure strategy that an opponent can exploit (the smm-mcts
-reference's joint-action baseline). SM-MCTS keeps, at every node, one bandit per acting player over
+them moves first and converge to a pure strategy that an opponent can exploit (the joint-action
+MCTS baseline of Lanctot et al. 2013). SM-MCTS keeps, at every node, one bandit per acting player over
 *that player's* actions; each player picks from its own bandit without seeing the others' picks, the
 joint action is the tuple of picks and the node's children are keyed by joint action (decoupled
 selection: Lanctot et al. 2013; Lisý et al. 2013; Tak et al. 2014). Selection rules
@@ -32,7 +32,7 @@ information-set key must determine who acts. Perfect-information games skip ``sa
 
 Also: progressive widening (``pw_c``, ``pw_alpha``), cross-turn subtree reuse (:mod:`._smm_tree`)
 and an opponent-policy hook (a function that picks an opponent's action instead of its bandit, e.g.
-a fitted archetype: the smm-mcts reference).
+a model of an opponent fitted from its games).
 """
 
 from __future__ import annotations

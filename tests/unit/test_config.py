@@ -220,7 +220,7 @@ def test_overrides_must_be_a_list() -> None:
     ("key", "value", "allowed"),
     [
         ("search.algorithm", "mcts", "auto, ismcts, smmcts"),
-        ("search.leaf", "neural", "network, random, random_rollout, commander_rollout"),
+        ("search.leaf", "neural", "network, random, random_rollout, <player>_rollout"),
         ("search.leaf", "network+neural", "network+<one of the rollout leaves>"),
         ("search.network_value_weight", 1.5, "in [0, 1]"),
         ("search.selection", "ucb", "uct, puct"),

@@ -28,7 +28,13 @@ from omega_cluster.search import (
     run_searches,
 )
 from omega_cluster.search._ismcts_policy import choose_action
-from omega_cluster.search.ismcts import ISMCTS, IllegalSearchStateError, ISMCTSConfig
+from omega_cluster.search.ismcts import (
+    ISMCTS,
+    IllegalSearchStateError,
+    ISMCTSConfig,
+    paired_root,
+    tree_root,
+)
 from omega_cluster.search.result import SearchResult
 
 RANDOM_ROLLOUT = RolloutEvaluator(RandomPlayer())
@@ -229,16 +235,17 @@ def test_time_limit_stops_the_search() -> None:
         (NETWORK, "puct", "tree"),
         (RANDOM_ROLLOUT, "uct", "tree"),
         (NETWORK, "uct", "tree"),
-        (RANDOM_ROLLOUT, "uct", "sequential_halving"),
-        (RANDOM_ROLLOUT, "uct", "racing"),
+        (RANDOM_ROLLOUT, "uct", "paired"),
     ],
 )
 def test_batched_searches_equal_unbatched(evaluator: Any, selection: str, root: str) -> None:
     game = make_game("leduc_poker")
     # compiled=False: the compiled Leduc loop runs its rollouts inside and never yields leaves
+    schedule = paired_root if root == "paired" else tree_root
     search = ISMCTS(
-        game, evaluator, simulations=200, selection=selection, compiled=False, root_selection=root
-    )
+        game, evaluator, simulations=200, selection=selection, compiled=False,
+        root_schedule=schedule,
+    )  # fmt: skip
     positions = [(_play(game, [0, 3]), 0), (_play(game, [2, 5, 2]), 1), (_play(game, [4, 1]), 0)]
     alone = [search.search(s, p, random.Random(i)) for i, (s, p) in enumerate(positions)]
     stats = BatchStats()
@@ -263,7 +270,7 @@ def test_leaves_in_flight_batch_several_leaves_per_search() -> None:
     assert stats.max_batch > 1
 
 
-# -- sequential halving at the root -----------------------------------------------------------------
+# -- paired evaluation at the root ------------------------------------------------------------------
 def _root_action_value(target: int, depth: int, player: int) -> FunctionEvaluator:
     """A value of 1 to ``player`` when the root's move (``history[depth]``) was ``target``, else
     0, with every leaf's root move and world (the other Mexican Train hands, which the root's
@@ -297,57 +304,15 @@ def _four_move_position() -> tuple[State, int, list[int]]:
     return state, player, list(legal)
 
 
-def test_sequential_halving_halves_on_paired_worlds_and_plays_the_best_move() -> None:
-    """Mexican Train 4p, a position with 4 moves, 1,000 simulations: two rounds — 125 worlds
-    each played with all four moves, then 250 worlds with the better two — so 375 worlds drawn,
-    visits (125, 125, 375, 375) in some order; every move of a round met exactly the same worlds
-    (the comparison is paired); the move the evaluator favours survives and is played."""
-    state, player, legal = _four_move_position()
-    target = legal[2]
-    evaluator = _root_action_value(target, len(state.history), player)
-    search = ISMCTS(state.game, evaluator, simulations=1000, root_selection="sequential_halving")
-    result = search.search(state, player, random.Random(3))
-    assert result.action == target and result.diagnostics.determinizations == 375
-    assert sorted(result.visits) == [125, 125, 375, 375] and sum(result.visits) == 1000
-    assert result.visits[2] == 375 and result.action_values[2] == 1.0
-    seen = evaluator.seen  # type: ignore[attr-defined]
-    worlds_of = {a: [w for m, w in seen if m == a] for a in legal}
-    survivors = [a for a, v in zip(legal, result.visits, strict=True) if v == 375]
-    first_round = [worlds_of[a][:125] for a in legal]
-    assert all(w == first_round[0] for w in first_round[1:])  # every move, the same worlds
-    assert worlds_of[survivors[0]] == worlds_of[survivors[1]]
-    assert len(set(worlds_of[target])) > 300  # fresh worlds, not one reused
-    widening = ISMCTS(
-        state.game, evaluator, simulations=1000, root_selection="sequential_halving", pw_base=1.0
-    ).search(state, player, random.Random(3))
-    assert sorted(widening.visits) == [125, 125, 375, 375]  # the halving, not widening, narrows
-
-
-def test_sequential_halving_with_a_time_limit_and_leaves_in_flight() -> None:
-    """The clock stops the halving early (the best of the moves still in is played); in-flight
-    leaves are all backed up before a round's halving, so the visits still follow the rounds."""
-    game = make_game("leduc_poker")
-    timed = ISMCTS(
-        game, RANDOM_ROLLOUT, simulations=10_000_000, time_limit_s=0.05,
-        root_selection="sequential_halving", compiled=False,
-    ).search(_play(game, [0, 3]), 0, random.Random(2))  # fmt: skip
-    assert 1 <= timed.diagnostics.simulations < 10_000_000 and timed.action in timed.legal
-    batched = ISMCTS(
-        game, NETWORK, simulations=300, leaves_in_flight=8, root_selection="sequential_halving"
-    ).search(_play(game, [0, 3]), 0, random.Random(0))
-    assert batched.visits == (150, 150)  # two moves: one round, every world played with both
-
-
-# -- the paired race at the root --------------------------------------------------------------------
-def test_racing_drops_clear_losers_early_on_paired_worlds() -> None:
+def test_paired_root_drops_moves_tied_on_every_batch_and_plays_the_best() -> None:
     """Mexican Train 4p, 4 moves, one worth 1 and three worth 0 on every world: after the
-    minimum of 4 batches of 20 worlds (every move on the same 80 worlds) the three trail by more
-    than any number of standard errors and leave; the race stops there, far under its budget,
-    and plays the winner."""
+    minimum of 4 batches of 20 worlds (every move on the same 80 worlds) the three differ from
+    the leader by the same amount on every batch, so no further world can tell them apart: they
+    leave, the search stops far under its budget and plays the winner."""
     state, player, legal = _four_move_position()
     target = legal[1]
     evaluator = _root_action_value(target, len(state.history), player)
-    search = ISMCTS(state.game, evaluator, simulations=5000, root_selection="racing")
+    search = ISMCTS(state.game, evaluator, simulations=5000, root_schedule=paired_root)
     result = search.search(state, player, random.Random(3))
     assert result.action == target and result.visits == (80, 80, 80, 80)
     assert result.diagnostics.simulations == 320 and result.diagnostics.determinizations == 80
@@ -375,59 +340,50 @@ def _world_coin(player: int, depth: int, favoured: int, edge: float) -> Function
     return FunctionEvaluator(values, name="world coin")
 
 
-def test_racing_spends_the_budget_on_a_close_race_and_drops_equal_moves() -> None:
-    """Noisy values, every move equal in law: with a z no difference reaches (inf: full paired
-    evaluation) the race runs to its budget (batches of 20 worlds, then the 10 the budget has
-    left: 250 visits each); with the default z a move with a 0.4 edge is found and played well
-    before the budget. Moves that match the leader on every world (a value that ignores the
-    move) leave after the minimum; a budget under one world per move still plays one world with
-    each."""
+def test_paired_root_spends_the_budget_on_noisy_moves_and_drops_equal_ones() -> None:
+    """Noisy values, every move equal in law: full paired evaluation runs to its budget
+    (batches of 20 worlds, then the 10 the budget has left: 250 visits each). Moves that match
+    the leader on every world (a value that ignores the move) leave after the minimum; a budget
+    under one world per move still plays one world with each."""
     state, player, legal = _four_move_position()
     depth = len(state.history)
     flat = _world_coin(player, depth, legal[0], 0.0)
-    slow = ISMCTS(state.game, flat, simulations=1000, root_selection="racing", race_z=math.inf)
+    slow = ISMCTS(state.game, flat, simulations=1000, root_schedule=paired_root)
     result = slow.search(state, player, random.Random(4))
     assert result.visits == (250, 250, 250, 250) and result.diagnostics.determinizations == 250
-    edge = _world_coin(player, depth, legal[3], 0.4)
-    fast = ISMCTS(state.game, edge, simulations=20_000, root_selection="racing").search(
-        state, player, random.Random(4)
-    )
-    assert fast.action == legal[3] and fast.diagnostics.simulations < 2_000
     same = FunctionEvaluator(
         lambda leaves: [LeafEvaluation((0.5,) * 4) for _ in leaves], name="flat"
     )
-    tied = ISMCTS(state.game, same, simulations=5000, root_selection="racing").search(
+    tied = ISMCTS(state.game, same, simulations=5000, root_schedule=paired_root).search(
         state, player, random.Random(4)
     )
     assert tied.visits == (80, 80, 80, 80) and tied.action == legal[0]  # ties: the first
-    tiny = ISMCTS(state.game, same, simulations=1, root_selection="racing").search(
+    tiny = ISMCTS(state.game, same, simulations=1, root_schedule=paired_root).search(
         state, player, random.Random(4)
     )
     assert tiny.visits == (1, 1, 1, 1)  # under one world per move: still one world for each
 
 
-def test_trails_reads_the_paired_differences() -> None:
-    from omega_cluster.search.ismcts import _trails
+def test_tied_reads_the_paired_differences() -> None:
+    from omega_cluster.search._ismcts_root import _tied
 
     lead = [0.6, 0.5, 0.7, 0.6]
-    assert _trails(lead, [0.4, 0.3, 0.5, 0.4], 2.0)  # 0.2 behind on every batch
-    assert _trails(lead, list(lead), 2.0)  # the same on every batch: nothing tells them apart
-    assert not _trails(lead, [0.7, 0.2, 0.8, 0.5], 2.0)  # behind on average, within the noise
-    assert _trails(lead, [0.5, 0.45, 0.55, 0.5], 2.0)  # mean 0.1, sd 0.05: 4 standard errors
-    assert not _trails(lead, [0.5, 0.45, 0.55, 0.5], 5.0)
-    assert not _trails(lead, [0.0, 0.0, 0.1, 0.0], math.inf)  # inf: no gap is enough ...
-    assert _trails(lead, list(lead), math.inf)  # ... but equal moves still leave
+    assert _tied(lead, [0.4, 0.3, 0.5, 0.4])  # 0.2 behind on every batch
+    assert _tied(lead, list(lead))  # the same on every batch: nothing tells them apart
+    assert not _tied(lead, [0.7, 0.2, 0.8, 0.5])  # behind on average, within the noise
+    assert not _tied(lead, [0.0, 0.0, 0.1, 0.0])  # no gap alone is enough
+    assert not _tied(lead, [0.7, 0.6, 0.8, 0.7])  # ahead on every batch: not the leader's tie
 
 
-def test_racing_with_a_time_limit_and_leaves_in_flight() -> None:
+def test_paired_root_with_a_time_limit_and_leaves_in_flight() -> None:
     game = make_game("leduc_poker")
     timed = ISMCTS(
-        game, RANDOM_ROLLOUT, simulations=10_000_000, time_limit_s=0.05, race_z=1e9,
-        root_selection="racing", compiled=False,
+        game, RANDOM_ROLLOUT, simulations=10_000_000, time_limit_s=0.05,
+        root_schedule=paired_root, compiled=False,
     ).search(_play(game, [0, 3]), 0, random.Random(2))  # fmt: skip
     assert 1 <= timed.diagnostics.simulations < 10_000_000 and timed.action in timed.legal
     batched = ISMCTS(
-        game, NETWORK, simulations=300, leaves_in_flight=8, root_selection="racing", race_z=1e9
+        game, NETWORK, simulations=300, leaves_in_flight=8, root_schedule=paired_root
     ).search(_play(game, [0, 3]), 0, random.Random(0))
     assert batched.visits == (150, 150)  # every world played with both moves, to the budget
 
@@ -533,29 +489,17 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"root_cap": 0}, "root_cap"),
         ({"leaves_in_flight": 0}, "leaves_in_flight"),
         ({"world_constraints": 3}, "world_constraints must be None or a callable"),
-        ({"terminal_value": "win"}, "terminal_value must be None or a callable"),
         ({"compiled": 1.0}, "compiled must be None"),
-        ({"keying": "mine"}, "keying must be one of"),
-        ({"root_selection": "halving"}, "root_selection must be one of"),
-        ({"race_batch": 0}, "race_batch must be an int >= 1"),
-        ({"race_z": -1.0}, "race_z must be a finite number >= 0 \\(or inf\\), got -1.0"),
-        ({"race_z": math.nan}, "race_z must be a finite number >= 0 \\(or inf\\), got nan"),
-        ({"race_z": -math.inf}, "race_z must be a finite number >= 0 \\(or inf\\), got -inf"),
-        ({"root_selection": "racing", "reuse_tree": True}, "'racing' .* combine with reuse_tree"),
-        (
-            {"root_selection": "sequential_halving", "reuse_tree": True},
-            "sequential_halving' .* does not combine with reuse_tree",
-        ),
+        ({"root_schedule": "paired"}, "root_schedule must be a function"),
+        ({"root_schedule": paired_root, "reuse_tree": True}, "does not combine with reuse_tree"),
         (
             {
-                "root_selection": "sequential_halving",
+                "root_schedule": paired_root,
                 "determinizations": 2,
                 "simulations_per_determinization": 3,
             },
             "does not combine with determinizations",
         ),
-        ({"keying": "observer", "selection": "puct"}, "does not combine with selection='puct'"),
-        ({"keying": "observer", "pw_base": 1.0, "nonroot_cap": 3}, "pw_base, nonroot_cap"),
     ],
 )
 def test_bad_config_is_named(kwargs: dict[str, Any], message: str) -> None:
@@ -642,24 +586,6 @@ def test_perfect_information_game_needs_no_determinization() -> None:
     assert result.action == 4  # the centre
 
 
-def test_opponent_policy_replaces_the_opponents_nodes() -> None:
-    """Kuhn, P0 holds the Queen: with the opponent modelled as 'always bet', P0's tree holds only
-    P0's information sets (the root and the reply to the bet after a check)."""
-    game = make_game("kuhn_poker")
-    search = ISMCTS(
-        game, RANDOM_ROLLOUT, simulations=600, reuse_tree=True, opponent_policy=lambda s, p, r: BET
-    )
-    result = search.search(_play(game, [1, 0]), 0, random.Random(0))
-    assert search._tree is not None and not search._tree.tables[1]
-    assert result.diagnostics.tree_nodes == len(search._tree.tables[0]) == 2
-    with pytest.raises(IllegalSearchStateError, match="opponent_policy chose 7"):
-        ISMCTS(game, RANDOM_ROLLOUT, opponent_policy=lambda s, p, r: 7).search(
-            _play(game, [1, 0]), 0, random.Random(0)
-        )
-    with pytest.raises(ValueError, match="opponent_policy must be None or a callable"):
-        ISMCTSConfig(opponent_policy=3)  # type: ignore[arg-type]
-
-
 def _mexican_train_position(players: int, seed: int, moves: int) -> State:
     game = make_game("mexican_train", players=players, rounds=1)
     state, rng = _play(game, [], seed=seed), random.Random(seed)
@@ -669,71 +595,3 @@ def _mexican_train_position(players: int, seed: int, moves: int) -> State:
     while len(state.legal_actions(state.current_players[0])) < 2:
         state.apply_action(commander.act(state, state.current_players[0], rng))
     return state
-
-
-def test_observer_keying_shares_the_other_players_nodes_across_worlds() -> None:
-    """Mexican Train 4p: keyed by their own information set (their hand differs in every
-    world), the other players' nodes are new in every simulation, so the tree stays one level
-    deep; keyed by the searcher's information set (single-observer ISMCTS) they are shared and
-    the tree reaches past them to the searcher's next move. Every other-player node is then
-    keyed by an information set of the searcher, and the search still ignores the hidden hands
-    (the leak test)."""
-    state = _mexican_train_position(4, seed=3, moves=8)
-    player = state.current_players[0]
-    game = state.game
-    rollout = RolloutEvaluator(Commander(game))
-    by_seat = ISMCTS(game, rollout, simulations=300, reuse_tree=True)
-    flat = by_seat.search(state, player, random.Random(1))
-    observer = ISMCTS(game, rollout, simulations=300, reuse_tree=True, keying="observer")
-    deep = observer.search(state, player, random.Random(1))
-    assert flat.diagnostics.max_depth <= 2 < deep.diagnostics.max_depth
-    assert sum(deep.diagnostics.depth_histogram[3:]) > 150  # most simulations pass the others
-    tree = observer._tree
-    assert tree is not None
-    others = [node for p in range(4) if p != player for node in tree.tables[p].values()]
-    assert others and all(node.player != player for node in others)
-    for p in range(4):
-        if p != player:
-            assert all(key & 0xF == player for key in tree.tables[p])  # MT: the key's owner
-    visited = [node for node in others if node.n > 1]
-    assert any(min(node.avail or [0]) < node.n for node in visited)  # legal in some worlds only
-    for node in visited:
-        assert node.avail is not None and len(node.avail) == len(node.acts) == len(node.visits)
-        assert all(node.visits[i] <= node.avail[i] <= node.n for i in range(len(node.acts)))
-        assert sum(node.visits) == node.n
-    other = state.sample_world(player, random.Random(42))
-    assert other.information_set_key(player) == state.information_set_key(player)
-    fresh = ISMCTS(game, rollout, simulations=100, keying="observer")
-    assert _same(
-        fresh.search(state, player, random.Random(7)), fresh.search(other, player, random.Random(7))
-    )
-
-
-def test_observer_node_admits_actions_as_worlds_make_them_legal() -> None:
-    """The subset-armed bandit of an observer-keyed node: an action first legal in a later world
-    joins the candidates; only the candidates legal in this world are picked, untried first,
-    and each one's availability counts the visits it was legal in."""
-    from omega_cluster.search._ismcts_tree import Tree
-
-    game = make_game("mexican_train", players=3, rounds=1)
-    state = _play(game, [], seed=1)
-    tree = Tree(3, puct=False, c_uct=1.0, c_puct=1.0, pw_base=None, pw_scale=1.0,
-                root_cap=None, nonroot_cap=None, virtual_loss=None, searcher=0, observer=True)  # fmt: skip
-    node = tree.new_node(1, [10, 11], None, 0.5, state, root=False)
-    assert node.avail == [0, 0] and node.index == {10: 0, 11: 1} and node.fresh is None
-    rnd = random.Random(0).random
-    picks = set()
-    for _ in range(2):  # two untried candidates legal: both tried before any repeat
-        i = tree.select_available(node, [10, 11], rnd)
-        picks.add(i)
-        node.visits[i] += 1
-        node.n += 1
-        node.means[i] = 1.0 if node.acts[i] == 10 else 0.0
-    assert picks == {0, 1} and node.avail == [2, 2]
-    i = tree.select_available(node, [11, 12], rnd)  # 12 is new; 10 is not legal here
-    assert node.acts == [10, 11, 12] and node.index == {10: 0, 11: 1, 12: 2}
-    assert i == 2 and node.avail == [2, 3, 1] and node.visits == [1, 1, 0]
-    node.visits[2] += 1
-    node.means[2] = 0.0
-    assert tree.select_available(node, [10, 11, 12], rnd) == 0  # the best mean when all tried
-    assert node.avail == [3, 4, 2]

@@ -10,7 +10,6 @@ Leduc poker.
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
@@ -24,7 +23,7 @@ from omega_cluster.games.leduc_poker import CALL
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players import PlayerSpecError, make_player
 from omega_cluster.players.search import ISMCTSPlayer, SearchPlayer, SMMCTSPlayer
-from omega_cluster.search import HeuristicEvaluator, Leaf, RolloutEvaluator
+from omega_cluster.search import HeuristicEvaluator, RolloutEvaluator, paired_root, tree_root
 
 
 def first_decision(game: Game, seed: int) -> State:
@@ -205,63 +204,35 @@ def test_specs_map_positional_arguments_and_extras() -> None:
 
 
 def test_mexican_train_options_reach_the_search() -> None:
-    """``deduce``, ``margin`` and ``epsilon`` from a spec string: the search samples with the
-    public deductions, scores finished states with the margin blend (in the rollouts and in the
-    tree) and rolls out ε-greedy Commanders; a round plays to the end."""
+    """``deduce`` and ``root`` from a spec string: the search samples with the public deductions
+    the game's plugin gives and spends its budget by the named root schedule; a round plays to
+    the end."""
     from omega_cluster.games.mexican_train.inference import deal_constraints
 
     game = make_game("mexican_train", players=2, rounds=1)
-    player = make_player("ismcts:commander_rollout:12:deduce=true:margin=0.5:epsilon=0.1", game)
+    player = make_player("ismcts:commander_rollout:12:deduce=true", game)
     config = player.search.config  # type: ignore[attr-defined]
     assert config.world_constraints is deal_constraints
-    evaluator = player.evaluator  # type: ignore[attr-defined]
-    assert config.terminal_value is evaluator.terminal_value is not None
-    assert evaluator.policy.name == "commander~0.1"
+    assert config.root_schedule is tree_root
+    assert type(player.evaluator.policy) is Commander  # type: ignore[attr-defined]
     match = play_match(game, [player, "commander"], games=2, seed=3)
     assert len(match.records) == 2
-    believer = make_player("ismcts:commander_rollout:8:belief=commander:anchor=commander", game)
-    assert type(believer.search.config.world_sampler).__name__ == "CommanderBelief"  # type: ignore[attr-defined]
-    assert believer.anchor is not None and believer.anchor_z == 1.0  # type: ignore[attr-defined]
-    assert len(play_match(game, [believer, "commander"], games=2, seed=4).records) == 2
-    modeller = make_player("ismcts:commander_rollout:8:opponent=commander", game)
-    policy = modeller.search.config.opponent_policy  # type: ignore[attr-defined]
-    assert type(policy.__self__).__name__ == "Commander"
-    assert len(play_match(game, [modeller, "commander"], games=2, seed=5).records) == 2
-    paired = make_player(
-        "ismcts:commander_rollout:40:deduce=true:root_selection=racing:race_z=inf", game
-    )
-    assert paired.search.config.race_z == math.inf  # type: ignore[attr-defined]
+    paired = make_player("ismcts:commander_rollout:40:deduce=true:root=paired", game)
+    assert paired.search.config.root_schedule is paired_root  # type: ignore[attr-defined]
     assert len(play_match(game, [paired, "commander"], games=2, seed=6).records) == 2
+    assert SearchPlayer(game, root=paired_root).search.config.root_schedule is paired_root  # type: ignore[attr-defined]
 
 
-def test_commander_prior_feeds_puct_with_the_commanders_softmax() -> None:
-    """``prior=commander``: the search runs PUCT with the Commander's move scores turned into a
-    softmax prior at every leaf; the root's prior is that softmax (a lower temperature puts more
-    of it on the Commander's own move) and a round plays to the end."""
-    game = make_game("mexican_train", players=4, rounds=1)
-    state, rng = game.new_initial_state(seed=2), random.Random(0)
-    commander = Commander(game)
-    while len(state.legal_actions(state.current_players[0])) < 3:
-        state.apply_action(commander.act(state, state.current_players[0], rng))
-    player = state.current_players[0]
-    legal = state.legal_actions(player)
-    best = legal.index(commander.act(state, player, rng))
-    sharp, flat = (commander.policy(state, player, legal, t) for t in (1.0, 50.0))
-    assert math.isclose(sum(sharp), 1.0) and math.isclose(sum(flat), 1.0)
-    assert max(sharp) == sharp[best] and sharp[best] > flat[best]
-    searcher = make_player("ismcts:commander_rollout:30:prior=commander:prior_temperature=1", game)
-    assert searcher.search.config.selection == "puct"  # type: ignore[attr-defined]
-    leaf = Leaf(state, player, tuple(legal), random.Random(2))
-    (answer,) = searcher.evaluator.evaluate([leaf])  # type: ignore[attr-defined]
-    assert answer.prior == pytest.approx(sharp)
-    assert len(answer.values) == 4 and sum(answer.values) == pytest.approx(1.0)  # win shares
-    greedy = make_player("ismcts:commander_rollout:30:prior=commander:prior_temperature=0.01", game)
-    greedy.act(state, player, random.Random(1))
-    result = greedy.last_result  # type: ignore[attr-defined]
-    assert result is not None and sum(result.visits) == 30
-    assert result.visits[best] == max(result.visits)  # the prior holds the search on its move
-    seats = [searcher, "commander", "commander", "commander"]
-    assert len(play_match(game, seats, games=1, seed=6).records) == 1
+def test_rollout_leaves_play_the_plugins_players() -> None:
+    """``<name>_rollout`` plays the game's plugin player ``name`` at every seat."""
+    mexican = make_game("mexican_train", players=2, rounds=1)
+    for leaf in ("commander_rollout", "lieutenant_rollout", "heuristic_rollout"):
+        player = make_player(f"ismcts:{leaf}:4", mexican)
+        policy = player.evaluator.policy  # type: ignore[attr-defined]
+        assert policy.name == leaf.removesuffix("_rollout").replace("heuristic", "commander")
+    kuhn = make_game("kuhn_poker")
+    rule = make_player("ismcts:heuristic_rollout:4", kuhn).evaluator.policy  # type: ignore[attr-defined]
+    assert type(rule).__name__ == "KuhnRulePlayer"
 
 
 @pytest.mark.parametrize(
@@ -279,7 +250,12 @@ def test_commander_prior_feeds_puct_with_the_commanders_softmax() -> None:
             r"ismcts: .*c_uct must be a finite number >= 0",
         ),
         ("smmcts:random:10:selection=best", "goofspiel", r"smmcts: .*selection"),
-        ("ismcts:commander_rollout:10", "kuhn_poker", r"Commander, a Mexican Train officer"),
+        (
+            "ismcts:commander_rollout:10",
+            "kuhn_poker",
+            r"'commander_rollout' needs the game's rule-based player 'commander', which kuhn_poker "
+            r"does not have \(its rollout leaves: random, heuristic_rollout\)",
+        ),
         ("ismcts:random:10:20", "kuhn_poker", r"too many arguments; ismcts takes leaf:simulations"),
         ("ismcts:random:10", "goofspiel", r"ismcts searches turn-based games"),
         (
@@ -287,16 +263,16 @@ def test_commander_prior_feeds_puct_with_the_commanders_softmax() -> None:
             "openspiel",
             r"heuristic_rollout' needs the game's rule-based",
         ),
-        ("ismcts:random:10:deduce=true", "kuhn_poker", r"deduce: no deductions .*mexican_train"),
-        ("ismcts:random:10:margin=0.5", "kuhn_poker", r"margin: no score-margin value"),
-        ("ismcts:random:10:epsilon=2", "kuhn_poker", r"epsilon must be a number in \[0, 1\]"),
-        ("smmcts:random:10:deduce=true", "goofspiel", r"deduce and margin are ISMCTS options"),
-        ("ismcts:random:10:belief=commander", "kuhn_poker", r"belief: unknown belief"),
-        ("ismcts:random:10:anchor_z=-1", "kuhn_poker", r"anchor_z must be a number >= 0"),
-        ("smmcts:random:10:opponent=random", "goofspiel", r"opponent is an ISMCTS option"),
-        ("ismcts:random:10:opponent=nobody", "kuhn_poker", r"nobody"),
-        ("ismcts:random:10:prior=commander", "kuhn_poker", r"prior: unknown prior 'commander'"),
-        ("smmcts:random:10:prior=commander", "goofspiel", r"prior is an ISMCTS option"),
+        ("ismcts:random:10:deduce=true", "kuhn_poker", r"deduce: 'kuhn_poker' gives no public"),
+        ("smmcts:random:10:deduce=true", "goofspiel", r"deduce and root are ISMCTS options"),
+        ("smmcts:random:10:root=paired", "goofspiel", r"deduce and root are ISMCTS options"),
+        ("ismcts:random:10:root=racing", "kuhn_poker", r"root must be one of tree, paired"),
+        ("ismcts:random:10:margin=0.5", "kuhn_poker", r"unknown option\(s\) margin"),
+        (
+            "ismcts:random:10:root=paired:reuse_tree=true",
+            "kuhn_poker",
+            r"does not combine with reuse_tree",
+        ),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, game_name: str, problem: str) -> None:
@@ -350,40 +326,3 @@ def test_search_beats_random_on_poker(name: str, spec: str, games: int, floor: f
     result = play_match(game, [spec, "random"], games=games, seed=2026)
     searcher = result.player(spec)
     assert searcher.return_ci.low > floor, searcher
-
-
-class _FirstLegal:
-    """A fixed anchor: always the lowest legal action."""
-
-    name = "first"
-
-    def act(self, state: State, player: int, rng: random.Random) -> int:
-        return state.legal_actions(player)[0]
-
-
-def test_anchor_keeps_its_move_unless_the_search_is_clearly_better() -> None:
-    """Win-share values 0.6 (search's pick) vs 0.5 (anchor's), 100 visits each: the gap is
-    ~1.4 standard errors, so ``anchor_z=1`` plays the search's move and ``anchor_z=2`` the
-    anchor's; an unvisited anchor move never overrides the search."""
-    from omega_cluster.search.result import SearchDiagnostics, SearchResult
-
-    game = make_game("mexican_train", players=2, rounds=1)
-    state = game.new_initial_state(0)
-    legal = tuple(state.legal_actions())
-    assert len(legal) >= 2
-    player = state.current_players[0]
-    diagnostics = SearchDiagnostics(200, 200, 0.1, 200, 201, 1, (0, 200), False, 0, 2, 2)
-
-    def result(visits: tuple[int, int]) -> SearchResult:
-        return SearchResult(
-            player, legal[1], legal[:2], (0.5, 0.5), visits, (0.5, 0.6), (0.5, 0.5), diagnostics
-        )
-
-    for z, expected in ((1.0, legal[1]), (2.0, legal[0])):
-        searcher = SearchPlayer(
-            game, leaf="random", simulations=10, anchor=_FirstLegal(), anchor_z=z
-        )
-        assert searcher._anchored(result((100, 100)), state, player, random.Random(0)) == expected
-        assert searcher.anchored == (expected == legal[0])
-    searcher = SearchPlayer(game, leaf="random", simulations=10, anchor=_FirstLegal(), anchor_z=9)
-    assert searcher._anchored(result((0, 200)), state, player, random.Random(0)) == legal[1]

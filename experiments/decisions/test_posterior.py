@@ -1,5 +1,6 @@
-"""``bench/_posterior.py``: the chain over whole Mexican Train deals that ``bench_decisions``'
-``posterior:`` spec draws its worlds from. Its state space is right (the real deal replays with
+"""``experiments/decisions/posterior.py``: the chain over whole Mexican Train deals that the
+decision screen's ``posterior:`` spec draws its worlds from (run with ``python -m pytest
+experiments/decisions``; not part of ``make test``). Its state space is right (the real deal replays with
 no Commander mismatch: energy 0) and what it returns are worlds of the player's information set
 that replay the public round legally."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from bench._posterior import CommanderPosterior
+from experiments.decisions.posterior import CommanderPosterior
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train.officers import Commander
 

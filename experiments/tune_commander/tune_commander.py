@@ -12,10 +12,11 @@ Measured (2026-11-30, 4p, 2 cores): seed 1, 15 generations of 12 x 1,500 deals (
 (:data:`omega_cluster.games.mexican_train.officers.weights.PRESETS`), 1.054 ± 0.007 again on 20,000 other
 deals; seed 2, 30 generations of 14 x 3,000 deals: 1.054 ± 0.017, by similar weights (own chain
 length worth about twice the default, stranded pips 2.5x). As the searcher's own rollout policy
-(``rollout_weights=tuned_4p``) it moved ISMCTS's 4p share by +0.01 ± 0.08 (``bench_ismcts``).
+(the search option ``rollout_weights=tuned_4p``, dropped from the search core after commit
+c497747) it moved ISMCTS's 4p share by +0.01 ± 0.08 (``bench/bench_ismcts.py``).
 
-Run: ``python -m bench.tune_commander [--players 4] [--generations 15] [--population 12]
-[--deals 1500] [--check 10000] [--seed 1]``. Prints the tuned weights as a CommanderWeights
+Run: ``python -m experiments.tune_commander.tune_commander [--players 4] [--generations 15]
+[--population 12] [--deals 1500] [--check 10000] [--seed 1]``. Prints the tuned weights as a CommanderWeights
 mapping (``Commander(game, weights={...})``).
 """
 
@@ -72,7 +73,9 @@ def _fair_shares(pool: Any, candidates: list[np.ndarray], first: int, deals: int
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.tune_commander", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="experiments.tune_commander.tune_commander", description=__doc__
+    )
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--generations", type=int, default=15)
     parser.add_argument("--population", type=int, default=12)

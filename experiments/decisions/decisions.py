@@ -74,11 +74,11 @@ reproduce +0.0122 there), -0.0010 ± 0.0020 (seed 12, 500 positions, where the s
 scores only +0.0024 ± 0.0079 and ``paired:400:0``, 400 common worlds per move, +0.0046 ±
 0.0074: more worlds do not lift it). ``posterior:<worlds>:<steps>``: flat paired evaluation on
 worlds from a Markov chain over whole deals that replay the round legally with every opponent
-choice Commander's (:mod:`bench._posterior`; the best belief there is against Commanders, up to
+choice Commander's (:mod:`experiments.decisions.posterior`; the best belief there is against Commanders, up to
 the chain's mixing): -0.0105 ± 0.0108 against ``paired:100:0`` (seed 11, 300 positions, 3,000
 steps, ~2 s a position; the chain's worlds are autocorrelated, so fewer than 100 independent
 ones). Its worlds give each opponent 0.202 of its true tiles, the deductions' 0.178, worlds
-without any inference 0.173 (``python -m bench._posterior``: 17 positions where the chain
+without any inference 0.173 (``python -m experiments.decisions.posterior``: 17 positions where the chain
 found a legal deal; it fails on some long rounds): Commander's choices do say something about
 its hand, but not what shows in the decisions.
 
@@ -118,8 +118,15 @@ Session 10: the same full paired evaluation as a search option, ``root_selection
 positions' mean of 3.4 moves), seed 14: +0.0103 ± 0.0053 over Commander, +0.0024 ± 0.0036 over
 the search (``paired:1600:0`` there +0.0038), 4.4x its time (605 s against 139 s).
 
-Run: ``python -m bench.bench_decisions [--players 2] [--positions 300] [--shuffles 64] [--quick]
-[--breakdown] [spec ...]``.
+Since the search core dropped its study options (after commit c497747), the specs that use them
+need that commit: ``anchor=``, ``prior=``, ``margin=``, ``epsilon=``, ``belief=``, ``opponent=``,
+``keying=observer``, ``root_selection=sequential_halving`` / ``racing`` with a finite ``race_z``,
+and ``truehands:`` (its ``world_sampler``). ``root_selection=racing:race_z=inf`` is now
+``root=paired`` (the same moves, tested), and ``paired:``, ``posterior:``, ``lastdraw:`` and
+plain ISMCTS specs run on the current tree.
+
+Run: ``python -m experiments.decisions.decisions [--players 2] [--positions 300] [--shuffles 64]
+[--quick] [--breakdown] [spec ...]``.
 """
 
 from __future__ import annotations
@@ -133,6 +140,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from experiments.decisions.posterior import CommanderPosterior
 from omega_cluster.games import make_game
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players.registry import make_player
@@ -235,7 +243,7 @@ def _paired(
     The worlds honour the public deductions, or (``belief`` = (checks, tries)) come from
     ``CommanderBelief`` with that many recent moves checked and worlds tried, or
     (``posterior_steps``) from a chain of that many steps over whole deals
-    (:mod:`bench._posterior`: the round replayed legally with every opponent choice Commander's)."""
+    (:mod:`experiments.decisions.posterior`: the round replayed legally with every opponent choice Commander's)."""
     from omega_cluster.games.mexican_train.belief import CommanderBelief
     from omega_cluster.games.mexican_train.inference import deal_constraints
 
@@ -250,8 +258,6 @@ def _paired(
         sampler = CommanderBelief(_GAME, commander=_COMMANDER, max_checks=checks, max_tries=tries)
     drawn: list[Any] = []
     if posterior_steps:
-        from bench._posterior import CommanderPosterior
-
         chain = CommanderPosterior(state, p, _COMMANDER)
         drawn = chain.sample(worlds, posterior_steps, 3.0, random.Random(seed))
     outcomes: dict[int, list[float]] = {a: [] for a in legal}
@@ -336,7 +342,7 @@ def _interval(xs: Sequence[float]) -> tuple[float, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="bench.bench_decisions", description=__doc__)
+    parser = argparse.ArgumentParser(prog="experiments.decisions.decisions", description=__doc__)
     parser.add_argument("specs", nargs="*", default=list(DEFAULT_SPECS))
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--positions", type=int, default=300)

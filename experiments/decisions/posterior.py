@@ -1,6 +1,6 @@
 """The exact belief of a Mexican Train seat facing Commanders, by Markov chain Monte Carlo.
 
-An experiment for ``bench_decisions`` (spec ``posterior:<worlds>:<steps>``), not a player: it
+An experiment for ``experiments/decisions/decisions.py`` (spec ``posterior:<worlds>:<steps>``), not a player: it
 answers "what would the best possible belief be worth?" when the opponents are known to be
 Commanders. The hidden part of a single round is the deal: the other seats' starting hands and
 the boneyard's order (draws pop from its end). ``player`` knows their own starting hand and the
@@ -204,14 +204,16 @@ def overlap(state: Any, player: int, worlds: list[Any]) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     """How close the chain's worlds come to the true hands, against the deductions' worlds:
-    ``python -m bench._posterior [--positions 20] [--seed 11] [--steps 3000]`` (4p positions of
-    ``bench_decisions``, every 20th of 20 x that many)."""
+    ``python -m experiments.decisions.posterior [--positions 20] [--seed 11] [--steps 3000]`` (4p positions of
+    ``experiments/decisions/decisions.py``, every 20th of 20 x that many)."""
     import argparse
 
-    from bench import bench_decisions as bd
+    from experiments.decisions import decisions as bd
     from omega_cluster.games.mexican_train.inference import deal_constraints
 
-    parser = argparse.ArgumentParser(prog="bench._posterior", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="experiments.decisions.posterior", description=main.__doc__
+    )
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--steps", type=int, default=3000)

@@ -1,0 +1,1 @@
+"""Per-decision strength of Mexican Train searchers against Commander (see README.md)."""

@@ -1,0 +1,1 @@
+"""Tuning the Commander's weights by an evolution strategy (see README.md)."""
