@@ -1,8 +1,9 @@
-"""Shared fixtures: the example game of the README, loaded from examples/."""
+"""Shared fixtures: the example game of the README (``examples/blind_war/``), imported as a user
+imports it, with ``examples/`` on the path."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -13,15 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_example(name: str) -> ModuleType:
-    """Import ``examples/<name>.py`` as a module (examples are not part of the package)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import ``examples/<name>`` (a package or a module) as a user does, with ``examples/`` on
+    the path: ``PYTHONPATH=examples`` (examples are not part of the package)."""
+    examples = str(ROOT / "examples")
+    if examples not in sys.path:
+        sys.path.append(examples)
+    return importlib.import_module(name)
 
 
 @pytest.fixture(scope="session")
