@@ -1,5 +1,5 @@
-"""Shared fixtures: the example game of the README (``examples/blind_war/``), imported as a user
-imports it, with ``examples/`` on the path."""
+"""Shared fixtures: the example games (``examples/blind_war/``, ``examples/race_to_n.py``),
+imported as a user imports them, with ``examples/`` on the path."""
 
 from __future__ import annotations
 
@@ -25,3 +25,8 @@ def load_example(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def blind_war() -> ModuleType:
     return load_example("blind_war")
+
+
+@pytest.fixture(scope="session")
+def race_to_n() -> ModuleType:
+    return load_example("race_to_n")

@@ -12,14 +12,13 @@ import random
 import textwrap
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import pytest
 
 from omega_cluster.cluster.runtime_env import game_module_path, run_runtime_env
 from omega_cluster.config import ConfigError, load_settings
-from omega_cluster.games.api import Game, GameSpec, InvalidParameterError, ParamSpec, State
+from omega_cluster.games.api import InvalidParameterError
 from omega_cluster.games.plugin import GamePlugin
 from omega_cluster.games.registry import game_plugin, make_game
 from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
@@ -27,59 +26,6 @@ from omega_cluster.model.encoders import GenericEncoder
 from omega_cluster.model.encoders.generic import flatten_observation
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class RaceGame(Game):
-    """Players take turns adding 1 or 2 to a counter; whoever reaches ``target`` wins."""
-
-    name = "race_test"
-    parameters = {"target": ParamSpec(7, "the counter's goal", int, minimum=2)}
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.spec = GameSpec(
-            name=self.name, num_players=2, min_players=2, max_players=2, num_actions=2,
-            simultaneous=False, hidden_information=False, explicit_chance=False,
-        )  # fmt: skip
-
-    def new_initial_state(self, seed: int = 0) -> RaceState:
-        return RaceState(self)
-
-
-class RaceState(State):
-    def __init__(self, game: RaceGame) -> None:
-        self.game, self.history, self.count = game, [], 0
-
-    @property
-    def current_players(self) -> tuple[int, ...]:
-        return () if self.count >= self.game.params["target"] else (len(self.history) % 2,)
-
-    def legal_actions(self, player: int | None = None) -> list[int]:
-        acting = self.current_players
-        return [0, 1] if acting and player in (None, acting[0]) else []
-
-    def _apply_action(self, action: int) -> None:
-        self.count += action + 1
-        self.history.append(action)
-
-    def returns(self) -> tuple[float, ...]:
-        if self.current_players:
-            return (0.0, 0.0)
-        winner = (len(self.history) - 1) % 2
-        return tuple(1.0 if p == winner else 0.0 for p in range(2))
-
-    def observation(self, player: int) -> tuple[object, ...]:
-        # numbers, a bool and a small numpy array, nested: 1 + 1 + 2 = 4 numbers
-        left = self.game.params["target"] - self.count
-        return (self.count, (left <= 2, np.array([left, len(self.history)])))
-
-    def information_set_key(self, player: int) -> tuple[object, ...]:
-        return (self.count, len(self.history))
-
-    def clone(self) -> RaceState:
-        twin = RaceState(self.game)
-        twin.history, twin.count = list(self.history), self.count
-        return twin
 
 
 def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> None:
@@ -90,8 +36,8 @@ def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: 
 # -- the generic encoder --------------------------------------------------------------------------
 
 
-def test_generic_encoder_flattens_a_fixed_length_observation() -> None:
-    game = RaceGame(target=7)
+def test_generic_encoder_flattens_a_fixed_length_observation(race_to_n: ModuleType) -> None:
+    game = race_to_n.RaceGame(target=7)
     encoder = encoder_for(game)  # no plugin, no encoder of its own: the generic one
     assert isinstance(encoder, GenericEncoder)
     assert encoder.observation_size == 2 + 4 and encoder.action_feature_size == 2
@@ -117,18 +63,20 @@ def test_flatten_observation_takes_numbers_sequences_and_arrays() -> None:
         flatten_observation((1, "two"))
 
 
-def test_generic_encoder_refuses_what_is_not_a_fixed_length_vector(blind_war: ModuleType) -> None:
+def test_generic_encoder_refuses_what_is_not_a_fixed_length_vector(
+    blind_war: ModuleType, race_to_n: ModuleType
+) -> None:
     with pytest.raises(EncoderError, match=r"game 'blind_war'.*not fixed-length.*encoder hook"):
         GenericEncoder(blind_war.BlindWarGame())  # its observation is a growing move log
 
-    class Worded(RaceState):
+    class Worded(race_to_n.RaceState):
         def observation(self, player: int) -> tuple[object, ...]:
             return ("count", self.count)
 
-    class WordedGame(RaceGame):
+    class WordedGame(race_to_n.RaceGame):
         name = "worded_test"
 
-        def new_initial_state(self, seed: int = 0) -> RaceState:
+        def new_initial_state(self, seed: int = 0) -> Worded:
             return Worded(self)
 
     with pytest.raises(EncoderError, match=r"game 'worded_test'.*not numeric .*a str"):
@@ -174,21 +122,21 @@ def test_import_path_errors_are_one_line(blind_war: ModuleType, path: str, messa
 
 
 def test_a_module_whose_plugin_is_not_a_plugin_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    race_to_n: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = "from test_user_game import RaceGame\n\nPLUGIN = 'not a plugin'\n"
+    source = "from race_to_n import RaceGame\n\nPLUGIN = 'not a plugin'\n"
     _module(tmp_path, monkeypatch, "tests_bad_plugin", source)
     with pytest.raises(InvalidParameterError, match=r"PLUGIN is a str, not a GamePlugin"):
         make_game("tests_bad_plugin:RaceGame")
 
 
 def test_an_unregistered_game_instance_finds_its_modules_plugin(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    race_to_n: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A Ray worker may unpickle a game it never built by name: its module's PLUGIN serves."""
     source = """
         from omega_cluster.games.plugin import GamePlugin
-        from test_user_game import RaceGame
+        from race_to_n import RaceGame
 
         class OwnRace(RaceGame):
             name = "own_race_test"
@@ -199,8 +147,8 @@ def test_an_unregistered_game_instance_finds_its_modules_plugin(
     import tests_own_race  # type: ignore[import-not-found]
 
     assert game_plugin(tests_own_race.OwnRace()) is tests_own_race.PLUGIN
-    assert isinstance(game_plugin(RaceGame()), GamePlugin)  # none: a bare plugin
-    assert game_plugin(RaceGame()).encoder is None
+    bare = game_plugin(race_to_n.RaceGame())  # a module without a PLUGIN: a bare plugin
+    assert isinstance(bare, GamePlugin) and bare.encoder is None and bare.name == "race_to_n"
 
 
 # -- training settings and the Ray workers ---------------------------------------------------------
