@@ -125,7 +125,8 @@ def _probe_length(game: Game) -> int:
         state = game.new_initial_state(seed=playout)
         move = 0
         while not state.is_terminal() and steps < PROBE_STEPS:
-            for player in state.current_players if not state.is_chance_node() else ():
+            deciding = () if state.is_chance_node() else state.current_players
+            for player in deciding:
                 length = len(_observation_values(name, state, player))
                 lengths.setdefault(length, (playout, move))
             _random_step(state, rng)
