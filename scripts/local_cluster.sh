@@ -31,6 +31,9 @@
 #   cluster's PATH (the venv's bin/ is put first before Ray starts), where `omega-cluster` may not
 #   exist. run.dir is absolute because the job's working directory is Ray's unpacked copy, which
 #   Ray deletes. The upload leaves out the venv, runs, caches and .git (Ray's limit is ~100 MB).
+#   JOB_PYTHONPATH goes into the job's PYTHONPATH (relative to the uploaded copy), so a game of
+#   your own trains there too: `make local-cluster JOB_PYTHONPATH=examples
+#   ARGS="game.name=blind_war:BlindWarGame 'game.params={}'"`.
 #
 # What `add-worker` does (issue 7, §2: a two-node cluster on one machine, as the test does):
 # `ray start --address 127.0.0.1:$RAY_PORT --block --num-cpus $WORKER_CPUS --resources
@@ -439,7 +442,11 @@ submit() {
     # gitwildmatch patterns, relative to the working dir (Ray also honours .gitignore)
     runtime_env='{"excludes": [".venv", ".git", ".local-cluster", "runs", "mlruns", "mlartifacts",
         "outputs", "*.egg-info", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
-        "__pycache__", "*.db", "*.onnx", "*.safetensors"]}'
+        "__pycache__", "*.db", "*.onnx", "*.safetensors"]'
+    # JOB_PYTHONPATH (e.g. examples): where the job finds a game of your own
+    # (game.name=<module>:<Class>), relative to the uploaded repository or absolute
+    [ -n "${JOB_PYTHONPATH:-}" ] && runtime_env="$runtime_env, \"env_vars\": {\"PYTHONPATH\": \"$JOB_PYTHONPATH\"}"
+    runtime_env="$runtime_env}"
     say "submitting job $job (run dir $run_dir)"
     ray job submit --address "$DASHBOARD_URL" --submission-id "$job" --working-dir "$ROOT" \
         --runtime-env-json "$runtime_env" --no-wait --log-style record -- \

@@ -29,6 +29,7 @@ from omega_cluster.cluster.actors import (
     RegistryClient,
     SelfPlayActor,
 )
+from omega_cluster.cluster.runtime_env import run_runtime_env
 from omega_cluster.config.schema import Settings
 from omega_cluster.train.pipeline import RunPaths
 
@@ -56,6 +57,7 @@ def init_ray(settings: Settings) -> bool:
     c = settings.cluster
     started = False
     if not ray.is_initialized():
+        runtime_env = run_runtime_env(settings)  # a game of your own: its module, to every worker
         if c.address is None:
             ray.init(
                 num_cpus=c.num_cpus,
@@ -63,10 +65,11 @@ def init_ray(settings: Settings) -> bool:
                 dashboard_host=c.dashboard_host,
                 logging_level=logging.WARNING,
                 log_to_driver=True,
+                runtime_env=runtime_env,
             )
             started = True
         else:
-            ray.init(address=c.address, logging_level=logging.WARNING)
+            ray.init(address=c.address, logging_level=logging.WARNING, runtime_env=runtime_env)
     check_resources(settings)
     return started
 

@@ -157,18 +157,25 @@ def validate(settings: Settings) -> Settings:
 def _check_game(p: _Problems, g: GameSettings) -> Game | None:
     """The game built from ``game.name`` and ``game.params`` (None when it cannot be built)."""
     from omega_cluster.games.api import GameError
-    from omega_cluster.games.registry import available_games, make_game
+    from omega_cluster.games.registry import available_games, game_class, is_import_path, make_game
 
     if not p.text("game.name", g.name):
         return None
     known = available_games()
-    if g.name not in known and not g.name.startswith("openspiel:"):
+    if g.name not in known and ":" not in g.name:
         allowed = ", ".join(known)
         p.add(
             "game.name",
-            f"={g.name!r} is not a registered game; allowed: {allowed}, openspiel:<name>",
+            f"={g.name!r} is not a registered game; allowed: {allowed}, openspiel:<name>, "
+            "<module>:<Class>",
         )
         return None
+    if is_import_path(g.name):  # a user's game: the module must import and name a Game
+        try:
+            game_class(g.name)
+        except GameError as err:
+            p.add("game.name", f"={g.name!r}: {err}")
+            return None
     if not isinstance(g.params, Mapping) or not all(isinstance(k, str) for k in g.params):
         p.add("game.params", f"={g.params!r} must map parameter names to values")
         return None

@@ -59,7 +59,7 @@ def champion_player(
             f"champion: run {run} trained {trained.spec.name} with {trained.num_players} "
             f"players; this table is {game.spec.name} with {game.num_players}"
         )
-    registry = ModelRegistry(run, game=settings.game.name)
+    registry = ModelRegistry(run, game=trained.spec.name)  # what the run recorded
     model = registry.champion if version is None else registry.get(int(version))
     if model is None:
         raise ValueError(f"champion: run {run} has no champion yet")

@@ -1,8 +1,9 @@
 """The learning model: encoders, the action-conditioned policy/value network, batched inference
 for search, checkpoints and ONNX export.
 
-* :mod:`.encoders` — ``encoder_for(game)``: ``(state, player)`` → observation ``float32[D]`` and
-  per-legal-action features ``float32[L, F]``, only what the player may know, versioned;
+* :mod:`.encoders` — ``encoder_for(game)`` (the game plugin's encoder, else the generic one):
+  ``(state, player)`` → observation ``float32[D]`` and per-legal-action features
+  ``float32[L, F]``, only what the player may know, versioned;
 * :mod:`.network` — :class:`ModelConfig`, :class:`PolicyValueNet` (``(obs [B, D], features
   [B, L, F], mask [B, L]) -> NetOutput(logits [B, L], values [B, S] seat-relative, aux)``),
   :func:`pad_batch`, :func:`select_device`;
@@ -35,7 +36,6 @@ from omega_cluster.model.encoders import (
     encode_position,
     encoder_for,
     encoder_from_info,
-    register_encoder,
 )
 from omega_cluster.model.export import (
     ExportError,
@@ -89,7 +89,6 @@ __all__ = [
     "pad_batch",
     "random_positions",
     "read_metadata",
-    "register_encoder",
     "save_checkpoint",
     "select_device",
     "verify_onnx",

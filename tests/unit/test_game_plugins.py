@@ -42,7 +42,10 @@ def _acting_state(game: Game, seed: int = 3) -> State:
 
 def test_every_builtin_game_has_a_plugin() -> None:
     names = {name.split(":")[0] for name, _ in BUILTIN}
-    assert names == set(games.available_games())
+    # other tests in this process may have registered user games; every built-in one is covered
+    assert names <= set(games.available_games())
+    for name in games.available_games():
+        assert game_plugin(name).name == name
 
 
 @pytest.mark.parametrize(("name", "params"), BUILTIN, ids=[name for name, _ in BUILTIN])

@@ -1,23 +1,12 @@
-"""Blind War: a complete small game written against omega_cluster's game contract.
+"""Blind War's rules: a complete small game written against omega_cluster's game contract.
 
-This is the "bring your own game" example of the README. It has everything the contract covers
-except simultaneous moves: 2–4 players, hidden hands, implicit chance (the deal comes from the
-seed), a fixed action space and a determinization sampler.
+It has everything the contract covers except simultaneous moves: 2–4 players, hidden hands,
+implicit chance (the deal comes from the seed), a fixed action space and a determinization sampler.
 
 Rules: a deck of cards 1..``deck`` is shuffled and each player is dealt ``hand`` cards, face down.
 In each of ``hand`` tricks, players lead in turn (player 0 leads the first trick, the trick's
 winner leads the next) and each plays one card face up. The highest card wins the trick. The
 player with the most tricks wins; tied players share the win. Action ``c - 1`` plays card ``c``.
-
-Run it through the conformance suite::
-
-    python examples/blind_war.py
-
-or register it so every tool can build it by name::
-
-    from omega_cluster.games import register_game, make_game
-    register_game("blind_war", BlindWarGame)
-    game = make_game("blind_war", players=3)
 """
 
 from __future__ import annotations
@@ -27,8 +16,12 @@ from typing import Any
 
 from omega_cluster.games.api import Game, GameSpec, ParamSpec, RngLike, State, as_rng
 
+__all__ = ["BlindWarGame", "BlindWarState"]
+
 
 class BlindWarGame(Game):
+    """Trick taking with hidden hands: the highest card takes the trick, most tricks win."""
+
     name = "blind_war"
     parameters = {
         "players": ParamSpec(2, "number of players", int, minimum=2, maximum=4),
@@ -143,9 +136,3 @@ class BlindWarState(State):
     def render(self) -> str:
         hands = "  ".join(f"P{i}:{h}" for i, h in enumerate(self.hands))
         return f"tricks={self.tricks} leader=P{self.leader} table={self.table}  {hands}"
-
-
-if __name__ == "__main__":
-    from omega_cluster.games.conformance import check_game
-
-    print(check_game(BlindWarGame(players=3)))
