@@ -2,9 +2,9 @@
 
 Each job runs in its own process (spawned, one torch thread) and talks to the parent only through
 the shard store on disk, checkpoint paths and picklable results — the distributed layout of
-DESIGN.md in miniature, with the pure classes of :mod:`omega_cluster.train` and
-:mod:`omega_cluster.eval`. Player names of :func:`build_player` not defined here go to the player
-registry (``commander``, ``ismcts:random:200``, ...).
+``docs/design.md`` ("Data flow") in miniature, with the pure classes of
+:mod:`omega_cluster.train` and :mod:`omega_cluster.eval`. Player names of :func:`build_player`
+not defined here go to the player registry (``commander``, ``ismcts:random:200``, ...).
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ class SelfPlayJob:
     params: dict[str, Any]
     config: SelfPlayConfig
     writer_id: str
-    # "random": ISMCTS leaves are random rollouts (Path B); "commander": Commander plays and
-    # labels its own moves (a TeacherEvaluator: config mode "network" with record_prior)
+    # "random": ISMCTS scores its leaves by random rollouts (the rollout leaf); "commander":
+    # Commander plays and labels its own moves (a TeacherEvaluator: config mode "network" with
+    # record_prior)
     leaf: str = "random"
 
 
@@ -94,16 +95,16 @@ def random_network_player(game: Game) -> NetworkPlayer:
 
 
 def build_player(name: str, game: Game, checkpoint: str, simulations: int) -> Player:
-    """``network`` (greedy, no search), ``ensign``, ``random-network``, ``path-a`` (ISMCTS-PUCT
-    with the network as prior and value), ``uniform-ismcts`` (the same ISMCTS with a uniform prior
-    and random rollouts)."""
+    """``network`` (greedy, no search), ``ensign``, ``random-network``, ``network-leaf``
+    (ISMCTS-PUCT with the network as prior and value), ``uniform-ismcts`` (the same ISMCTS with a
+    uniform prior and random rollouts)."""
     if name == "network":
         return network_player_from_checkpoint(game, Path(checkpoint))
     if name == "ensign":
         return RandomPlayer(game)
     if name == "random-network":
         return random_network_player(game)
-    if name == "path-a":
+    if name == "network-leaf":
         loaded = network_player_from_checkpoint(game, Path(checkpoint))
         leaf = NetworkEvaluator(loaded._evaluator.model, loaded._evaluator.encoder)
         return SearchPlayer(

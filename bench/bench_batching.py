@@ -4,11 +4,12 @@ The network forward pass is the bottleneck of neural search, so many searches ru
 process (one per concurrent self-play game) submit their leaves together and one batched call
 serves them all (:func:`omega_cluster.search.batching.run_searches`). This benchmark measures the
 gain on Mexican Train 4p (double-12, single round) with a policy/value MLP of ~165k parameters
-(the issue asks for 160k): a fixed-size encoding of the acting player's view (below; the real
-encoders come with the [Model] issue) → 2 hidden layers of 128 → 821 action logits (gathered at the
-legal actions, softmax → prior) + 4 value logits (softmax → expected win shares, which is what
-Mexican Train's ``returns()`` are). It is plugged in as a
-:class:`~omega_cluster.search.evaluators.FunctionEvaluator` and drives PUCT ISMCTS ("Path A").
+(the benchmark was sized for a small self-play network of ~160k): a fixed-size encoding of the
+acting player's view (below; this benchmark's own, not the game's encoder) → 2 hidden layers of
+128 → 821 action logits (gathered at the legal actions, softmax → prior) + 4 value logits
+(softmax → expected win shares, which is what Mexican Train's ``returns()`` are). It is plugged
+in as a :class:`~omega_cluster.search.evaluators.FunctionEvaluator` and drives PUCT ISMCTS with
+the network leaf (the network's prior and value, no rollout).
 
 Printed, in leaf evaluations per second (one core: ``torch.set_num_threads(1)``, so the figures
 are per core; timings are noisy while other processes share the machine):
@@ -18,7 +19,7 @@ are per core; timings are noisy while other processes share the machine):
   and results identical to the unbatched run — see ``tests/unit/test_batching.py``);
 * ``batched, 4 in flight``: each search keeps 4 leaves in flight with virtual loss (batches of
   ~256; no longer identical to the unbatched result);
-* the reference, measured in the same run: the raw batch-256 forward pass of the same MLP
+* the baseline, measured in the same run: the raw batch-256 forward pass of the same MLP
   (encoded inputs ready, leaves/s = 256 / seconds per call), and a full evaluator call on 256
   leaves (encode + forward + prior softmax). Every figure is also printed as a ratio to the raw
   forward.

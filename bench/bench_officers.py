@@ -5,7 +5,7 @@ through the checked ``apply_action`` (the arena's loop, without its bookkeeping)
 officer: rounds/s, decisions/s (every call of ``act``), the share of decisions with a real choice
 (more than one legal action; the others return at once) and microseconds per such choice, and
 the rounds/s ratio against Ensign (uniform random, the reference measured in the same run).
-The Commander matters most: it is the rollout policy of ISMCTS (the Ω reference's Path B), so
+The Commander matters most: it is the rollout policy of ISMCTS's rollout leaf, so
 its compiled playouts (``Commander.playout_returns``, numba: the same moves, whole rounds inside
 one compiled call) are timed on the same deals too, as a ratio to the Python Commander.
 

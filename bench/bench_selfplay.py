@@ -1,10 +1,10 @@
 """Self-play speed with search on Mexican Train 2p and 4p: K concurrent games batched vs one at a time.
 
-One process, ISMCTS (PUCT) with the policy/value network as leaf evaluator (the Ω reference's
-Path A; default ``ModelConfig`` for the Mexican Train encoder, untrained weights — speed does not
-depend on them), single-round games:
+One process, ISMCTS (PUCT) with the policy/value network as leaf evaluator (the network leaf: the
+network's prior and value, no rollout; default ``ModelConfig`` for the Mexican Train encoder,
+untrained weights — speed does not depend on them), single-round games:
 
-* ``unbatched`` (the reference) — ``concurrent_games=1``: one game at a time, every leaf of its
+* ``unbatched`` (the baseline) — ``concurrent_games=1``: one game at a time, every leaf of its
   search a forward pass of its own;
 * ``batched`` — ``concurrent_games=K``: K games in flight, their searches advanced together by
   ``run_searches``, so each forward pass serves up to K leaves.

@@ -1,4 +1,4 @@
-"""Self-play throughput of the Ray service with 1 and 2 SelfPlayActors (issue 6: ratio >= 1.8).
+"""Self-play throughput of the Ray service with 1 and 2 SelfPlayActors (bar: ratio >= 1.8).
 
 An embedded Ray with 2 CPUs (each :class:`~omega_cluster.cluster.actors.SelfPlayActor`
 reserves one, as in the service), Mexican Train 2p single rounds at the ``run=smoke`` sizes

@@ -7,17 +7,18 @@ Both engines number actions and chance outcomes alike, so with the same rng the 
 the same search (the bench checks that their visit counts agree) and the ratio is pure engine +
 adapter cost. The imp_info variant (a ``sample_world`` per iteration) is printed too.
 
-Strength. SM-MCTS against *sequential joint-action MCTS* (:class:`JointActionMCTS`, the smm-mcts
-reference's baseline) with the same budget (iterations per move), the same leaf (one random
-rollout) and the same UCB constant, on Goofspiel-13 with ``win_loss`` returns and random point
-order. The baseline runs one UCB1 bandit over joint actions ``(a0, a1)`` at a simultaneous node,
-scored with the searcher's own value, and plays the searcher's part of its most-visited joint action:
-a pure strategy. A second, stronger baseline ``serialized`` lets the searcher pick first and the
-opponent answer with its own UCB, *seeing* the searcher's pick (the usual way to run sequential MCTS
-on a simultaneous game; it plans against a worst case and also plays a pure strategy). Games come in
-seat-swapped pairs over the same point-card deal; a win scores 1, a tie 1/2 (ties count half), a
-loss 0; 95% Wilson intervals. Bar (issue 3): >= 70% for decoupled UCB against the joint-action
-baseline.
+Strength. SM-MCTS (decoupled UCB at simultaneous nodes, Lanctot et al. 2013) against *sequential
+joint-action MCTS* (:class:`JointActionMCTS`, plain MCTS with one bandit over the joint actions)
+with the same budget (iterations per move), the same leaf (one random rollout) and the same UCB
+constant, on Goofspiel-13 with ``win_loss`` returns and random point order. The baseline runs one
+UCB1 bandit over joint actions ``(a0, a1)`` at a simultaneous node, scored with the searcher's own
+value, and plays the searcher's part of its most-visited joint action: a pure strategy. A second,
+stronger baseline ``serialized`` lets the searcher pick first and the opponent answer with its
+own UCB, *seeing* the searcher's pick (the usual way to run sequential MCTS on a simultaneous
+game; it plans against a worst case and also plays a pure strategy). Games come in seat-swapped
+pairs over the same point-card deal; a win scores 1, a tie 1/2 (ties count half), a loss 0; 95%
+Wilson intervals. Bar (set when SM-MCTS was added): >= 70% for decoupled UCB against the
+joint-action baseline.
 
 How SM-MCTS turns its mixed strategy into a move matters at these budgets: each line says whether
 it plays the most-weighted action (``temperature=0``) or samples the strategy (``temperature=1``,
@@ -79,7 +80,7 @@ class JointActionMCTS:
     """Sequential MCTS applied to a simultaneous game, the baseline SM-MCTS is measured against.
 
     ``mode="joint"``: one UCB1 bandit over the joint actions at a simultaneous node, maximising the
-    searcher's value (the smm-mcts reference's baseline; |A0|·|A1| arms). ``mode="serialized"``:
+    searcher's value (|A0|·|A1| arms, one per joint action). ``mode="serialized"``:
     the searcher picks first, then each other acting player picks by its own UCB knowing the
     earlier picks. Either way the answer is pure: the searcher's part of the most-visited option.
     Same leaf as SM-MCTS (``evaluator``, one leaf at a time) and rewards rescaled to [0, 1].

@@ -13,46 +13,50 @@ Arrow shards in a :class:`~omega_cluster.data.ShardStore` → replay window →
 * **Mexican Train 2p, single rounds** (the recipe is :data:`MT_RECIPE`) — a warm start, then
   self-play, one network for both uses:
 
-  1. *Warm start* (the Pokemon-TCG reference's weak-teacher records): 8,000 games in which
-     Commander plays both seats through :class:`~omega_cluster.train.SelfPlay` (mode
-     ``"network"`` with ``record_prior`` and a :class:`~omega_cluster.train.selfplay.TeacherEvaluator`),
-     its moves the one-hot policy targets; 2,500 steps, cosine schedule from lr 1e-3 to 1e-4.
-  2. *Self-play* (Path B of the Ω reference): 2 iterations of 250 games of ISMCTS with random
+  1. *Warm start* (imitation of a weak teacher before self-play, as AlphaGo's policy network first
+     learnt expert moves, Silver et al. 2016): 8,000 games in which Commander plays both seats
+     through :class:`~omega_cluster.train.SelfPlay` (mode ``"network"`` with ``record_prior`` and
+     a :class:`~omega_cluster.train.selfplay.TeacherEvaluator`), its moves the one-hot policy
+     targets; 2,500 steps, cosine schedule from lr 1e-3 to 1e-4.
+  2. *Self-play with the rollout leaf* (ISMCTS, Cowling, Powley & Whitehouse 2012, its leaves
+     scored by rollouts, not by the network): 2 iterations of 250 games of ISMCTS with random
      rollouts (200 sims, c_uct 0.7), visits as policy targets, then 400 steps at lr 1e-4 on the
      window of every row so far.
 
-  Value targets are per-round outcomes (the Ω reference's credit assignment); the network has
-  the encoder's aux heads (this round's pips per seat and who goes out). Then the greedy network
-  without search against Ensign and a random-weights network (bar: >= 60% of 400 games vs
-  Ensign), and **Path A**: the same network as ISMCTS prior + value (PUCT, no rollouts) against
-  the same ISMCTS with a uniform prior and random rollouts, 64 simulations each (200 games).
+  Value targets are per-round outcomes (each round's result credits that round's moves); the
+  network has the encoder's aux heads (this round's pips per seat and who goes out). Then the
+  greedy network without search against Ensign and a random-weights network (bar: >= 60% of 400
+  games vs Ensign), and the **network leaf**: the same network as ISMCTS prior + value (PUCT as in
+  AlphaZero, Silver et al. 2018; no rollouts) against the same ISMCTS with a uniform prior and
+  random rollouts, 64 simulations each (200 games).
 
 How the recipe was found (2p single rounds, 400 games vs Ensign, Wilson 95% intervals ±4.5%).
-The Path B teacher is the best ISMCTS setting of 100-300 sims and c_uct 0.5-1.4 (~0.78 vs
-Ensign at 200 sims, c_uct 0.7; Commander rollouts cost 2-4x for less).
-The previous recipe (Path B self-play alone, 4 x 250 games, the encoder without Commander terms)
-gave 0.58-0.65 over four runs, about 15 points under its ISMCTS teacher (~0.78), and a network
-distilled from Commander games instead reached only 0.62 with those inputs, though Commander wins
-0.77. The gap was the inputs: with the Commander's move terms as action features (longest own
-chain after the move, stranded pips, ...; ``MexicanTrainEncoder(heuristic_features=True)``, the
-default since encoder version 2) the same 32k Path B rows give 0.708 [0.661, 0.750], and 3,000
+The rollout-leaf teacher is the best ISMCTS setting of 100-300 sims and c_uct 0.5-1.4 (~0.78 vs
+Ensign at 200 sims, c_uct 0.7; Commander rollouts cost 2-4x for less). The previous recipe
+(rollout-leaf self-play alone, 4 x 250 games, the encoder without Commander terms) gave 0.58-0.65
+over four runs, about 15 points under its ISMCTS teacher (~0.78), and a network distilled from
+Commander games instead reached only 0.62 with those inputs, though Commander wins 0.77. The gap
+was the inputs: with the Commander's move terms as action features (longest own chain after the
+move, stranded pips, ...; ``MexicanTrainEncoder(heuristic_features=True)``, the default since
+encoder version 2) the same 32k rollout-leaf rows give 0.708 [0.661, 0.750], and 3,000
 Commander-labelled games 0.772 [0.729, 0.811]. With 8,000 teacher games (2,500 steps, aux heads)
-the greedy network wins 0.781 [0.738, 0.819], and Path A at 64 sims 0.630 [0.561, 0.694];
-continuing on those rows plus 32k Path B rows (1,200 steps at lr 3e-4) 0.776 [0.733, 0.814] and
-0.645 [0.577, 0.708]. Path A needs a sharp prior: the Path B-only network (soft visit targets,
-~1 nat of entropy) as Path A lost, 0.472 [0.404, 0.542], as did last session's networks (0.40
-with outcome targets, 0.49 with root-value targets); the value head stays weak throughout (value
-loss ~0.93 of a constant predictor's 1.0: who wins a 2p round is mostly the deal), so Path A
-plays close to its prior, and the prior is what beats the uniform search.
+the greedy network wins 0.781 [0.738, 0.819], and the network leaf at 64 sims 0.630
+[0.561, 0.694]; continuing on those rows plus 32k rollout-leaf rows (1,200 steps at lr 3e-4)
+0.776 [0.733, 0.814] and 0.645 [0.577, 0.708]. The network leaf needs a sharp prior: the network
+trained on rollout-leaf self-play only (soft visit targets, ~1 nat of entropy) lost as the
+network leaf, 0.472 [0.404, 0.542], as did the networks of an earlier recipe (0.40 with outcome
+targets, 0.49 with root-value targets); the value head stays weak throughout (value loss ~0.93 of
+a constant predictor's 1.0: who wins a 2p round is mostly the deal), so the network leaf plays
+close to its prior, and the prior is what beats the uniform search.
 
 Final recipe, one full run (2 workers on a busy machine, 46 min; 20 when the cores are free):
 greedy vs Ensign 0.766 [0.722, 0.805] after the warm start, 0.777 [0.734, 0.816] after self-play
 (0.760 [0.716, 0.799] on other deals, seed 97); vs the random-weights network 0.734
-[0.688, 0.775]; Path A 0.632 [0.564, 0.696] (0.603 [0.533, 0.668] on other deals, seed 29:
-0.618 [0.569, 0.664] pooled over 400). The reference line — the same network without search
-against the uniform ISMCTS, same deals — gave 0.598 [0.528, 0.663]: at 64 simulations the
-search adds ~3 points to the prior, within noise; a value head that predicts the round better is
-what Path A's search still lacks.
+[0.688, 0.775]; the network leaf 0.632 [0.564, 0.696] (0.603 [0.533, 0.668] on other deals, seed
+29: 0.618 [0.569, 0.664] pooled over 400). The baseline — the same network without search
+against the uniform ISMCTS, same deals — gave 0.598 [0.528, 0.663]: at 64 simulations the search
+adds ~3 points to the prior, within noise; a value head that predicts the round better is what
+the network leaf's search still lacks.
 
 Self-play and the matches run in 2 worker processes (spawned, one torch thread each; they share
 only the shard store and checkpoint paths), the learner in the parent between collections.
@@ -224,8 +228,8 @@ def run_mexican_train(
     game = make_game("mexican_train", **params)
     encoder = encoder_for(game)  # with the Commander's move terms as action features
     r = MT_QUICK if quick else MT_RECIPE
-    # per-round credit (the Ω reference); the cosine schedule ends the warm start at lr/10, where
-    # the self-play iterations continue ("lower lr at the end")
+    # per-round credit (value_target="round"); the cosine schedule ends the warm start at lr/10,
+    # where the self-play iterations continue ("lower lr at the end")
     config = LearnerConfig(lr=1e-3, batch_size=256, seed=0, value_target="round",
                            weight_decay=1e-3, schedule="cosine", warmup_steps=50,
                            total_steps=r["warm_steps"])  # fmt: skip
@@ -247,8 +251,8 @@ def run_mexican_train(
         selfplay = SelfPlayConfig(games=r["games"], concurrent_games=8, simulations=r["sims"],
                                   c_uct=C_UCT, temperature_moves=6, final_temperature=0.0)  # fmt: skip
         _log(f"Mexican Train 2p: {r['iterations']} x {r['games']} games of ISMCTS self-play with "
-             f"random rollouts ({r['sims']} sims, c_uct {C_UCT}: Path B), {r['steps']} steps "
-             "each on the window of all rows")  # fmt: skip
+             f"random rollouts ({r['sims']} sims, c_uct {C_UCT}: the rollout leaf), "
+             f"{r['steps']} steps each on the window of all rows")  # fmt: skip
         _train(pool, here, "mexican_train", params, learner, selfplay, iterations=r["iterations"],
                steps=r["steps"], workers=workers, first_iteration=1)  # fmt: skip
     final = here / ("final" if r["iterations"] else "warm")
@@ -258,31 +262,32 @@ def run_mexican_train(
         out.append(f"Mexican Train 2p: trained network (greedy, no search) vs {opponent}: win "
                    f"rate {_ci(win)} over {r['bench_games']} games")  # fmt: skip
         _log(out[-1])
-    games, sims = r["path_a_games"], r["path_a_sims"]
-    win, _ = _match(pool, "mexican_train", params, ("path-a", "uniform-ismcts"), games, 23, final,
-                    workers, sims)  # fmt: skip
-    out.append(f"Mexican Train 2p, Path A: ISMCTS-PUCT with the network as prior + value vs the "
-               f"same ISMCTS with a uniform prior + random rollouts, {sims} sims each: win "
+    games, sims = r["network_leaf_games"], r["network_leaf_sims"]
+    win, _ = _match(pool, "mexican_train", params, ("network-leaf", "uniform-ismcts"), games, 23,
+                    final, workers, sims)  # fmt: skip
+    out.append(f"Mexican Train 2p, network leaf: ISMCTS-PUCT with the network as prior + value vs "
+               f"the same ISMCTS with a uniform prior + random rollouts, {sims} sims each: win "
                f"rate {_ci(win)} over {games} games")  # fmt: skip
     _log(out[-1])
-    # the reference: the same network without search against that ISMCTS, on the same deals
+    # the baseline: the same network without search against that ISMCTS, on the same deals
     ref, _ = _match(pool, "mexican_train", params, ("network", "uniform-ismcts"), games, 23,
                     final, workers, sims)  # fmt: skip
-    out.append(f"  reference: the network alone (greedy, no search) vs that ISMCTS: win rate "
-               f"{_ci(ref)}; Path A / reference = {win.estimate / max(ref.estimate, 1e-9):.2f}x")  # fmt: skip
+    out.append(f"  baseline: the network alone (greedy, no search) vs that ISMCTS: win rate "
+               f"{_ci(ref)}; network leaf / baseline = "
+               f"{win.estimate / max(ref.estimate, 1e-9):.2f}x")  # fmt: skip
     _log(out[-1])
     return out
 
 
-C_UCT = 0.7  # the Path B teacher's UCT constant (measured: see the docstring)
+C_UCT = 0.7  # the rollout-leaf teacher's UCT constant (measured: see the docstring)
 MT_RECIPE: dict[str, int] = {
     "warm_games": 8000, "warm_steps": 2500,  # Commander-labelled games, learner steps
-    "iterations": 2, "games": 250, "sims": 200, "steps": 400,  # Path B self-play iterations
-    "bench_games": 400, "path_a_games": 200, "path_a_sims": 64,
+    "iterations": 2, "games": 250, "sims": 200, "steps": 400,  # rollout-leaf self-play iterations
+    "bench_games": 400, "network_leaf_games": 200, "network_leaf_sims": 64,
 }  # fmt: skip
 MT_QUICK: dict[str, int] = {
     "warm_games": 200, "warm_steps": 60, "iterations": 1, "games": 16, "sims": 24, "steps": 20,
-    "bench_games": 40, "path_a_games": 8, "path_a_sims": 16,
+    "bench_games": 40, "network_leaf_games": 8, "network_leaf_sims": 16,
 }  # fmt: skip
 
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# This workstation as a Ray cluster: `make local-cluster` and `make stop-cluster` (issue 7, §1).
+# This workstation as a Ray cluster: `make local-cluster` and `make stop-cluster`.
 #
 #   scripts/local_cluster.sh start [override ...]   start a Ray head and an MLflow server (each only
 #                                                   if not already running), then submit a training
@@ -23,7 +23,7 @@
 #   find the head through the RAY_ADDRESS that Ray's job supervisor gives their driver.
 # * MLflow server on 127.0.0.1: sqlite store and artifact root under the state dir, artifacts
 #   served through the server (--serve-artifacts, so remote clients need no shared disk),
-#   `--workers 1` and MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false: measured (issue 7) ~360 MB and ~1 ms
+#   `--workers 1` and MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false: measured ~360 MB and ~1 ms
 #   per call, against ~2.3 GB and ~40 ms for the default server.
 # * The job: `ray job submit --working-dir <repo> --no-wait -- python -m omega_cluster train
 #   cluster=local tracking.uri=<MLflow URL> run.dir=<absolute dir> <overrides>`. `python -m`, not
@@ -35,7 +35,8 @@
 #   your own trains there too: `make local-cluster JOB_PYTHONPATH=examples
 #   ARGS="game.name=blind_war:BlindWarGame 'game.params={}'"`.
 #
-# What `add-worker` does (issue 7, §2: a two-node cluster on one machine, as the test does):
+# What `add-worker` does (a two-node cluster on one machine, as
+# tests/integration/test_two_node.py does):
 # `ray start --address 127.0.0.1:$RAY_PORT --block --num-cpus $WORKER_CPUS --resources
 # '{"$WORKER_LABEL": 1}'`, detached in its own session like the head, with the head's temp dir and
 # token settings and its own PID file (ray-worker-<n>.pid, log ray-worker-<n>.log), then waits

@@ -66,21 +66,21 @@ public moves support; the flat evaluation that sees the hands gains +0.05, and n
 available here recovers that. (Closing 1.25 -> 1.3 would take ~+0.0025 per decision: below this
 screen's resolution, so it rules out large gains, not small ones.)
 
-Measured 2026-11-30 (4p, 64 reshuffles). The deductions now keep what a seat proved before the
-draws it still holds (``deal_constraints`` limits; the old ones stay as the spec
+Measured 2026-11-30 (4p, 64 reshuffles). The deductions now keep what a seat proved before the draws
+it still holds (``deal_constraints`` limits; the old ones stay as the spec
 ``lastdraw:<simulations>:<c_uct>[:key=value ...]``): ISMCTS 1000 simulations, c_uct 2.5, paired
 against ``lastdraw:1000:2.5``: +0.0025 ± 0.0048 (seed 11, 500 positions; the old deductions
-reproduce +0.0122 there), -0.0010 ± 0.0020 (seed 12, 500 positions, where the search itself
-scores only +0.0024 ± 0.0079 and ``paired:400:0``, 400 common worlds per move, +0.0046 ±
-0.0074: more worlds do not lift it). ``posterior:<worlds>:<steps>``: flat paired evaluation on
-worlds from a Markov chain over whole deals that replay the round legally with every opponent
-choice Commander's (:mod:`experiments.decisions.posterior`; the best belief there is against Commanders, up to
-the chain's mixing): -0.0105 ± 0.0108 against ``paired:100:0`` (seed 11, 300 positions, 3,000
-steps, ~2 s a position; the chain's worlds are autocorrelated, so fewer than 100 independent
+reproduce +0.0122 there), -0.0010 ± 0.0020 (seed 12, 500 positions, where the search itself scores
+only +0.0024 ± 0.0079 and ``paired:400:0``, 400 common worlds per move, +0.0046 ± 0.0074: more
+worlds do not lift it). ``posterior:<worlds>:<steps>``: flat paired evaluation on worlds from a
+Markov chain over whole deals that replay the round legally with every opponent choice Commander's
+(:mod:`experiments.decisions.posterior`; the best belief there is against Commanders, up to the
+chain's mixing): -0.0105 ± 0.0108 against ``paired:100:0`` (seed 11, 300 positions, 3,000 steps,
+about 2 s a position; the chain's worlds are autocorrelated, so fewer than 100 independent
 ones). Its worlds give each opponent 0.202 of its true tiles, the deductions' 0.178, worlds
-without any inference 0.173 (``python -m experiments.decisions.posterior``: 17 positions where the chain
-found a legal deal; it fails on some long rounds): Commander's choices do say something about
-its hand, but not what shows in the decisions.
+without any inference 0.173 (``python -m experiments.decisions.posterior``: 17 positions where
+the chain found a legal deal; it fails on some long rounds): Commander's choices do say something
+about its hand, but not what shows in the decisions.
 
 Measured 2026-11-30 with the Commander rollouts compiled (4p, seed 11, 64 reshuffles; the
 constrained deals now draw through an inlined Fisher–Yates, so the same spec lands on other
@@ -92,7 +92,7 @@ worth keeping. Flat paired evaluation on 300 of the positions: ``paired:100:0`` 
 ``paired:400:0`` +0.0137, ``paired:1600:0`` +0.0171 ± 0.0107 (+0.0069 ± 0.0085 over the 1000-
 simulation search, 13,000 rollouts a decision): more common worlds help a little, within noise.
 
-Measured 2026-11-30, session 9 (4p, 128 reshuffles; the Q table now plays the compiled Commander
+Measured 2026-11-30, later (4p, 128 reshuffles; the Q table now plays the compiled Commander
 too: 38 s for 2,000 positions), paired against ISMCTS 1000 simulations, c_uct 2.5. Seed 13, 2,000
 positions (the search itself +0.0066 ± 0.0050): ``paired:400:0`` -0.0006 ± 0.0041,
 ``paired:1600:0`` +0.0041 ± 0.0039 (3.5x the time), sequential halving at 4,000 simulations
@@ -112,7 +112,7 @@ Game level, declared in advance: the race at 5,000, 2,400 games on 600 fresh dea
 early stops give most of it away. Reading: comparing the moves on common worlds is worth a few
 thousandths per decision over UCT, and only at several times its cost.
 
-Session 10: the same full paired evaluation as a search option, ``root_selection=racing`` with
+Then the same full paired evaluation as a search option, ``root_selection=racing`` with
 ``race_z=inf`` (no move drops for trailing; every move on the same worlds until the budget),
 5,500 simulations a decision (about the 1,600 worlds a move of ``paired:1600:0`` at the
 positions' mean of 3.4 moves), seed 14: +0.0103 ± 0.0053 over Commander, +0.0024 ± 0.0036 over
@@ -243,7 +243,8 @@ def _paired(
     The worlds honour the public deductions, or (``belief`` = (checks, tries)) come from
     ``CommanderBelief`` with that many recent moves checked and worlds tried, or
     (``posterior_steps``) from a chain of that many steps over whole deals
-    (:mod:`experiments.decisions.posterior`: the round replayed legally with every opponent choice Commander's)."""
+    (:mod:`experiments.decisions.posterior`: the round replayed legally with every opponent
+    choice Commander's)."""
     from omega_cluster.games.mexican_train.belief import CommanderBelief
     from omega_cluster.games.mexican_train.inference import deal_constraints
 

@@ -1,8 +1,8 @@
 """The exact belief of a Mexican Train seat facing Commanders, by Markov chain Monte Carlo.
 
-An experiment for ``experiments/decisions/decisions.py`` (spec ``posterior:<worlds>:<steps>``), not a player: it
-answers "what would the best possible belief be worth?" when the opponents are known to be
-Commanders. The hidden part of a single round is the deal: the other seats' starting hands and
+An experiment for ``experiments/decisions/decisions.py`` (spec ``posterior:<worlds>:<steps>``), not
+a player: it answers "what would the best possible belief be worth?" when the opponents are known to
+be Commanders. The hidden part of a single round is the deal: the other seats' starting hands and
 the boneyard's order (draws pop from its end). ``player`` knows their own starting hand and the
 tiles they drew; everything else is free. A deal is *consistent* when replaying the round's
 public actions from it is legal at every step (each tile laid was held, each DRAW and PASS came
@@ -204,8 +204,8 @@ def overlap(state: Any, player: int, worlds: list[Any]) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     """How close the chain's worlds come to the true hands, against the deductions' worlds:
-    ``python -m experiments.decisions.posterior [--positions 20] [--seed 11] [--steps 3000]`` (4p positions of
-    ``experiments/decisions/decisions.py``, every 20th of 20 x that many)."""
+    ``python -m experiments.decisions.posterior [--positions 20] [--seed 11] [--steps 3000]``
+    (4p positions of ``experiments/decisions/decisions.py``, every 20th of 20 x that many)."""
     import argparse
 
     from experiments.decisions import decisions as bd

@@ -1,8 +1,8 @@
 """``experiments/decisions/posterior.py``: the chain over whole Mexican Train deals that the
 decision screen's ``posterior:`` spec draws its worlds from (run with ``python -m pytest
-experiments/decisions``; not part of ``make test``). Its state space is right (the real deal replays with
-no Commander mismatch: energy 0) and what it returns are worlds of the player's information set
-that replay the public round legally."""
+experiments/decisions``; not part of ``make test``). Its state space is right (the real deal
+replays with no Commander mismatch: energy 0) and what it returns are worlds of the player's
+information set that replay the public round legally."""
 
 from __future__ import annotations
 

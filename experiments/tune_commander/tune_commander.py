@@ -1,23 +1,25 @@
 """Tune the Commander's weights for one table size by self-play against the default Commander.
 
 An evolution strategy over the weights that matter under the game's rules (a (μ, λ) search with
-weighted recombination and a shrinking step, Hansen's CMA-ES without the covariance): every
-candidate plays the same fresh deals of a generation in every seat against default Commanders,
-all through the compiled playouts (:mod:`omega_cluster.games.mexican_train.officers._commander_jit`, ~1.3 ms
-a 4p round), and the figure is its fair share (1.0 is par). The best mean of the last generation
+weighted recombination and a shrinking step: CMA-ES, Hansen & Ostermeier 2001, without the
+covariance): every candidate plays the same fresh deals of a generation in every seat against
+default Commanders, all through the compiled playouts
+(:mod:`omega_cluster.games.mexican_train.officers._commander_jit`, ~1.3 ms a 4p round), and the
+figure is its fair share (win rate x players; 1.0 is par). The best mean of the last generation
 is then checked on deals no generation saw, with a 95% interval.
 
 Measured (2026-11-30, 4p, 2 cores): seed 1, 15 generations of 12 x 1,500 deals (2.5 min): 1.060
 ± 0.017 on 10,000 fresh deals x 4 seats — the ``tuned_4p`` preset
-(:data:`omega_cluster.games.mexican_train.officers.weights.PRESETS`), 1.054 ± 0.007 again on 20,000 other
-deals; seed 2, 30 generations of 14 x 3,000 deals: 1.054 ± 0.017, by similar weights (own chain
-length worth about twice the default, stranded pips 2.5x). As the searcher's own rollout policy
-(the search option ``rollout_weights=tuned_4p``, dropped from the search core after commit
-c497747) it moved ISMCTS's 4p share by +0.01 ± 0.08 (``bench/bench_ismcts.py``).
+(:data:`omega_cluster.games.mexican_train.officers.weights.PRESETS`), 1.054 ± 0.007 again on
+20,000 other deals; seed 2, 30 generations of 14 x 3,000 deals: 1.054 ± 0.017, by similar weights
+(own chain length worth about twice the default, stranded pips 2.5x). As the searcher's own
+rollout policy (the search option ``rollout_weights=tuned_4p``, dropped from the search core
+after commit c497747) it moved ISMCTS's 4p share by +0.01 ± 0.08 (``bench/bench_ismcts.py``).
+The commands of each figure: ``experiments/tune_commander/README.md``.
 
 Run: ``python -m experiments.tune_commander.tune_commander [--players 4] [--generations 15]
-[--population 12] [--deals 1500] [--check 10000] [--seed 1]``. Prints the tuned weights as a CommanderWeights
-mapping (``Commander(game, weights={...})``).
+[--population 12] [--deals 1500] [--check 10000] [--seed 1]``. Prints the tuned weights as a
+CommanderWeights mapping (``Commander(game, weights={...})``).
 """
 
 from __future__ import annotations

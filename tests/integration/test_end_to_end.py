@@ -1,10 +1,11 @@
 """One process, end to end: self-play → shards → replay window → learner → a new network.
 
-Small budgets (the strength runs are ``bench/bench_training.py``): for Leduc (the network as PUCT
-prior and value: Path A; and search-free actor-critic) and Mexican Train 2p single rounds (ISMCTS
-with random rollouts: Path B), a few iterations of :func:`omega_cluster.train.run_loop` write
-shards to a store in ``tmp_path``; the learner's value loss on everything it was given falls, and
-the last checkpoint loads as a network player that plays legal games through the checked arena.
+Small budgets (the strength runs are ``bench/bench_training.py``): for Leduc (the network leaf:
+the network as PUCT prior and value, no rollout; and search-free actor-critic) and Mexican Train
+2p single rounds (ISMCTS with the rollout leaf: random rollouts), a few iterations of
+:func:`omega_cluster.train.run_loop` write shards to a store in ``tmp_path``; the learner's value
+loss on everything it was given falls, and the last checkpoint loads as a network player that
+plays legal games through the checked arena.
 """
 
 from __future__ import annotations

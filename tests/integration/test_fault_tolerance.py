@@ -1,4 +1,4 @@
-"""Fault injection and resume on a real local Ray (issue 7 §3).
+"""Fault injection and resume on a real local Ray.
 
 Faults are injected at fixed points of a smoke run by an Observer — the moment is exact, not a
 timer — so each test knows what was in flight when the actor died:

@@ -1,4 +1,4 @@
-"""``make local-cluster`` end to end on this machine (issue 7 §1), then ``make stop-cluster``.
+"""``make local-cluster`` end to end on this machine, then ``make stop-cluster``.
 
 The real targets run (``make -o <stamp>``: the venv is not re-installed), with free ports, a state
 directory in ``tmp_path``, a private Ray temp dir and a fresh Ray token file that the script

@@ -1,4 +1,4 @@
-"""The training service end to end on a real embedded Ray with real MLflow (issue 6, section 5).
+"""The training service end to end on a real embedded Ray with real MLflow.
 
 One Ray (2 CPUs, no dashboard) is started for the module; ``run_training`` joins it (``init_ray``
 reuses an initialised Ray and leaves it running). ``run=smoke`` runs of Mexican Train 2p (ISMCTS),

@@ -1,4 +1,4 @@
-"""A real two-node Ray cluster on this machine, sent a smoke run with ``ray job submit`` (issue 7 §2).
+"""A real two-node Ray cluster on this machine, sent a smoke run with ``ray job submit``.
 
 ``scripts/local_cluster.sh up`` starts a Ray head with 1 CPU and an MLflow server;
 ``add-worker`` starts a second Ray node (``ray start --address 127.0.0.1:<port> --block``, 1 CPU,

@@ -72,7 +72,8 @@ def test_fixed_mode_waits_for_every_slice_then_applies_the_margin() -> None:
     assert d.elo_gap is not None and d.elo_gap.estimate == pytest.approx(elo_from_score(0.58))
     assert [s.key for s in d.slices] == ["p=2", "p=4"] and d.slices[1].draws == 12
 
-    # aggregate 0.54: +0.08 does not clear 0.1 (it would with the Ω default margin 0)
+    # aggregate 0.54: +0.08 does not clear 0.1 (it would with margin 0, the gate of the Mexican
+    # Train app this project replaces)
     meh = [_slice("p=2", 54, 0, 46), _slice("p=4", 54, 0, 46)]
     assert decide(CANDIDATE, CHAMPION, meh, config).verdict is Verdict.REJECT
     assert (

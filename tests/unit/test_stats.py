@@ -95,10 +95,10 @@ def test_paired_contrast_bad_input() -> None:
 
 
 def test_paired_contrast_intervals_cover_the_true_difference_about_95_percent() -> None:
-    """Measures coverage over 1,000 simulated experiments shaped like the n-tuple reference's:
-    64 deal seeds, 4 slot-games each per player, a per-seed difficulty shared by A and B
-    (win rate p_s ~ U(0.2, 0.6) for B, p_s + 0.1 for A), so the true contrast is exactly +0.1
-    and the per-seed data are discrete and not normal. A 95% interval should cover in ~95%:
+    """Measures coverage over 1,000 simulated experiments shaped like a paired strength study of
+    two players on shared deals: 64 deal seeds, 4 slot-games each per player, a per-seed
+    difficulty shared by A and B (win rate p_s ~ U(0.2, 0.6) for B, p_s + 0.1 for A), so the true
+    contrast is exactly +0.1 and the per-seed data are discrete and not normal. A 95% interval should cover in ~95%:
     binomial SE over 1,000 is 0.007, so [0.93, 0.97] is about ±3 SE."""
     rng = np.random.default_rng(2024)
     experiments, seeds, slots, true = 1000, 64, 4, 0.1
