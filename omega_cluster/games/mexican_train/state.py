@@ -54,13 +54,13 @@ import random
 from typing import TYPE_CHECKING
 
 from omega_cluster.games.api import RngLike, State
+from omega_cluster.games.mexican_train import rounds
 from omega_cluster.games.mexican_train.playout import random_playout as _random_playout
 from omega_cluster.games.mexican_train.records import (
     DealConstraints,
     RoundResult,
 )
 from omega_cluster.games.mexican_train.render import render_state
-from omega_cluster.games.mexican_train.rounds import RoundCycle
 from omega_cluster.games.mexican_train.sampling import sample_world as _sample_world
 from omega_cluster.games.mexican_train.tiles import (
     HASH_MULT,
@@ -79,7 +79,7 @@ __all__ = ["MexicanTrainState"]
 ACTING: tuple[tuple[int, ...], ...] = tuple((p,) for p in range(8))
 
 
-class MexicanTrainState(StateViews, RoundCycle, State):
+class MexicanTrainState(StateViews, State):
     """A position: hands are bit masks, trains are (open end, length) per slot plus a marker mask.
 
     Fields are read-only for callers (heuristic players, encoders); only actions change them.
@@ -143,6 +143,12 @@ class MexicanTrainState(StateViews, RoundCycle, State):
         s.log_hash, s.over, s.win = n, False, None
         s.deal(0)
         return s
+
+    # -- dealing and round end (:mod:`.rounds`) ------------------------------------------------
+    deal = rounds.deal
+    end_round = rounds.end_round
+    stuck = rounds.stuck
+    check_blocked = rounds.check_blocked
 
     # -- who acts, what they may do ---------------------------------------------------------
     @property
