@@ -158,27 +158,22 @@ def _best(
 
 
 @njit(cache=True)
-def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
-    """Commander.act for the acting player (terms.move_scores, strict ties to the lowest id)."""
-    k = legal_actions(S, G, em, dm, P, legal)
-    if k == 1:
-        return legal[0]
-    n = G[G_N]
-    player = S[S_CUR]
-    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision
-    ctl[C_LEFT] = G[G_BUDGET]
-    ctl[C_COUNT] = 0
-    hlo, hhi = S[S_HANDS + 2 * player], S[S_HANDS + 2 * player + 1]
-    danger = D[player]
-    top_urgency = 0.0
-    urgency = np.zeros(NUM_SLOTS)
-    for q in range(n):
+def _urgency(S, G, P, danger: int, player: int, urgency: np.ndarray) -> float:
+    """Each opponent's danger of going out (terms._Decision.urgency) into ``urgency``; the top."""
+    top = 0.0
+    for q in range(G[G_N]):
         if q != player:
             size = popcount(S[S_HANDS + 2 * q], P) + popcount(S[S_HANDS + 2 * q + 1], P)
             u = min(1.0, max(0.0, (danger + 1 - size) / danger))
             urgency[q] = u
-            if u > top_urgency:
-                top_urgency = u
+            if u > top:
+                top = u
+    return top
+
+
+@njit(cache=True)
+def _unseen(S, G, hlo: int, hhi: int) -> tuple[int, int]:
+    """The tiles the acting player cannot see: not in hand, not on a train, not the engine."""
     unseen_lo = G[G_UNSEEN_LO] & ~hlo & ~S[S_BOARD_LO]
     unseen_hi = G[G_UNSEEN_HI] & ~hhi & ~S[S_BOARD_HI]
     engine_tile = S[S_ENGINE_TILE]
@@ -186,16 +181,21 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
         unseen_lo &= ~(1 << engine_tile)
     else:
         unseen_hi &= ~(1 << (engine_tile - WORD))
-    per_value = 1.0 / (G[G_SET] + 1)
-    open_slots = open_mask(S, G, player)
+    return unseen_lo, unseen_hi
+
+
+@njit(cache=True)
+def _reach(
+    S, em, open_slots: int, without_lo: np.ndarray, without_hi: np.ndarray
+) -> tuple[int, int]:
+    """Tiles matching the end of any open train (returned), and per open train slot those
+    matching the other open trains' ends (into ``without_*``: terms._reach_without)."""
     reach_lo, reach_hi = 0, 0
     for x in range(NUM_SLOTS):
         if open_slots >> x & 1:
             e = S[S_ENDS + x]
             reach_lo |= em[e, 0]
             reach_hi |= em[e, 1]
-    without_lo = np.zeros(NUM_SLOTS, np.int64)
-    without_hi = np.zeros(NUM_SLOTS, np.int64)
     for s in range(NUM_SLOTS):
         if open_slots >> s & 1:
             for x in range(NUM_SLOTS):
@@ -203,6 +203,28 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
                     e = S[S_ENDS + x]
                     without_lo[s] |= em[e, 0]
                     without_hi[s] |= em[e, 1]
+    return reach_lo, reach_hi
+
+
+@njit(cache=True)
+def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
+    """Commander.act for the acting player (terms.move_scores, strict ties to the lowest id)."""
+    k = legal_actions(S, G, em, dm, P, legal)
+    if k == 1:
+        return legal[0]
+    player = S[S_CUR]
+    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision
+    ctl[C_LEFT] = G[G_BUDGET]
+    ctl[C_COUNT] = 0
+    hlo, hhi = S[S_HANDS + 2 * player], S[S_HANDS + 2 * player + 1]
+    urgency = np.zeros(NUM_SLOTS)
+    top_urgency = _urgency(S, G, P, D[player], player, urgency)
+    unseen_lo, unseen_hi = _unseen(S, G, hlo, hhi)
+    per_value = 1.0 / (G[G_SET] + 1)
+    open_slots = open_mask(S, G, player)
+    without_lo = np.zeros(NUM_SLOTS, np.int64)
+    without_hi = np.zeros(NUM_SLOTS, np.int64)
+    reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
     own_end = S[S_ENDS + player]
     base_score, base_lo, base_hi = _best(
         own_end, hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl
