@@ -11,8 +11,11 @@ action id) are mirrored line for line, so a compiled playout makes the very move
 (``tests/unit/test_commander_jit.py`` checks move by move and playout by playout, for every rule
 variant). Imported only when numba is installed; :meth:`Commander.playout_returns` is the way in.
 
-Tile masks are two int64 words of 62 bits, as in :mod:`._rules_jit`. Only playouts that end within the campaign's last round run here (the next deal draws from
-Python's Mersenne Twister); :class:`CompiledCommander` says so and the caller plays in Python.
+The kernels live in three modules: the rules in :mod:`._rules_jit`, the longest-chain search in
+:mod:`._chain_jit`, the move scores and the playout loop here. Tile masks are two int64 words of
+62 bits (see :mod:`._rules_jit`). Only playouts that end within the campaign's last round run
+here (the next deal draws from Python's Mersenne Twister); :class:`CompiledCommander` says so and
+the caller plays in Python.
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from omega_cluster.games.mexican_train.officers._chain_jit import (
+    C_COUNT,
+    C_GEN,
+    C_LEFT,
+    C_OVERFLOW,
+    MEMO_BITS,
+    best_chain,
+)
 from omega_cluster.games.mexican_train.officers._rules_jit import (
     G_BLANK,
     G_BUDGET,
@@ -60,7 +71,6 @@ from omega_cluster.games.mexican_train.officers._rules_jit import (
     S_TOTAL,
     WORD,
     apply_action,
-    high_bit,
     legal_actions,
     mask_pips,
     open_mask,
@@ -74,87 +84,6 @@ if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainGame, MexicanTrainState
 
 __all__ = ["CompiledCommander"]
-
-_STEP = 1 << 12  # chain score = length << 12 | pips (terms._PIP_BITS)
-_MEMO_BITS = 16  # chain-search memo slots per decision: far above any hand's need
-_H1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 (Fibonacci hashing)
-_H2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
-# -- control words: memo generation, chain budget left, memo entries, overflow --------------------
-C_GEN, C_LEFT, C_COUNT, C_OVERFLOW = 0, 1, 2, 3
-
-
-@njit(cache=True)
-def _slot_of_key(lo: int, hi: int, end: int, bits: int) -> int:
-    h = (lo * _H1) ^ (hi * _H2) ^ (end * 0x5BD1E995)
-    return int((h >> (64 - bits)) & ((1 << bits) - 1))
-
-
-@njit(cache=True)
-def _best(
-    end: int,
-    lo: int,
-    hi: int,
-    em: np.ndarray,
-    pips: np.ndarray,
-    values: np.ndarray,
-    P: np.ndarray,
-    keys: np.ndarray,
-    vals: np.ndarray,
-    stamp: np.ndarray,
-    ctl: np.ndarray,
-) -> tuple[int, int, int]:
-    """terms.chain_search's ``best(end, mask)``: ``(score, chain_lo, chain_hi)``, same order."""
-    cap = stamp.shape[0] - 1
-    gen = ctl[C_GEN]
-    i = _slot_of_key(lo, hi, end, _MEMO_BITS)
-    while stamp[i] == gen:
-        if keys[i, 0] == lo and keys[i, 1] == hi and keys[i, 2] == end:
-            return vals[i, 0], vals[i, 1], vals[i, 2]
-        i = (i + 1) & cap
-    olo = lo & em[end, 0]
-    ohi = hi & em[end, 1]
-    best_score, best_lo, best_hi = 0, 0, 0
-    if olo or ohi:
-        ctl[C_LEFT] -= 1
-        if ctl[C_LEFT] < 0:  # out of budget: follow the heaviest tile only
-            if ohi:
-                ohi = high_bit(ohi)
-                olo = 0
-            else:
-                olo = high_bit(olo)
-        best_score = -1
-        while olo:
-            bit = olo & -olo
-            olo ^= bit
-            t = popcount(bit - 1, P)
-            score, clo, chi = _best(
-                pips[t] - end, lo ^ bit, hi, em, pips, values, P, keys, vals, stamp, ctl
-            )
-            score += _STEP + values[t]
-            if score > best_score:
-                best_score, best_lo, best_hi = score, clo | bit, chi
-        while ohi:
-            bit = ohi & -ohi
-            ohi ^= bit
-            t = WORD + popcount(bit - 1, P)
-            score, clo, chi = _best(
-                pips[t] - end, lo, hi ^ bit, em, pips, values, P, keys, vals, stamp, ctl
-            )
-            score += _STEP + values[t]
-            if score > best_score:
-                best_score, best_lo, best_hi = score, clo, chi | bit
-    # store (the recursion never adds this key: every call below holds fewer tiles)
-    ctl[C_COUNT] += 1
-    if ctl[C_COUNT] * 4 > cap * 3:
-        ctl[C_OVERFLOW] = 1
-    else:
-        i = _slot_of_key(lo, hi, end, _MEMO_BITS)
-        while stamp[i] == gen:
-            i = (i + 1) & cap
-        stamp[i] = gen
-        keys[i, 0], keys[i, 1], keys[i, 2] = lo, hi, end
-        vals[i, 0], vals[i, 1], vals[i, 2] = best_score, best_lo, best_hi
-    return best_score, best_lo, best_hi
 
 
 @njit(cache=True)
@@ -226,7 +155,7 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
     without_hi = np.zeros(NUM_SLOTS, np.int64)
     reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
     own_end = S[S_ENDS + player]
-    base_score, base_lo, base_hi = _best(
+    base_score, base_lo, base_hi = best_chain(
         own_end, hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl
     )
     hand_pips = mask_pips(hlo, hhi, values, P)
@@ -260,9 +189,13 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
             v = values[t]
             new_end = pips[t] - S[S_ENDS + s]
             if s == player:
-                score = _best(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+                score = best_chain(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[
+                    0
+                ]
             elif (base_lo & blo) or (base_hi & bhi):
-                score = _best(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+                score = best_chain(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[
+                    0
+                ]
             else:
                 score = base_score
             if open_slots >> s & 1:
@@ -375,7 +308,7 @@ class CompiledCommander:
         g[G_BUDGET] = budget
         g[G_UNSEEN_LO], g[G_UNSEEN_HI], g[G_SET] = full_lo, full_hi, tiles.double_set
         self.G = g
-        size = 1 << _MEMO_BITS
+        size = 1 << MEMO_BITS
         self.keys = np.zeros((size, 3), dtype=np.int64)
         self.vals = np.zeros((size, 3), dtype=np.int64)
         self.stamp = np.full(size, -1, dtype=np.int64)
