@@ -17,21 +17,19 @@ turn pending), globals (boneyard, round, flags, table size) and the last ``log_l
 actions of this round, most recent first (actor seat, draw/pass/play, target train, tile values).
 
 Action features: kind (play/draw/pass), the tile's values (two-hot), pips, double, target train
-(relative: own, other seats, Mexican), whether that train is marked or an open double being
-covered, its length, the end the play leaves, how many own tiles would match that end, and
-whether the play goes out — features of the position the move leaves behind, computed from
-precomputed tile tables — and, with ``heuristic_features`` (default), the Commander's 20 move terms
-(:mod:`omega_cluster.games.mexican_train.officers.terms`: longest own chain after the move, stranded pips,
-playable tiles, blocking and feeding shares, doubles, ...; ~18 µs per position). Measured on the
-same 32k self-play rows (ISMCTS teacher, 400 games vs Ensign): the greedy network won 0.61-0.65
-without them and 0.71 with them — a longest-chain search over the hand is what the MLP does not
-learn from the tile bits (``bench/bench_training.py``).
+(relative: own, other seats, Mexican), whether it is marked or an open double being covered, its
+length, the end the play leaves, own tiles matching that end, whether the play goes out (all
+from precomputed tile tables) and, with ``heuristic_features`` (default), the Commander's 20
+move terms (:mod:`.officers.terms`: longest own chain after the move, stranded pips, blocking
+and feeding shares, doubles, ...; ~18 µs per position). Measured on the same 32k self-play rows
+(ISMCTS teacher, 400 games vs Ensign): the greedy network won 0.61-0.65 without the terms and
+0.71 with them — the MLP does not learn a longest-chain search from the tile bits
+(``bench/bench_training.py``).
 
 Auxiliary targets (:meth:`MexicanTrainEncoder.aux_targets`): this round's pips per relative seat
 and who goes out (relative seat, or "blocked"), from the round's public :class:`RoundResult`;
-:meth:`MexicanTrainEncoder.aux_target_vector` gives them flat, in the layout of the record
-column ``aux_targets`` (pips, then the one-hot class), for the decision at a history index of a
-finished game (self-play calls it when the game ends).
+:meth:`MexicanTrainEncoder.aux_target_vector` gives them flat (the record column
+``aux_targets``: pips, then the one-hot class) for a decision of a finished game.
 """
 
 from __future__ import annotations
