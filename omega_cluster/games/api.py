@@ -38,6 +38,10 @@ Randomness is always explicit. Inner loops (a random player, a rollout, ``sample
 call costs 1–3 µs, which dominates a 3 µs game step (measured in ``bench/``). Boundaries accept
 either; :func:`as_rng` turns a seed or a ``numpy.random.Generator`` into a ``random.Random``
 deterministically.
+
+The errors live in :mod:`.errors` and the parameter and shape types (:class:`ParamSpec`,
+:class:`GameSpec`) in :mod:`.spec`; this module re-exports them, so the whole contract is
+importable from here.
 """
 
 from __future__ import annotations
@@ -45,10 +49,19 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final, TypeAlias
 
 import numpy as np
+
+from omega_cluster.games.errors import (
+    ConstraintError,
+    GameError,
+    IllegalActionError,
+    InvalidParameterError,
+    ReplayError,
+    SamplingNotSupportedError,
+)
+from omega_cluster.games.spec import GameSpec, ParamSpec
 
 __all__ = [
     "CHANCE",
@@ -76,120 +89,6 @@ Action: TypeAlias = int
 HistoryEntry: TypeAlias = int | tuple[int, ...]
 """One step of an action history: an action, or a joint action (one per acting player)."""
 RngLike: TypeAlias = random.Random | np.random.Generator | int
-
-
-class GameError(Exception):
-    """Base class of every error the game layer raises."""
-
-
-class InvalidParameterError(GameError, ValueError):
-    """An unknown game or parameter, or a value outside the allowed set."""
-
-
-class IllegalActionError(GameError, ValueError):
-    """An action that the rules do not allow in this state."""
-
-    def __init__(self, state: State, player: int, action: Any, legal: Sequence[int], why: str = ""):
-        self.player = player
-        self.action = action
-        self.legal = tuple(legal)
-        game = state.game
-        names = ", ".join(f"{a}={game.describe_action(a)}" for a in self.legal[:40])
-        more = f" (+{len(self.legal) - 40} more)" if len(self.legal) > 40 else ""
-        try:
-            what = game.describe_action(action) if isinstance(action, int) else repr(action)
-        except Exception:
-            what = repr(action)
-        reason = f" ({why})" if why else ""
-        super().__init__(
-            f"{game.spec.name}: illegal action {action!r} ({what}) for player {player}{reason} "
-            f"after history {state.history[-12:]!r}; legal actions: [{names}{more}]"
-        )
-
-
-class ReplayError(GameError, ValueError):
-    """A malformed action history given to :meth:`Game.replay`."""
-
-
-class SamplingNotSupportedError(GameError, NotImplementedError):
-    """The game cannot draw a world from an information set (e.g. a pyspiel game without
-    ``resample_from_infostate``)."""
-
-
-class ConstraintError(GameError, ValueError):
-    """``sample_world`` constraints that no world in the information set satisfies."""
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One game parameter: its default, the type it must have and, optionally, the allowed values."""
-
-    default: Any
-    doc: str
-    kind: type | tuple[type, ...] = object  # accepted Python type(s)
-    choices: tuple[Any, ...] | None = None  # allowed values, when the set is finite
-    minimum: float | None = None  # inclusive bounds for numbers
-    maximum: float | None = None
-
-    def check(self, game: str, name: str, value: Any) -> Any:
-        """Return ``value`` (coerced where harmless) or raise an error naming the allowed values."""
-        if self.kind is not object:
-            kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-            if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if bool not in kinds and isinstance(value, bool):
-                ok = False
-            else:
-                ok = isinstance(value, kinds)
-            if not ok:
-                names = "/".join(k.__name__ for k in kinds)
-                raise InvalidParameterError(
-                    f"{game}: parameter {name}={value!r} must be of type {names}; {self.describe()}"
-                )
-        if self.choices is not None and value not in self.choices:
-            raise InvalidParameterError(
-                f"{game}: parameter {name}={value!r} is not allowed; {self.describe()}"
-            )
-        if self.minimum is not None and value < self.minimum:
-            raise InvalidParameterError(
-                f"{game}: parameter {name}={value!r} is below the minimum; {self.describe()}"
-            )
-        if self.maximum is not None and value > self.maximum:
-            raise InvalidParameterError(
-                f"{game}: parameter {name}={value!r} is above the maximum; {self.describe()}"
-            )
-        return value
-
-    def describe(self) -> str:
-        if self.choices is not None:
-            allowed = "one of " + ", ".join(repr(c) for c in self.choices)
-        elif self.minimum is not None or self.maximum is not None:
-            lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
-            hi = "inf" if self.maximum is None else f"{self.maximum:g}"
-            allowed = f"in [{lo}, {hi}]"
-        else:
-            allowed = "any value"
-        return f"allowed: {allowed} (default {self.default!r}) — {self.doc}"
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """The static shape of a game, as the search, the encoders and the arena need it."""
-
-    name: str  # registry name, e.g. "mexican_train"
-    num_players: int  # players at this table (a Game instance has a fixed count)
-    min_players: int  # range the game supports
-    max_players: int
-    num_actions: int  # size of the fixed action space: action ids are 0..num_actions-1
-    simultaneous: bool  # some nodes have several acting players
-    hidden_information: bool  # some players cannot see part of the state
-    explicit_chance: bool  # has CHANCE nodes (otherwise chance is resolved from the seed)
-    objectives: tuple[str, ...] = ("win",)  # objectives this game can be scored on
-    objective: str = "win"  # the objective of this instance
-    max_game_length: int | None = None  # upper bound on decisions, when known
-    min_return: float | None = None  # bounds of a player's return, when known
-    max_return: float | None = None
-    zero_sum: bool = False
 
 
 def as_rng(rng: RngLike) -> random.Random:

@@ -9,12 +9,8 @@ import numpy as np
 import pytest
 from model_helpers import GAMES, game_id
 
-from omega_cluster.games.mexican_train.encoder import (
-    _TERM_SCALES,
-    MexicanTrainEncoder,
-    _replay_actors,
-    recent_actions,
-)
+from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
+from omega_cluster.games.mexican_train.views import recent_actions, replay_actors
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import EncoderError, encoder_for, encoder_from_info, random_positions
 from omega_cluster.model.encoders import check_encoder_matches
@@ -97,7 +93,7 @@ def test_mexican_train_log_actors(chain: bool) -> None:
         if len(state.history) > start:
             expected = list(reversed(actors[start:]))
             assert recent_actions(state, 10_000) == expected
-            assert _replay_actors(state, start, 10_000) == expected
+            assert replay_actors(state, start, 10_000) == expected
             assert recent_actions(state, 5) == expected[:5]
             checked += 1
         legal = state.legal_actions()

@@ -17,21 +17,19 @@ turn pending), globals (boneyard, round, flags, table size) and the last ``log_l
 actions of this round, most recent first (actor seat, draw/pass/play, target train, tile values).
 
 Action features: kind (play/draw/pass), the tile's values (two-hot), pips, double, target train
-(relative: own, other seats, Mexican), whether that train is marked or an open double being
-covered, its length, the end the play leaves, how many own tiles would match that end, and
-whether the play goes out — the Ω reference's "resulting end" style features, computed from
-precomputed tile tables — and, with ``heuristic_features`` (default), the Commander's 20 move terms
-(:mod:`omega_cluster.games.mexican_train.officers.terms`: longest own chain after the move, stranded pips,
-playable tiles, blocking and feeding shares, doubles, ...; ~18 µs per position). Measured on the
-same 32k self-play rows (ISMCTS teacher, 400 games vs Ensign): the greedy network won 0.61-0.65
-without them and 0.71 with them — a longest-chain search over the hand is what the MLP does not
-learn from the tile bits (``bench/bench_training.py``).
+(relative: own, other seats, Mexican), whether it is marked or an open double being covered, its
+length, the end the play leaves, own tiles matching that end, whether the play goes out (all
+from precomputed tile tables) and, with ``heuristic_features`` (default), the Commander's 20
+move terms (:mod:`.officers.terms`: longest own chain after the move, stranded pips, blocking
+and feeding shares, doubles, ...; ~18 µs per position). Measured on the same 32k self-play rows
+(ISMCTS teacher, 400 games vs Ensign): the greedy network won 0.61-0.65 without the terms and
+0.71 with them — the MLP does not learn a longest-chain search from the tile bits
+(``bench/bench_training.py``).
 
 Auxiliary targets (:meth:`MexicanTrainEncoder.aux_targets`): this round's pips per relative seat
 and who goes out (relative seat, or "blocked"), from the round's public :class:`RoundResult`;
-:meth:`MexicanTrainEncoder.aux_target_vector` gives them flat, in the layout of the record
-column ``aux_targets`` (pips, then the one-hot class), for the decision at a history index of a
-finished game (self-play calls it when the game ends).
+:meth:`MexicanTrainEncoder.aux_target_vector` gives them flat (the record column
+``aux_targets``: pips, then the one-hot class) for a decision of a finished game.
 """
 
 from __future__ import annotations
@@ -47,6 +45,7 @@ from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
 from omega_cluster.games.mexican_train.officers.terms import move_features
 from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
+from omega_cluster.games.mexican_train.views import recent_actions
 
 __all__ = ["MexicanTrainEncoder"]
 
@@ -399,70 +398,3 @@ def _check_state(state: State) -> MexicanTrainState:
     if not isinstance(state, MexicanTrainState):
         raise EncoderError(f"MexicanTrainEncoder needs a MexicanTrainState, got {type(state)}")
     return state
-
-
-def recent_actions(s: MexicanTrainState, count: int) -> list[tuple[int, int]]:
-    """The last ``count`` ``(actor, action)`` pairs of the current round, most recent first.
-
-    Who made each move is public but not stored; it follows from the turn structure. Without
-    first-turn chains it is read backwards from the acting seat in O(count): a draw or a double
-    keeps the turn (a double grants another play), a pass or any other play hands it to the next
-    seat. With chains the round is replayed forwards (a chain's own-train plays keep the turn).
-    """
-    hist = s.history
-    start = s.round_starts[-1]
-    if s.over or count == 0 or start >= len(hist):
-        return []
-    g = s.game
-    n = g.num_players
-    tiles = g.tiles
-    draw, pas, high, low = tiles.draw_action, tiles.pass_action, tiles.high, tiles.low
-    if g.first_turn_chain:
-        return _replay_actors(s, start, count)
-    out: list[tuple[int, int]] = []
-    nxt = s.current
-    i = len(hist) - 1
-    while i >= start and len(out) < count:
-        a = hist[i]
-        assert isinstance(a, int)
-        if a == draw:
-            actor = nxt
-        elif a == pas:
-            actor = nxt - 1 if nxt else n - 1
-        else:
-            tile = a // NUM_SLOTS
-            actor = nxt if high[tile] == low[tile] else (nxt - 1 if nxt else n - 1)
-        out.append((actor, a))
-        nxt = actor
-        i -= 1
-    return out
-
-
-def _replay_actors(s: MexicanTrainState, start: int, count: int) -> list[tuple[int, int]]:
-    """Forward replay of the turn structure of the current round (used with first-turn chains)."""
-    g = s.game
-    n = g.num_players
-    tiles = g.tiles
-    cur, pending, chain = s.round_index % n, (1 << n) - 1, False
-    chains = g.first_turn_chain
-    pairs: list[tuple[int, int]] = []
-    for a in s.history[start:]:
-        assert isinstance(a, int)
-        pairs.append((cur, a))
-        if a == tiles.draw_action:
-            continue
-        if a == tiles.pass_action:
-            ended = True
-        else:
-            tile, slot = divmod(a, NUM_SLOTS)
-            in_chain = chain or (chains and slot == cur and bool(pending >> cur & 1))
-            if tiles.high[tile] == tiles.low[tile]:
-                chain, ended = in_chain, False
-            else:
-                chain, ended = in_chain, not in_chain
-        if ended:
-            pending &= ~(1 << cur)
-            chain = False
-            cur = (cur + 1) % n
-    pairs.reverse()
-    return pairs[:count]

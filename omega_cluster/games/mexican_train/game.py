@@ -7,7 +7,7 @@ Returns (the scheme used everywhere in omega_cluster for this game): each player
 win** — ``1/k`` for each of the ``k`` tied winners, ``0`` otherwise, summing to 1. The winner is the
 lowest cumulative pip count (objective ``"points"``) or the most rounds won by going out
 (``"go_out"``). ``win_shares() == returns()``. A player's **fair share** is ``N × mean return``
-over many games: 1.0 is par at any table size (the Ω reference's "mean fair-share" figure), see
+over many games: 1.0 is par at any table size (the "fair share" figure the reports show), see
 :func:`fair_share`.
 """
 
@@ -33,7 +33,7 @@ DEFAULT_HAND_SIZES: dict[int, tuple[int, ...]] = {
 
 
 def fair_share(returns_list: Sequence[Sequence[float]], player: int | None = None) -> Any:
-    """``N × mean return`` per seat over several games (1.0 is par, as in the Ω reference).
+    """``N × mean return`` per seat over several games (1.0 is par at any table size).
 
     ``returns_list`` holds one returns tuple per game. With ``player`` given, that seat's figure;
     otherwise a tuple with every seat's.

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, cast
 
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.mexican_train import DealConstraints, MexicanTrainGame
-from omega_cluster.games.mexican_train.tiles import MEXICAN_BIT, NUM_SLOTS, SLOTS_OF
+from omega_cluster.games.mexican_train.tiles import MEXICAN_BIT, NUM_SLOTS, SLOTS_OF, TileSet
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainState
@@ -131,72 +131,100 @@ def deal_constraints(
     s = cast("MexicanTrainState", state)
     if s.over:
         return None
-    n = game.num_players
     tiles = game.tiles
-    em, dmask, draw, strict = (
-        tiles.end_mask,
-        tiles.doubles_mask,
-        tiles.draw_action,
-        game.strict_doubles,
-    )
+    draw = tiles.draw_action
     replay = PublicReplay(s)
-    ends, doubles = replay.ends, replay.doubles  # updated in place by the replay
-    forbidden = [0] * n  # what each seat proved since its last kept draw
-    # levels[q][i]: what q proved since its i-th kept draw (0: since the deal), i < kept draws;
-    # used[q][i]: tiles q laid since then that such a statement had proved absent, so drawn later
-    levels: list[list[int]] = [[] for _ in range(n)]
-    used: list[list[int]] = [[] for _ in range(n)]
+    proofs = _Proofs(game.num_players)
     drew = False  # the acting seat has drawn this play
     for entry in s.history[s.round_starts[-1] :]:
         a = cast(int, entry)  # a turn-based game: every history entry is one action id
         cur = replay.cur
         if a >= draw:  # DRAW or PASS: no legal play for ``cur`` right now
-            open_mask = (1 << cur) | MEXICAN_BIT | replay.marked
-            if not strict:
-                for x in doubles:
-                    open_mask |= 1 << x
-            reach = 0
-            for x in SLOTS_OF[open_mask]:
-                reach |= em[ends[x]]
-            if doubles and strict:
-                playable = em[ends[doubles[0]]] | (reach & dmask if replay.bonus else 0)
-            else:
-                playable = reach
-            mine = levels[cur]
-            for i in range(len(mine)):
-                mine[i] |= playable
-            forbidden[cur] |= playable
+            proofs.cannot_play(cur, _playable(replay, tiles, game.strict_doubles))
             if a == draw:  # an unknown tile joins the hand: a new level, until it is laid
-                mine.append(forbidden[cur])
-                used[cur].append(0)
-                forbidden[cur] = 0
+                proofs.draw(cur)
                 drew = True
             else:
                 replay.pass_turn()
                 drew = False
             continue
         if drew:  # must_play: the tile laid right after a draw is the drawn one
-            forbidden[cur], drew = levels[cur].pop(), False
-            used[cur].pop()
+            proofs.lay_drawn(cur)
+            drew = False
         else:
-            bit = 1 << (a // NUM_SLOTS)
-            mine = levels[cur]
-            for i in range(len(mine)):
-                if mine[i] & bit:
-                    used[cur][i] += 1
+            proofs.lay(cur, 1 << (a // NUM_SLOTS))
         replay.play(a)
-    if not before_draws:
-        forbidden[player] = 0  # the player knows their own hand
-        return DealConstraints(tuple(forbidden))
-    limits: list[tuple[tuple[int, int], ...]] = []
-    for q in range(n):
-        if q == player:
-            forbidden[q] = 0  # the player knows their own hand
-            limits.append(())
-            continue
-        forbidden[q], facts = _limits(levels[q], used[q], forbidden[q])
-        limits.append(facts)
-    return DealConstraints(tuple(forbidden), tuple(limits) if any(limits) else ())
+    return proofs.constraints(player, before_draws)
+
+
+def _playable(replay: PublicReplay, tiles: TileSet, strict: bool) -> int:
+    """The tiles the seat to act could legally lay now: a DRAW or a PASS proves it holds none."""
+    em, ends, doubles = tiles.end_mask, replay.ends, replay.doubles
+    open_mask = (1 << replay.cur) | MEXICAN_BIT | replay.marked
+    if not strict:
+        for x in doubles:
+            open_mask |= 1 << x
+    reach = 0
+    for x in SLOTS_OF[open_mask]:
+        reach |= em[ends[x]]
+    if doubles and strict:
+        return em[ends[doubles[0]]] | (reach & tiles.doubles_mask if replay.bonus else 0)
+    return reach
+
+
+class _Proofs:
+    """What each seat has proved it does not hold during the round's replay, by kept draw.
+
+    ``forbidden[q]``: what ``q`` proved since its last kept draw. ``levels[q][i]``: what ``q``
+    proved since its ``i``-th kept draw (0: since the deal); ``used[q][i]``: tiles ``q`` laid since
+    then that such a statement had proved absent (so they were drawn later).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.forbidden = [0] * n
+        self.levels: list[list[int]] = [[] for _ in range(n)]
+        self.used: list[list[int]] = [[] for _ in range(n)]
+
+    def cannot_play(self, seat: int, playable: int) -> None:
+        """``seat`` drew or passed: it holds none of ``playable``, at every level."""
+        mine = self.levels[seat]
+        for i in range(len(mine)):
+            mine[i] |= playable
+        self.forbidden[seat] |= playable
+
+    def draw(self, seat: int) -> None:
+        """``seat`` drew an unknown tile: what it proved so far becomes a level of its own."""
+        self.levels[seat].append(self.forbidden[seat])
+        self.used[seat].append(0)
+        self.forbidden[seat] = 0
+
+    def lay_drawn(self, seat: int) -> None:
+        """``seat`` laid the tile it just drew: that draw's level is the current statement again."""
+        self.forbidden[seat] = self.levels[seat].pop()
+        self.used[seat].pop()
+
+    def lay(self, seat: int, bit: int) -> None:
+        """``seat`` laid the tile ``bit``: count it in every level that had proved it absent."""
+        mine = self.levels[seat]
+        for i in range(len(mine)):
+            if mine[i] & bit:
+                self.used[seat][i] += 1
+
+    def constraints(self, player: int, before_draws: bool) -> DealConstraints:
+        """The proofs as :class:`DealConstraints` for ``player``'s worlds (see deal_constraints)."""
+        forbidden = self.forbidden
+        if not before_draws:
+            forbidden[player] = 0  # the player knows their own hand
+            return DealConstraints(tuple(forbidden))
+        limits: list[tuple[tuple[int, int], ...]] = []
+        for q in range(len(forbidden)):
+            if q == player:
+                forbidden[q] = 0  # the player knows their own hand
+                limits.append(())
+                continue
+            forbidden[q], facts = _limits(self.levels[q], self.used[q], forbidden[q])
+            limits.append(facts)
+        return DealConstraints(tuple(forbidden), tuple(limits) if any(limits) else ())
 
 
 def _limits(

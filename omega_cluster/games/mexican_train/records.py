@@ -1,8 +1,8 @@
 """Immutable records that leave a Mexican Train state: round results, observations, constraints.
 
-:mod:`.state` produces them; the arena, the self-play record writer (per-round credit labels,
-the Ω reference's "label each decision by its round's outcome"), the encoders and the
-heuristic players read them. All are frozen dataclasses, so they compare and hash by value.
+:mod:`.state` produces them; the arena, the self-play record writer (per-round credit labels:
+each decision is labelled by the outcome of its own round), the encoders and the heuristic
+players read them. All are frozen dataclasses, so they compare and hash by value.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class RoundResult:
     blocked: bool  # the boneyard was empty and nobody could play
 
     def round_winners(self, objective: str = "points") -> tuple[int, ...]:
-        """The round's winners, the Ω reference's per-round credit label.
+        """The round's winners: the per-round credit label of the round's decisions.
 
         ``points``: the players with the fewest pips this round (campaign points are the sum of
         independent rounds, so winning rounds is what minimizes the total); ``go_out``: the player

@@ -77,23 +77,10 @@ def _constrained_deal(
     constraints: DealConstraints,
     max_tries: int,
 ) -> None:
+    """Deal the unseen tiles to the other seats and the boneyard so that every constraint
+    holds: a sequential deal, most constrained group first, retried up to ``max_tries`` times."""
+    _check_constraints(world, player, constraints)
     n = world.game.num_players
-    if not isinstance(constraints, DealConstraints) or len(constraints.forbidden) != n:
-        raise ConstraintError(
-            f"mexican_train: constraints must be a DealConstraints with {n} masks "
-            f"(one per seat), got {constraints!r}"
-        )
-    forbidden = constraints.forbidden
-    if constraints.limits and len(constraints.limits) != n:
-        raise ConstraintError(
-            f"mexican_train: constraints.limits must hold one tuple per seat ({n}), got "
-            f"{len(constraints.limits)}"
-        )
-    if forbidden[player] & world.hands[player]:
-        raise ConstraintError(
-            f"mexican_train: constraints forbid player {player} tiles they hold: "
-            f"{world.game.tiles.mask_tiles(forbidden[player] & world.hands[player])}"
-        )
     others = [q for q in range(n) if q != player]
     unseen = 0
     for q in others:
@@ -133,6 +120,27 @@ def _constrained_deal(
         f"mexican_train: no deal of the {unseen.bit_count()} unseen tiles satisfies the "
         f"constraints for player {player}'s world after {max_tries} tries"
     )
+
+
+def _check_constraints(world: MexicanTrainState, player: int, constraints: DealConstraints) -> None:
+    """Refuse constraints of the wrong shape, or that forbid ``player`` a tile they hold."""
+    n = world.game.num_players
+    if not isinstance(constraints, DealConstraints) or len(constraints.forbidden) != n:
+        raise ConstraintError(
+            f"mexican_train: constraints must be a DealConstraints with {n} masks "
+            f"(one per seat), got {constraints!r}"
+        )
+    forbidden = constraints.forbidden
+    if constraints.limits and len(constraints.limits) != n:
+        raise ConstraintError(
+            f"mexican_train: constraints.limits must hold one tuple per seat ({n}), got "
+            f"{len(constraints.limits)}"
+        )
+    if forbidden[player] & world.hands[player]:
+        raise ConstraintError(
+            f"mexican_train: constraints forbid player {player} tiles they hold: "
+            f"{world.game.tiles.mask_tiles(forbidden[player] & world.hands[player])}"
+        )
 
 
 def _slot_groups(

@@ -1,7 +1,8 @@
 """Mexican Train rules: :class:`MexicanTrainState`, one position of a campaign.
 
 Owns legality, the turn structure, scoring and the campaign; the parameters live in
-:mod:`.game`, the tile tables and action ids in :mod:`.tiles`, the fast random playout in
+:mod:`.game`, the deal and the end of a round in :mod:`.rounds`, the tile tables and action ids
+in :mod:`.tiles`, the fast random playout in
 :mod:`.playout` (it mirrors ``legal_actions`` / ``_apply_action`` exactly), determinizations in
 :mod:`.sampling` and the text picture in :mod:`.render`.
 
@@ -53,17 +54,18 @@ import random
 from typing import TYPE_CHECKING
 
 from omega_cluster.games.api import RngLike, State
+from omega_cluster.games.mexican_train import rounds
 from omega_cluster.games.mexican_train.playout import random_playout as _random_playout
 from omega_cluster.games.mexican_train.records import (
     DealConstraints,
     RoundResult,
 )
+from omega_cluster.games.mexican_train.render import render_state
 from omega_cluster.games.mexican_train.sampling import sample_world as _sample_world
 from omega_cluster.games.mexican_train.tiles import (
     HASH_MULT,
     MASK64,
     MEXICAN_BIT,
-    MEXICAN_SLOT,
     NUM_SLOTS,
     SLOTS_OF,
 )
@@ -74,14 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MexicanTrainState"]
 
-ROUND_END_SALT = 0x9E3779B9  # separates round-end pip entries from action ids in the hash
 ACTING: tuple[tuple[int, ...], ...] = tuple((p,) for p in range(8))
-
-
-def round_seed(chance_seed: int, round_index: int) -> int:
-    """Seed of round ``round_index``'s shuffle (splitmix-style mixing of the two numbers)."""
-    x = (chance_seed * 0x9E3779B97F4A7C15 + (round_index + 1) * 0xBF58476D1CE4E5B9) & MASK64
-    return x ^ (x >> 31)
 
 
 class MexicanTrainState(StateViews, State):
@@ -149,89 +144,11 @@ class MexicanTrainState(StateViews, State):
         s.deal(0)
         return s
 
-    # -- dealing and round end ------------------------------------------------------------------
-    def deal(self, r: int) -> None:
-        """Start round ``r``: shuffle from ``(chance_seed, r)``, deal, reset the trains."""
-        g = self.game
-        n, h = g.num_players, g.hand_size
-        engine = g.max_value - r
-        deck = list(g.decks[engine])
-        rnd = random.Random(round_seed(self.chance_seed, r)).random
-        for i in range(len(deck) - 1, 0, -1):  # Fisher–Yates, inlined: 2x faster than shuffle()
-            j = int(rnd() * (i + 1))
-            deck[i], deck[j] = deck[j], deck[i]
-        hands = []
-        for q in range(n):
-            m = 0
-            for t in deck[q * h : q * h + h]:
-                m |= 1 << t
-            hands.append(m)
-        self.hands, self.boneyard = hands, deck[n * h :]
-        self.ends, self.lengths = [engine] * NUM_SLOTS, [0] * NUM_SLOTS
-        self.engine, self.round_index, self.current = engine, r, r % n
-        self.marked, self.board, self.open_doubles = 0, 0, ()
-        self.drawn = self.bonus = self.chain = False
-        self.first_pending = (1 << n) - 1
-        self.round_starts = (*self.round_starts, len(self.history))
-        if not self.boneyard:
-            self.check_blocked()
-
-    def end_round(self, went_out: int | None) -> None:
-        """Score the round, publish its result, then deal the next round or end the campaign."""
-        g = self.game
-        blank = g.double_blank_value
-        pips = tuple(g.tiles.mask_pips(m, blank) for m in self.hands)
-        self.round_results = (
-            *self.round_results,
-            RoundResult(self.round_index, self.engine, pips, went_out, went_out is None),
-        )
-        self.pip_totals = tuple(a + b for a, b in zip(self.pip_totals, pips, strict=True))
-        if went_out is not None:
-            outs = list(self.outs)
-            outs[went_out] += 1
-            self.outs = tuple(outs)
-        h = self.log_hash
-        for x in pips:  # the revealed pips are public: part of every information set
-            h = (h * HASH_MULT + x + ROUND_END_SALT) & MASK64
-        self.log_hash = h
-        if self.round_index + 1 < g.num_rounds:
-            self.deal(self.round_index + 1)
-            return
-        self.over, self.current = True, -1
-        if g.objective == "points":
-            best = min(self.pip_totals)
-            winners = [p for p, x in enumerate(self.pip_totals) if x == best]
-        else:
-            most = max(self.outs)
-            winners = [p for p, x in enumerate(self.outs) if x == most]
-        share = 1.0 / len(winners)
-        self.win = tuple(share if p in winners else 0.0 for p in range(g.num_players))
-
-    def stuck(self) -> bool:
-        """No player can ever play again this round (meaningful with an empty boneyard)."""
-        em = self.game.tiles.end_mask
-        ends = self.ends
-        held = 0
-        for m in self.hands:
-            held |= m
-        od = self.open_doubles
-        if od and self.game.strict_doubles:
-            if held & em[ends[od[0]]]:
-                return False
-            if self.bonus:  # the acting player may still lay another double
-                dbl = self.hands[self.current] & self.game.tiles.doubles_mask
-                for s in SLOTS_OF[self.open_mask(self.current)]:
-                    if dbl & em[ends[s]]:
-                        return False
-            return True
-        reach = em[ends[MEXICAN_SLOT]]
-        for s in range(self.game.num_players):
-            reach |= em[ends[s]]
-        return not held & reach
-
-    def check_blocked(self) -> None:
-        if self.stuck():
-            self.end_round(None)
+    # -- dealing and round end (:mod:`.rounds`) ------------------------------------------------
+    deal = rounds.deal
+    end_round = rounds.end_round
+    stuck = rounds.stuck
+    check_blocked = rounds.check_blocked
 
     # -- who acts, what they may do ---------------------------------------------------------
     @property
@@ -428,6 +345,4 @@ class MexicanTrainState(StateViews, State):
         return c
 
     def render(self) -> str:
-        from omega_cluster.games.mexican_train.render import render_state
-
         return render_state(self)

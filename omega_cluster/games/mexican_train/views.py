@@ -3,7 +3,8 @@
 :class:`StateViews` is a mixin of :class:`~omega_cluster.games.mexican_train.state.MexicanTrainState`
 (it owns no fields): hands, train ends and lengths, markers, hand sizes, the boneyard size, the
 tiles of each train (rebuilt from the public history), per-round outcomes and the labelling of
-history entries by round, and the :class:`MexicanTrainObservation` of a player. Nothing here
+history entries by round, and the :class:`MexicanTrainObservation` of a player; and who made each
+recent move of the round (:func:`recent_actions`, the log the encoder shows). Nothing here
 changes the state; the rules live in :mod:`.state`.
 """
 
@@ -22,8 +23,9 @@ from omega_cluster.games.mexican_train.tiles import NUM_SLOTS, TileSet
 
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train.game import MexicanTrainGame
+    from omega_cluster.games.mexican_train.state import MexicanTrainState
 
-__all__ = ["StateViews"]
+__all__ = ["StateViews", "recent_actions", "replay_actors"]
 
 
 class StateViews:
@@ -157,3 +159,70 @@ class StateViews:
             round_results=self.round_results,
             log=tuple(cast("list[int]", self.history)),
         )
+
+
+def recent_actions(s: MexicanTrainState, count: int) -> list[tuple[int, int]]:
+    """The last ``count`` ``(actor, action)`` pairs of the current round, most recent first.
+
+    Who made each move is public but not stored; it follows from the turn structure. Without
+    first-turn chains it is read backwards from the acting seat in O(count): a draw or a double
+    keeps the turn (a double grants another play), a pass or any other play hands it to the next
+    seat. With chains the round is replayed forwards (a chain's own-train plays keep the turn).
+    """
+    hist = s.history
+    start = s.round_starts[-1]
+    if s.over or count == 0 or start >= len(hist):
+        return []
+    g = s.game
+    n = g.num_players
+    tiles = g.tiles
+    draw, pas, high, low = tiles.draw_action, tiles.pass_action, tiles.high, tiles.low
+    if g.first_turn_chain:
+        return replay_actors(s, start, count)
+    out: list[tuple[int, int]] = []
+    nxt = s.current
+    i = len(hist) - 1
+    while i >= start and len(out) < count:
+        a = hist[i]
+        assert isinstance(a, int)
+        if a == draw:
+            actor = nxt
+        elif a == pas:
+            actor = nxt - 1 if nxt else n - 1
+        else:
+            tile = a // NUM_SLOTS
+            actor = nxt if high[tile] == low[tile] else (nxt - 1 if nxt else n - 1)
+        out.append((actor, a))
+        nxt = actor
+        i -= 1
+    return out
+
+
+def replay_actors(s: MexicanTrainState, start: int, count: int) -> list[tuple[int, int]]:
+    """Forward replay of the turn structure of the current round (used with first-turn chains)."""
+    g = s.game
+    n = g.num_players
+    tiles = g.tiles
+    cur, pending, chain = s.round_index % n, (1 << n) - 1, False
+    chains = g.first_turn_chain
+    pairs: list[tuple[int, int]] = []
+    for a in s.history[start:]:
+        assert isinstance(a, int)
+        pairs.append((cur, a))
+        if a == tiles.draw_action:
+            continue
+        if a == tiles.pass_action:
+            ended = True
+        else:
+            tile, slot = divmod(a, NUM_SLOTS)
+            in_chain = chain or (chains and slot == cur and bool(pending >> cur & 1))
+            if tiles.high[tile] == tiles.low[tile]:
+                chain, ended = in_chain, False
+            else:
+                chain, ended = in_chain, not in_chain
+        if ended:
+            pending &= ~(1 << cur)
+            chain = False
+            cur = (cur + 1) % n
+    pairs.reverse()
+    return pairs[:count]

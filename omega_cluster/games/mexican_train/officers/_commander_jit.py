@@ -1,20 +1,21 @@
-"""The Commander and the Mexican Train rules compiled (numba): Commander-vs-Commander playouts.
+"""The Commander compiled (numba): Commander-vs-Commander playouts.
 
-A Commander rollout is ISMCTS's Path B leaf and three quarters of its time in Python (the
-longest-chain search and the move scores, ~11 µs a move). This module plays the same
-moves compiled: the rules of :mod:`omega_cluster.games.mexican_train.state` (``legal_actions``,
-``_apply_action``, ``stuck``, the last round's scoring) and the Commander of
-:mod:`omega_cluster.games.mexican_train.officers.terms` (the memoised, budgeted chain search explored in the
-same order, every score added term by term in the same order, ties to the lowest action id) are
-mirrored line for line, so a compiled playout makes the very moves of
+A Commander rollout (Commander plays every seat to the end of the round) is ISMCTS's rollout leaf,
+and three quarters of its time in Python is the longest-chain search and the move scores (~11 µs
+a move). This module plays the same moves compiled: the rules (:mod:`._rules_jit`, a mirror of
+:mod:`omega_cluster.games.mexican_train.state`) and the Commander of
+:mod:`omega_cluster.games.mexican_train.officers.terms` (the memoised, budgeted chain search
+explored in the same order, every score added term by term in the same order, ties to the lowest
+action id) are mirrored line for line, so a compiled playout makes the very moves of
 ``play_out(state, [Commander] * n)`` and returns the same win shares
 (``tests/unit/test_commander_jit.py`` checks move by move and playout by playout, for every rule
 variant). Imported only when numba is installed; :meth:`Commander.playout_returns` is the way in.
 
-Tile masks are two int64 words of 62 bits (tiles 0..61, 62..123): every word stays positive,
-so ``x & -x`` and ``>>`` behave as on Python ints. Population counts use a 16-bit table.
-Only playouts that end within the campaign's last round run here (the next deal draws from
-Python's Mersenne Twister); :class:`CompiledCommander` says so and the caller plays in Python.
+The kernels live in three modules: the rules in :mod:`._rules_jit`, the longest-chain search in
+:mod:`._chain_jit`, the move scores and the playout loop here. Tile masks are two int64 words of
+62 bits (see :mod:`._rules_jit`). Only playouts that end within the campaign's last round run
+here (the next deal draws from Python's Mersenne Twister); :class:`CompiledCommander` says so and
+the caller plays in Python.
 """
 
 from __future__ import annotations
@@ -25,6 +26,58 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
+from omega_cluster.games.mexican_train.officers._chain_jit import (
+    C_COUNT,
+    C_GEN,
+    C_LEFT,
+    C_OVERFLOW,
+    MEMO_BITS,
+    best_chain,
+)
+from omega_cluster.games.mexican_train.officers._rules_jit import (
+    G_BLANK,
+    G_BUDGET,
+    G_CAMPAIGN,
+    G_CHAIN_RULE,
+    G_DRAW,
+    G_GO_OUT,
+    G_MUST,
+    G_N,
+    G_PASS,
+    G_SET,
+    G_SIZE,
+    G_STRICT,
+    G_UNSEEN_HI,
+    G_UNSEEN_LO,
+    G_UNTIL,
+    LOW_MASK,
+    S_BOARD_HI,
+    S_BOARD_LO,
+    S_BONE,
+    S_BONE_N,
+    S_BONUS,
+    S_CHAIN,
+    S_CUR,
+    S_DRAWN,
+    S_ENDS,
+    S_ENGINE_TILE,
+    S_FIRST,
+    S_HANDS,
+    S_MARKED,
+    S_OD,
+    S_OD_N,
+    S_OUTS0,
+    S_PIPS0,
+    S_TOTAL,
+    WORD,
+    apply_action,
+    legal_actions,
+    mask_pips,
+    open_mask,
+    popcount,
+    round_returns,
+    split_mask,
+)
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
 
 if TYPE_CHECKING:
@@ -32,247 +85,24 @@ if TYPE_CHECKING:
 
 __all__ = ["CompiledCommander"]
 
-WORD = 62
-LOW_MASK = (1 << WORD) - 1
-_STEP = 1 << 12  # chain score = length << 12 | pips (terms._PIP_BITS)
-_MEMO_BITS = 16  # chain-search memo slots per decision: far above any hand's need
-_H1 = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 (Fibonacci hashing)
-_H2 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9
-
-# -- the packed state: one int64 vector (offsets) -----------------------------------------------
-S_CUR, S_MARKED, S_BOARD_LO, S_BOARD_HI, S_BONUS, S_DRAWN, S_CHAIN = 0, 1, 2, 3, 4, 5, 6
-S_FIRST, S_OD_N, S_OD, S_ENDS, S_HANDS, S_BONE_N = 7, 8, 9, 18, 27, 43
-S_PIPS0, S_OUTS0, S_BONE = 44, 52, 60
-S_SIZE = S_BONE + 128
-S_ENGINE_TILE = S_SIZE  # the round's engine double (never in a hand, never unseen)
-S_TOTAL = S_SIZE + 1
-# -- the game: one int64 vector ------------------------------------------------------------------
-G_N, G_STRICT, G_MUST, G_UNTIL, G_CHAIN_RULE, G_GO_OUT, G_BLANK, G_CAMPAIGN = 0, 1, 2, 3, 4, 5, 6, 7
-G_DRAW, G_PASS, G_BUDGET, G_UNSEEN_LO, G_UNSEEN_HI, G_SET = 8, 9, 10, 11, 12, 13
-G_SIZE = 14
-# -- control words: memo generation, chain budget left, memo entries, overflow --------------------
-C_GEN, C_LEFT, C_COUNT, C_OVERFLOW = 0, 1, 2, 3
-
 
 @njit(cache=True)
-def _pop(x: int, P: np.ndarray) -> int:
-    return P[x & 0xFFFF] + P[(x >> 16) & 0xFFFF] + P[(x >> 32) & 0xFFFF] + P[x >> 48]
-
-
-@njit(cache=True)
-def _high_bit(x: int) -> int:
-    """The highest set bit of ``x`` > 0, as a mask (``1 << (x.bit_length() - 1)``)."""
-    r = 0
-    if x >> 32:
-        x >>= 32
-        r += 32
-    if x >> 16:
-        x >>= 16
-        r += 16
-    if x >> 8:
-        x >>= 8
-        r += 8
-    if x >> 4:
-        x >>= 4
-        r += 4
-    if x >> 2:
-        x >>= 2
-        r += 2
-    if x >> 1:
-        r += 1
-    return 1 << r
-
-
-@njit(cache=True)
-def _mask_pips(lo: int, hi: int, values: np.ndarray, P: np.ndarray) -> int:
-    """Pips a two-word mask counts in hand (``Tiles.mask_pips``; 0|0 counts its value)."""
-    total = 0
-    while lo:
-        bit = lo & -lo
-        lo ^= bit
-        total += values[_pop(bit - 1, P)]
-    while hi:
-        bit = hi & -hi
-        hi ^= bit
-        total += values[WORD + _pop(bit - 1, P)]
-    return total
-
-
-@njit(cache=True)
-def _slot_of_key(lo: int, hi: int, end: int, bits: int) -> int:
-    h = (lo * _H1) ^ (hi * _H2) ^ (end * 0x5BD1E995)
-    return int((h >> (64 - bits)) & ((1 << bits) - 1))
-
-
-@njit(cache=True)
-def _best(
-    end: int,
-    lo: int,
-    hi: int,
-    em: np.ndarray,
-    pips: np.ndarray,
-    values: np.ndarray,
-    P: np.ndarray,
-    keys: np.ndarray,
-    vals: np.ndarray,
-    stamp: np.ndarray,
-    ctl: np.ndarray,
-) -> tuple[int, int, int]:
-    """terms.chain_search's ``best(end, mask)``: ``(score, chain_lo, chain_hi)``, same order."""
-    cap = stamp.shape[0] - 1
-    gen = ctl[C_GEN]
-    i = _slot_of_key(lo, hi, end, _MEMO_BITS)
-    while stamp[i] == gen:
-        if keys[i, 0] == lo and keys[i, 1] == hi and keys[i, 2] == end:
-            return vals[i, 0], vals[i, 1], vals[i, 2]
-        i = (i + 1) & cap
-    olo = lo & em[end, 0]
-    ohi = hi & em[end, 1]
-    best_score, best_lo, best_hi = 0, 0, 0
-    if olo or ohi:
-        ctl[C_LEFT] -= 1
-        if ctl[C_LEFT] < 0:  # out of budget: follow the heaviest tile only
-            if ohi:
-                ohi = _high_bit(ohi)
-                olo = 0
-            else:
-                olo = _high_bit(olo)
-        best_score = -1
-        while olo:
-            bit = olo & -olo
-            olo ^= bit
-            t = _pop(bit - 1, P)
-            score, clo, chi = _best(
-                pips[t] - end, lo ^ bit, hi, em, pips, values, P, keys, vals, stamp, ctl
-            )
-            score += _STEP + values[t]
-            if score > best_score:
-                best_score, best_lo, best_hi = score, clo | bit, chi
-        while ohi:
-            bit = ohi & -ohi
-            ohi ^= bit
-            t = WORD + _pop(bit - 1, P)
-            score, clo, chi = _best(
-                pips[t] - end, lo, hi ^ bit, em, pips, values, P, keys, vals, stamp, ctl
-            )
-            score += _STEP + values[t]
-            if score > best_score:
-                best_score, best_lo, best_hi = score, clo, chi | bit
-    # store (the recursion never adds this key: every call below holds fewer tiles)
-    ctl[C_COUNT] += 1
-    if ctl[C_COUNT] * 4 > cap * 3:
-        ctl[C_OVERFLOW] = 1
-    else:
-        i = _slot_of_key(lo, hi, end, _MEMO_BITS)
-        while stamp[i] == gen:
-            i = (i + 1) & cap
-        stamp[i] = gen
-        keys[i, 0], keys[i, 1], keys[i, 2] = lo, hi, end
-        vals[i, 0], vals[i, 1], vals[i, 2] = best_score, best_lo, best_hi
-    return best_score, best_lo, best_hi
-
-
-@njit(cache=True)
-def _open_mask(S: np.ndarray, G: np.ndarray, player: int) -> int:
-    m = (1 << player) | (1 << MEXICAN_SLOT) | S[S_MARKED]
-    if not G[G_STRICT]:
-        for k in range(S[S_OD_N]):
-            m |= 1 << S[S_OD + k]
-    return m
-
-
-@njit(cache=True)
-def _add_plays(lo: int, hi: int, slot: int, P: np.ndarray, out: np.ndarray, k: int) -> int:
-    while lo:
-        bit = lo & -lo
-        lo ^= bit
-        out[k] = _pop(bit - 1, P) * NUM_SLOTS + slot
-        k += 1
-    while hi:
-        bit = hi & -hi
-        hi ^= bit
-        out[k] = (WORD + _pop(bit - 1, P)) * NUM_SLOTS + slot
-        k += 1
-    return k
-
-
-@njit(cache=True)
-def _legal(S: np.ndarray, G: np.ndarray, em: np.ndarray, dm: np.ndarray, P: np.ndarray, out):
-    """MexicanTrainState.legal_actions of the acting player into ``out``; returns the count."""
-    cur = S[S_CUR]
-    lo, hi = S[S_HANDS + 2 * cur], S[S_HANDS + 2 * cur + 1]
-    k = 0
-    sorted_ = True
-    if S[S_CHAIN]:
-        slots = 1 << cur
-    elif S[S_OD_N] > 0 and G[G_STRICT]:
-        d = S[S_OD]
-        e = S[S_ENDS + d]
-        k = _add_plays(lo & em[e, 0], hi & em[e, 1], d, P, out, 0)
-        if not S[S_BONUS]:
-            slots = 0
-        else:
-            lo &= dm[0]
-            hi &= dm[1]
-            slots = _open_mask(S, G, cur)
-            sorted_ = False
-    else:
-        slots = _open_mask(S, G, cur)
-    for s in range(NUM_SLOTS):
-        if slots >> s & 1:
-            e = S[S_ENDS + s]
-            k = _add_plays(lo & em[e, 0], hi & em[e, 1], s, P, out, k)
-            sorted_ = False
-    if not sorted_:  # insertion sort (a few dozen entries at most)
-        for i in range(1, k):
-            x = out[i]
-            j = i - 1
-            while j >= 0 and out[j] > x:
-                out[j + 1] = out[j]
-                j -= 1
-            out[j + 1] = x
-    if S[S_CHAIN]:
-        out[k] = G[G_PASS]
-        k += 1
-    elif k > 0:
-        if not G[G_MUST]:
-            if S[S_DRAWN]:
-                out[k] = G[G_PASS]
-                k += 1
-            elif S[S_BONE_N] > 0:
-                out[k] = G[G_DRAW]
-                k += 1
-    elif S[S_BONE_N] > 0 and (not S[S_DRAWN] or G[G_UNTIL]):
-        out[k] = G[G_DRAW]
-        k += 1
-    else:
-        out[k] = G[G_PASS]
-        k += 1
-    return k
-
-
-@njit(cache=True)
-def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
-    """Commander.act for the acting player (terms.move_scores, strict ties to the lowest id)."""
-    k = _legal(S, G, em, dm, P, legal)
-    if k == 1:
-        return legal[0]
-    n = G[G_N]
-    player = S[S_CUR]
-    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision
-    ctl[C_LEFT] = G[G_BUDGET]
-    ctl[C_COUNT] = 0
-    hlo, hhi = S[S_HANDS + 2 * player], S[S_HANDS + 2 * player + 1]
-    danger = D[player]
-    top_urgency = 0.0
-    urgency = np.zeros(NUM_SLOTS)
-    for q in range(n):
+def _urgency(S, G, P, danger: int, player: int, urgency: np.ndarray) -> float:
+    """Each opponent's danger of going out (terms._Decision.urgency) into ``urgency``; the top."""
+    top = 0.0
+    for q in range(G[G_N]):
         if q != player:
-            size = _pop(S[S_HANDS + 2 * q], P) + _pop(S[S_HANDS + 2 * q + 1], P)
+            size = popcount(S[S_HANDS + 2 * q], P) + popcount(S[S_HANDS + 2 * q + 1], P)
             u = min(1.0, max(0.0, (danger + 1 - size) / danger))
             urgency[q] = u
-            if u > top_urgency:
-                top_urgency = u
+            if u > top:
+                top = u
+    return top
+
+
+@njit(cache=True)
+def _unseen(S, G, hlo: int, hhi: int) -> tuple[int, int]:
+    """The tiles the acting player cannot see: not in hand, not on a train, not the engine."""
     unseen_lo = G[G_UNSEEN_LO] & ~hlo & ~S[S_BOARD_LO]
     unseen_hi = G[G_UNSEEN_HI] & ~hhi & ~S[S_BOARD_HI]
     engine_tile = S[S_ENGINE_TILE]
@@ -280,16 +110,21 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
         unseen_lo &= ~(1 << engine_tile)
     else:
         unseen_hi &= ~(1 << (engine_tile - WORD))
-    per_value = 1.0 / (G[G_SET] + 1)
-    open_slots = _open_mask(S, G, player)
+    return unseen_lo, unseen_hi
+
+
+@njit(cache=True)
+def _reach(
+    S, em, open_slots: int, without_lo: np.ndarray, without_hi: np.ndarray
+) -> tuple[int, int]:
+    """Tiles matching the end of any open train (returned), and per open train slot those
+    matching the other open trains' ends (into ``without_*``: terms._reach_without)."""
     reach_lo, reach_hi = 0, 0
     for x in range(NUM_SLOTS):
         if open_slots >> x & 1:
             e = S[S_ENDS + x]
             reach_lo |= em[e, 0]
             reach_hi |= em[e, 1]
-    without_lo = np.zeros(NUM_SLOTS, np.int64)
-    without_hi = np.zeros(NUM_SLOTS, np.int64)
     for s in range(NUM_SLOTS):
         if open_slots >> s & 1:
             for x in range(NUM_SLOTS):
@@ -297,11 +132,33 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
                     e = S[S_ENDS + x]
                     without_lo[s] |= em[e, 0]
                     without_hi[s] |= em[e, 1]
+    return reach_lo, reach_hi
+
+
+@njit(cache=True)
+def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
+    """Commander.act for the acting player (terms.move_scores, strict ties to the lowest id)."""
+    k = legal_actions(S, G, em, dm, P, legal)
+    if k == 1:
+        return legal[0]
+    player = S[S_CUR]
+    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision
+    ctl[C_LEFT] = G[G_BUDGET]
+    ctl[C_COUNT] = 0
+    hlo, hhi = S[S_HANDS + 2 * player], S[S_HANDS + 2 * player + 1]
+    urgency = np.zeros(NUM_SLOTS)
+    top_urgency = _urgency(S, G, P, D[player], player, urgency)
+    unseen_lo, unseen_hi = _unseen(S, G, hlo, hhi)
+    per_value = 1.0 / (G[G_SET] + 1)
+    open_slots = open_mask(S, G, player)
+    without_lo = np.zeros(NUM_SLOTS, np.int64)
+    without_hi = np.zeros(NUM_SLOTS, np.int64)
+    reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
     own_end = S[S_ENDS + player]
-    base_score, base_lo, base_hi = _best(
+    base_score, base_lo, base_hi = best_chain(
         own_end, hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl
     )
-    hand_pips = _mask_pips(hlo, hhi, values, P)
+    hand_pips = mask_pips(hlo, hhi, values, P)
     own_marked = float(S[S_MARKED] >> player & 1)
     campaign = float(G[G_CAMPAIGN])
     endgame = 1.0 if S[S_BONE_N] == 0 else 0.0
@@ -318,8 +175,8 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
         a = legal[i]
         if a >= draw:
             total = w4 * (base_score >> 12) + w5 * (hand_pips - (base_score & 4095))
-            total += w6 * (_pop(hlo & reach_lo, P) + _pop(hhi & reach_hi, P))
-            total += w16 * (_pop(hlo & dm[0], P) + _pop(hhi & dm[1], P))
+            total += w6 * (popcount(hlo & reach_lo, P) + popcount(hhi & reach_hi, P))
+            total += w16 * (popcount(hlo & dm[0], P) + popcount(hhi & dm[1], P))
             total = total + (w18 if a == draw else w19)
         else:
             t = a // NUM_SLOTS
@@ -332,9 +189,13 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
             v = values[t]
             new_end = pips[t] - S[S_ENDS + s]
             if s == player:
-                score = _best(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+                score = best_chain(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[
+                    0
+                ]
             elif (base_lo & blo) or (base_hi & bhi):
-                score = _best(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+                score = best_chain(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[
+                    0
+                ]
             else:
                 score = base_score
             if open_slots >> s & 1:
@@ -346,14 +207,14 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
             total += w3 * (v * top_urgency)
             total += w4 * (score >> 12)
             total += w5 * (hand_pips - v - (score & 4095))
-            total += w6 * (_pop(rlo & rch_lo, P) + _pop(rhi & rch_hi, P))
+            total += w6 * (popcount(rlo & rch_lo, P) + popcount(rhi & rch_hi, P))
             if s == player:
                 total += w7
                 total += w8 * own_marked
             elif s == MEXICAN_SLOT:
                 total += w9
             share = (
-                _pop(unseen_lo & em[new_end, 0], P) + _pop(unseen_hi & em[new_end, 1], P)
+                popcount(unseen_lo & em[new_end, 0], P) + popcount(unseen_hi & em[new_end, 1], P)
             ) * per_value
             if s != player and s != MEXICAN_SLOT:
                 total += w10
@@ -370,128 +231,12 @@ def _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl,
                     total += w14
                 else:
                     total += w15
-            total += w16 * (_pop(rlo & dm[0], P) + _pop(rhi & dm[1], P))
+            total += w16 * (popcount(rlo & dm[0], P) + popcount(rhi & dm[1], P))
             if empty:
                 total += w17
         if total > best_total:
             best_action, best_total = a, total
     return best_action
-
-
-@njit(cache=True)
-def _stuck(S, G, em, dm) -> bool:
-    n = G[G_N]
-    held_lo, held_hi = 0, 0
-    for q in range(n):
-        held_lo |= S[S_HANDS + 2 * q]
-        held_hi |= S[S_HANDS + 2 * q + 1]
-    if S[S_OD_N] > 0 and G[G_STRICT]:
-        e = S[S_ENDS + S[S_OD]]
-        if (held_lo & em[e, 0]) or (held_hi & em[e, 1]):
-            return False
-        if S[S_BONUS]:
-            cur = S[S_CUR]
-            dlo = S[S_HANDS + 2 * cur] & dm[0]
-            dhi = S[S_HANDS + 2 * cur + 1] & dm[1]
-            slots = _open_mask(S, G, cur)
-            for s in range(NUM_SLOTS):
-                if slots >> s & 1:
-                    e = S[S_ENDS + s]
-                    if (dlo & em[e, 0]) or (dhi & em[e, 1]):
-                        return False
-        return True
-    e = S[S_ENDS + MEXICAN_SLOT]
-    rlo, rhi = em[e, 0], em[e, 1]
-    for s in range(n):
-        e = S[S_ENDS + s]
-        rlo |= em[e, 0]
-        rhi |= em[e, 1]
-    return not ((held_lo & rlo) or (held_hi & rhi))
-
-
-@njit(cache=True)
-def _end_turn(S, G) -> None:
-    cur = S[S_CUR]
-    S[S_FIRST] &= ~(1 << cur)
-    S[S_DRAWN] = 0
-    S[S_BONUS] = 0
-    S[S_CHAIN] = 0
-    S[S_CUR] = (cur + 1) % G[G_N]
-
-
-@njit(cache=True)
-def _apply(S, G, em, dm, pips, high, low, a: int) -> int:
-    """MexicanTrainState._apply_action: -2 while the round goes on, else who went out (-1: the
-    round blocked)."""
-    cur = S[S_CUR]
-    if a == G[G_DRAW]:
-        S[S_BONE_N] -= 1
-        t = S[S_BONE + S[S_BONE_N]]
-        if t < WORD:
-            S[S_HANDS + 2 * cur] |= 1 << t
-        else:
-            S[S_HANDS + 2 * cur + 1] |= 1 << (t - WORD)
-        S[S_DRAWN] = 1
-    elif a == G[G_PASS]:
-        if not S[S_CHAIN]:
-            S[S_MARKED] |= 1 << cur
-        _end_turn(S, G)
-    else:
-        t = a // NUM_SLOTS
-        s = a - t * NUM_SLOTS
-        if t < WORD:
-            S[S_HANDS + 2 * cur] ^= 1 << t
-            S[S_BOARD_LO] |= 1 << t
-        else:
-            S[S_HANDS + 2 * cur + 1] ^= 1 << (t - WORD)
-            S[S_BOARD_HI] |= 1 << (t - WORD)
-        S[S_ENDS + s] = pips[t] - S[S_ENDS + s]
-        if s == cur:
-            S[S_MARKED] &= ~(1 << s)
-        k = S[S_OD_N]
-        j = 0
-        for i in range(k):  # a tile on an open double covers it
-            x = S[S_OD + i]
-            if x != s:
-                S[S_OD + j] = x
-                j += 1
-        S[S_OD_N] = j
-        if S[S_HANDS + 2 * cur] == 0 and S[S_HANDS + 2 * cur + 1] == 0:
-            return cur  # a double laid last need not be covered
-        in_chain = S[S_CHAIN] != 0 or (
-            s == cur and G[G_CHAIN_RULE] != 0 and (S[S_FIRST] >> cur & 1) != 0
-        )
-        if high[t] == low[t]:
-            S[S_OD + S[S_OD_N]] = s
-            S[S_OD_N] += 1
-            S[S_BONUS], S[S_DRAWN], S[S_CHAIN] = 1, 0, 1 if in_chain else 0
-        elif in_chain:
-            S[S_BONUS], S[S_CHAIN] = 0, 1
-        else:
-            _end_turn(S, G)
-    if S[S_BONE_N] == 0 and _stuck(S, G, em, dm):
-        return -1
-    return -2
-
-
-@njit(cache=True)
-def _returns(S, G, values, P, went_out: int, out: np.ndarray) -> None:
-    """The last round's end: win shares by total pips (points) or rounds gone out (go_out)."""
-    n = G[G_N]
-    score = np.zeros(n, np.int64)
-    for q in range(n):
-        pips = _mask_pips(S[S_HANDS + 2 * q], S[S_HANDS + 2 * q + 1], values, P)
-        if G[G_GO_OUT]:
-            score[q] = -(S[S_OUTS0 + q] + (1 if q == went_out else 0))
-        else:
-            score[q] = S[S_PIPS0 + q] + pips
-    best = score.min()
-    winners = 0
-    for q in range(n):
-        if score[q] == best:
-            winners += 1
-    for q in range(n):
-        out[q] = 1.0 / winners if score[q] == best else 0.0
 
 
 @njit(cache=True)
@@ -502,9 +247,9 @@ def _playout(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, 
         a = _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal)
         if ctl[C_OVERFLOW]:
             return False
-        r = _apply(S, G, em, dm, pips, high, low, a)
+        r = apply_action(S, G, em, dm, pips, high, low, a)
         if r != -2:
-            _returns(S, G, values, P, r, out)
+            round_returns(S, G, values, P, r, out)
             return True
 
 
@@ -512,10 +257,6 @@ def _playout(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, 
 def _act_once(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal) -> int:
     a = _act(S, G, em, dm, pips, high, low, values, P, W, D, keys, vals, stamp, ctl, legal)
     return -1 if ctl[C_OVERFLOW] else a
-
-
-def _split(mask: int) -> tuple[int, int]:
-    return mask & LOW_MASK, mask >> WORD
 
 
 class CompiledCommander:
@@ -540,8 +281,8 @@ class CompiledCommander:
         self.n = game.num_players
         self.last_round = game.num_rounds - 1
         nt = tiles.num_tiles
-        self.em = np.array([_split(m) for m in tiles.end_mask], dtype=np.int64)
-        self.dm = np.array(_split(tiles.doubles_mask), dtype=np.int64)
+        self.em = np.array([split_mask(m) for m in tiles.end_mask], dtype=np.int64)
+        self.dm = np.array(split_mask(tiles.doubles_mask), dtype=np.int64)
         self.pips = np.array(tiles.pips, dtype=np.int64)
         self.high = np.array(tiles.high, dtype=np.int64)
         self.low = np.array(tiles.low, dtype=np.int64)
@@ -553,7 +294,7 @@ class CompiledCommander:
         w = np.array(weights, dtype=np.float64)
         self.W = np.ascontiguousarray(np.broadcast_to(w, (self.n, w.shape[-1])))
         self.D = np.array(np.broadcast_to(np.array(danger, dtype=np.int64), (self.n,)))
-        full_lo, full_hi = _split(tiles.full_mask)
+        full_lo, full_hi = split_mask(tiles.full_mask)
         g = np.zeros(G_SIZE, dtype=np.int64)
         g[G_N] = self.n
         g[G_STRICT] = game.strict_doubles
@@ -567,7 +308,7 @@ class CompiledCommander:
         g[G_BUDGET] = budget
         g[G_UNSEEN_LO], g[G_UNSEEN_HI], g[G_SET] = full_lo, full_hi, tiles.double_set
         self.G = g
-        size = 1 << _MEMO_BITS
+        size = 1 << MEMO_BITS
         self.keys = np.zeros((size, 3), dtype=np.int64)
         self.vals = np.zeros((size, 3), dtype=np.int64)
         self.stamp = np.full(size, -1, dtype=np.int64)
@@ -584,7 +325,7 @@ class CompiledCommander:
         S = np.zeros(S_TOTAL, dtype=np.int64)
         S[S_CUR] = state.current
         S[S_MARKED] = state.marked
-        S[S_BOARD_LO], S[S_BOARD_HI] = _split(state.board)
+        S[S_BOARD_LO], S[S_BOARD_HI] = split_mask(state.board)
         S[S_BONUS], S[S_DRAWN], S[S_CHAIN] = state.bonus, state.drawn, state.chain
         S[S_FIRST] = state.first_pending
         od = state.open_doubles

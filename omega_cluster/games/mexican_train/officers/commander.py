@@ -6,8 +6,8 @@ trains, danger of an opponent going out, …); its score is ``Σ weight × featu
 weights of :class:`~omega_cluster.games.mexican_train.officers.weights.CommanderWeights`. The best score is
 played; ties go to the lowest action id, so the Commander is deterministic (``rng`` is unused) and
 :meth:`Commander.act` always plays the first move of :meth:`Commander.explain`, which returns the
-same scores split per term — the Ω reference's explainable advisor ("it explains in named terms").
-Used as an arena anchor and as the rollout policy of ISMCTS (Path B of the Ω reference); as the
+same scores split per term, so it can say in named terms why it plays a move.
+Used as an arena anchor and as the rollout policy of ISMCTS (the rollout leaf); as the
 latter it plays whole rounds compiled (:meth:`Commander.playout_returns`,
 :mod:`~omega_cluster.games.mexican_train.officers._commander_jit`: the same moves, ~10× faster).
 """
@@ -32,7 +32,7 @@ from omega_cluster.games.mexican_train.officers.terms import (
 from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 
 if TYPE_CHECKING:
-    from omega_cluster.games.mexican_train import MexicanTrainState
+    from omega_cluster.games.mexican_train import MexicanTrainGame, MexicanTrainState
 
 __all__ = ["Commander", "MoveExplanation", "SeatedCommanders", "format_explanation"]
 
@@ -54,6 +54,19 @@ def _score(weights: Sequence[float], features: Sequence[float]) -> float:
     for w, f in zip(weights, features, strict=True):
         total += w * f
     return total
+
+
+def _compiled_commander(
+    game: Game,
+    weights: Sequence[float] | Sequence[Sequence[float]],
+    danger: int | Sequence[int],
+    budget: int,
+) -> Any:
+    """A :class:`~._commander_jit.CompiledCommander` (one set of weights, or one per seat)."""
+    # numba is an optional dependency: the compiled module is imported only when it is used
+    from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
+
+    return CompiledCommander(cast("MexicanTrainGame", game), weights, danger, budget)
 
 
 class Commander:
@@ -138,9 +151,7 @@ class Commander:
         if not self.compiled:
             return None
         if self._jit is None:
-            from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
-
-            self._jit = CompiledCommander(
+            self._jit = _compiled_commander(
                 self.game, self._vector, self.weights.danger_hand_size, self.chain_budget
             )
         return cast("tuple[float, ...] | None", self._jit.playout_returns(state))
@@ -218,12 +229,10 @@ class SeatedCommanders:
             return None
         jit = self._jit.get(owner)
         if jit is None:
-            from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
-
             n = self.own.game.num_players
             weights = [self.others.weights] * n
             weights[owner] = self.own.weights
-            jit = self._jit[owner] = CompiledCommander(
+            jit = self._jit[owner] = _compiled_commander(
                 self.own.game,
                 [w.vector() for w in weights],
                 [w.danger_hand_size for w in weights],

@@ -1,7 +1,7 @@
 """Lieutenant, the greedy Mexican Train officer: dump the most pips this turn.
 
-The middle anchor of the Ω reference's officer ladder (Ensign 1000 < Lieutenant 1200 <
-Commander 1400): it dumps pips greedily and looks no further than its own turn. Greedy over the
+The middle anchor of the officer ladder (Ensign, the uniform random player, < Lieutenant <
+Commander): it dumps pips greedily and looks no further than its own turn. Greedy over the
 turn, not the tile: a double earns another play, so laying a playable double first gets two tiles
 out of the hand this turn; among doubles, and then among the other tiles, the heaviest goes first.
 (Measured: the plain "heaviest tile" rule reaches a fair share of only ~1.11 against three Ensigns

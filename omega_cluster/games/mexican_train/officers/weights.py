@@ -1,12 +1,12 @@
 """The Commander's named heuristic terms and their weights: :class:`CommanderWeights`.
 
-One frozen dataclass so a tuner (CMA-ES self-play, as in the smm-mcts reference) can change the
-weights without touching the player: ``Commander(game, weights=CommanderWeights(dump_pips=1.5))``
+One frozen dataclass so a tuner (CMA-ES over self-play games; Hansen & Ostermeier 2001) can change
+the weights without touching the player: ``Commander(game, weights=CommanderWeights(dump_pips=1.5))``
 or ``CommanderWeights.from_dict({...})`` (unknown keys are rejected by name). Every float field
 named in :data:`TERMS` is the weight of the term of the same name in
 :mod:`omega_cluster.games.mexican_train.officers.terms`; a move's score is ``sum(weight × feature)``. The
-remaining fields are thresholds the features use. The term vocabulary follows the Ω reference's
-heuristic ids (dumpPips, handFlexibility, …).
+remaining fields are thresholds the features use. Each term is named for what it measures
+(``dump_pips``: the pips a move lays; ``hand_flexibility``: how many own tiles still play; …).
 """
 
 from __future__ import annotations

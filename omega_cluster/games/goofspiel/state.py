@@ -1,78 +1,32 @@
-"""Goofspiel (the game of pure strategy), natively: the same rules, parameters and action ids as
-OpenSpiel's ``goofspiel``, so one action sequence drives both engines (checked by
-``tests/conformance/test_openspiel_crosscheck.py``).
+"""Goofspiel's positions: :class:`GoofspielState` (the bids, the point cards, the scoring, the
+information sets and ``sample_world``) and the observation type :class:`GoofspielObservation`.
 
-Rules: every player holds the cards ``1..num_cards`` (action ``a`` bids card ``a + 1``). Each turn a
-point card is turned — by an explicit ``CHANCE`` node (``points_order="random"``, action = card
-index) or in ``ascending``/``descending`` order — and all players bid one card at once
-(``current_players`` is every seat; ``apply_joint_action``; the history entry is the tuple of bids).
-A unique highest bid takes the point card's value; a tied top bid discards it. Bid cards are spent.
-As in OpenSpiel, the last turn has no choice and is played automatically (it is not in the history),
-and ``num_turns`` (``-1`` = ``num_cards``) can shorten the game. ``returns_type``: ``win_loss``
-(winners share +1, losers share -1, an all-way tie is 0), ``point_difference`` (points minus the
-mean) or ``total_points``. ``scores()`` are the points.
-
-Information follows OpenSpiel's ``information_state_string``: without ``imp_info`` every player sees
-the point cards, every hand and who won each turn (not the order of the bids); with ``imp_info`` a
-player sees only their own bids, the point cards and who won each turn. ``information_set_key`` is
-an int built from those fields, so both partition states identically. With ``imp_info``,
-``sample_world`` redraws the opponents' past bids consistently with every turn's win/lose/tie outcome
-(a randomized backtracking search, see :func:`_sample_bids`). ``egocentric`` only changes
-OpenSpiel's tensors; it is accepted for parity and has no effect here.
-
-The rule-based player :class:`GoofspielMatchPlayer` (the game's ``heuristic``, a fixed rating
-anchor) bids the card that matches the prize, from ``state.observation(player)`` alone.
+Hands are bit masks and information-set keys incremental ints; the two-player turn, half of
+every random playout's steps, is played inline in ``apply_joint_action``.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from omega_cluster.games.api import (
-    CHANCE,
-    ConstraintError,
-    Game,
-    GameError,
-    GameSpec,
-    InvalidParameterError,
-    ParamSpec,
-    RngLike,
-    State,
-    as_rng,
+from omega_cluster.games.api import CHANCE, ConstraintError, GameError, RngLike, State, as_rng
+from omega_cluster.games.goofspiel.cards import (
+    HIGH_CARDS,
+    LOW_CARDS,
+    LOW_MASK,
+    OUTCOMES,
+    SPLIT,
+    cards_of,
 )
-from omega_cluster.games.plugin import GamePlugin
+from omega_cluster.games.goofspiel.sampling import sample_bids
 
-__all__ = ["GoofspielGame", "GoofspielMatchPlayer", "GoofspielObservation", "GoofspielState"]
+if TYPE_CHECKING:
+    from omega_cluster.games.goofspiel.game import GoofspielGame
+
+__all__ = ["GoofspielObservation", "GoofspielState"]
 
 _CHANCE_ACTING = (CHANCE,)
-_ORDERS = ("random", "descending", "ascending")
-_RETURNS = ("win_loss", "point_difference", "total_points")
-# Hands and the deck are bit masks. Legal moves and chance outcomes of up to 14 cards are the
-# concatenation of two lists looked up by the mask's low and high 7 bits: the tables stay a few
-# kB, so they live in the CPU caches (one list per 14-bit mask takes MBs and was ~20 % slower in
-# bench/bench_small_games.py), and the concatenation is the fresh list handed to the caller.
-_SPLIT = 7
-_LOW_MASK = (1 << _SPLIT) - 1
-_LOW_CARDS = [[c for c in range(_SPLIT) if m >> c & 1] for m in range(1 << _SPLIT)]
-_HIGH_CARDS = [[c + _SPLIT for c in low] for low in _LOW_CARDS]
-# deck size k -> (low, high) tables of (card, 1/k); the tuples are shared, one per (k, card)
-_OUTCOMES = [
-    (
-        [[pairs[c] for c in low] for low in _LOW_CARDS],
-        [[pairs[c] for c in high] for high in _HIGH_CARDS],
-    )
-    for pairs in ([(c, 1.0 / max(k, 1)) for c in range(2 * _SPLIT)] for k in range(2 * _SPLIT + 1))
-]
-
-
-def _cards_of(mask: int) -> list[int]:
-    """Sorted set bits of ``mask``, a fresh list."""
-    try:
-        return _LOW_CARDS[mask & _LOW_MASK] + _HIGH_CARDS[mask >> _SPLIT]
-    except IndexError:  # more than 14 cards
-        return [c for c in range(mask.bit_length()) if mask >> c & 1]
 
 
 class GoofspielObservation(NamedTuple):
@@ -85,81 +39,6 @@ class GoofspielObservation(NamedTuple):
     hands: tuple[tuple[int, ...], ...]  # every hand; with imp_info only the player's own
     own_bids: tuple[int, ...]  # the player's bids in turn order (imp_info only: OpenSpiel's
     # perfect-information state shows the hands, not the order in which they were spent)
-
-
-class GoofspielGame(Game):
-    """Goofspiel for 2..10 players (OpenSpiel ``goofspiel``)."""
-
-    name: ClassVar[str] = "goofspiel"
-    parameters: ClassVar[Mapping[str, ParamSpec]] = {
-        "players": ParamSpec(2, "number of players", int, minimum=2, maximum=10),
-        "num_cards": ParamSpec(13, "cards per hand and point cards", int, minimum=1, maximum=64),
-        "num_turns": ParamSpec(
-            -1, "turns to play, -1 for num_cards (num_cards - 1 never ends, as in OpenSpiel)", int
-        ),
-        "points_order": ParamSpec("random", "order of the point cards", str, choices=_ORDERS),
-        "returns_type": ParamSpec("win_loss", "what returns() reports", str, choices=_RETURNS),
-        "imp_info": ParamSpec(False, "bids stay hidden; only turn winners are public", bool),
-        "egocentric": ParamSpec(False, "OpenSpiel tensor layout only; no effect here", bool),
-    }
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        n, nc = self.params["players"], self.params["num_cards"]
-        turns = self.params["num_turns"]
-        if turns == -1:
-            turns = nc
-        # OpenSpiel plays turn num_cards - 1 automatically and only ends at num_turns, so
-        # num_turns == num_cards - 1 (or 0) leaves a state with no moves that never ends.
-        if not 1 <= turns <= nc or turns == nc - 1:
-            raise InvalidParameterError(
-                f"goofspiel: parameter num_turns={self.params['num_turns']} is not allowed for "
-                f"num_cards={nc}; allowed: -1, or 1..{nc} except {nc - 1}"
-            )
-        self.num_cards: int = nc
-        self.num_turns: int = turns
-        self.order = _ORDERS.index(self.params["points_order"])  # 0 random, 1 desc, 2 asc
-        self.returns_kind = _RETURNS.index(self.params["returns_type"])
-        self.imp_info: bool = self.params["imp_info"]
-        total = nc * (nc + 1) // 2
-        bounds = ((-1.0, 1.0), (-total / n, total * (n - 1) / n), (0.0, float(total)))
-        self.spec = GameSpec(
-            name=self.name,
-            num_players=n,
-            min_players=2,
-            max_players=10,
-            num_actions=nc,
-            simultaneous=True,
-            hidden_information=self.imp_info,
-            explicit_chance=self.order == 0,
-            objectives=("win", "points"),
-            objective="win" if self.returns_kind == 0 else "points",
-            max_game_length=turns,
-            min_return=bounds[self.returns_kind][0],
-            max_return=bounds[self.returns_kind][1],
-            zero_sum=self.returns_kind != 2,
-        )
-        self._all = tuple(range(n))
-        self._full = (1 << nc) - 1  # a full hand or deck
-        # public code digits: point card + 1, then winner + 2 (1 = tie), alternating
-        self._digit_bits = max(nc, n + 1).bit_length()
-        self._bid_bits = nc.bit_length()  # own-bid code digits: bid + 1
-        # The inline two-player turn of GoofspielState.apply_joint_action: it runs when the acting
-        # tuple is this one (two players, no imp_info: None never matches), and it opens the next
-        # turn's chance node itself while the turns played stay below _chance_until (random order,
-        # neither the automatic last turn nor the end follows).
-        self._inline_pair = self._all if n == 2 and not self.imp_info else None
-        self._chance_until = min(turns, nc - 1) if self.order == 0 else 0
-
-    def new_initial_state(self, seed: int = 0) -> GoofspielState:
-        """Before the first point card; ``seed`` is unused (every chance event is explicit)."""
-        return GoofspielState(self)
-
-    def describe_action(self, action: int, player: int | None = None) -> str:
-        """``bid 7`` (action 6); with ``player=CHANCE``, the point card turned (``point card 7``)."""
-        if not 0 <= action < self.num_cards:
-            return f"unknown action {action}"
-        return f"point card {action + 1}" if player == CHANCE else f"bid {action + 1}"
 
 
 class GoofspielState(State):
@@ -213,22 +92,22 @@ class GoofspielState(State):
         acting = self._acting
         if player in acting and acting is not _CHANCE_ACTING:  # a bidder
             mask = self._hands[player]
-            try:  # _cards_of, inlined
-                return _LOW_CARDS[mask & _LOW_MASK] + _HIGH_CARDS[mask >> _SPLIT]
+            try:  # cards_of, inlined
+                return LOW_CARDS[mask & LOW_MASK] + HIGH_CARDS[mask >> SPLIT]
             except IndexError:  # more than 14 cards
-                return _cards_of(mask)
+                return cards_of(mask)
         if acting is _CHANCE_ACTING and (player is None or player == CHANCE):
-            return _cards_of(self._remaining)
+            return cards_of(self._remaining)
         return []  # the end, a seat that does not act, or a joint node without a player
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self._acting is _CHANCE_ACTING:
             mask = self._remaining
             try:
-                low, high = _OUTCOMES[mask.bit_count()]
-                return low[mask & _LOW_MASK] + high[mask >> _SPLIT]
+                low, high = OUTCOMES[mask.bit_count()]
+                return low[mask & LOW_MASK] + high[mask >> SPLIT]
             except IndexError:  # more than 14 cards
-                cards = _cards_of(mask)
+                cards = cards_of(mask)
                 return [(c, 1.0 / len(cards)) for c in cards]
         raise GameError(f"{self.game.spec.name}: not a chance node")
 
@@ -402,7 +281,7 @@ class GoofspielState(State):
         bids = [entry[player] for entry in self.history if isinstance(entry, tuple)]
         if self._turn > len(bids):  # the automatic last turn: the card that is gone
             spent = (1 << self.game.num_cards) - 1 & ~self._hands[player]
-            bids.append(next(c for c in _cards_of(spent) if c not in bids))
+            bids.append(next(c for c in cards_of(spent) if c not in bids))
         return bids
 
     def observation(self, player: int) -> GoofspielObservation:
@@ -414,7 +293,7 @@ class GoofspielState(State):
             point_cards=tuple(cards),
             wins=tuple(wins),
             points=tuple(self._points),
-            hands=tuple(tuple(_cards_of(self._hands[p])) for p in seats),
+            hands=tuple(tuple(cards_of(self._hands[p])) for p in seats),
             own_bids=tuple(self.own_bids(player)) if game.imp_info else (),
         )
 
@@ -431,7 +310,7 @@ class GoofspielState(State):
         game = self.game
         _, wins = self._public()
         own = self.own_bids(player)
-        bids = _sample_bids(game.num_players, game.num_cards, player, own, wins, r, max_nodes)
+        bids = sample_bids(game.num_players, game.num_cards, player, own, wins, r, max_nodes)
         if bids is None:  # search budget spent: the true bids are a consistent world too
             return self.clone()
         world = GoofspielState(game)
@@ -476,141 +355,7 @@ class GoofspielState(State):
                 + f", {who}"
             )
         for p in range(n):
-            lines.append(f"  P{p} hand: " + " ".join(str(c + 1) for c in _cards_of(self._hands[p])))
+            lines.append(f"  P{p} hand: " + " ".join(str(c + 1) for c in cards_of(self._hands[p])))
         if not self._acting:
             lines.append("  over, returns " + " ".join(f"{x:+g}" for x in self.returns()))
         return "\n".join(lines)
-
-
-def _sample_bids(
-    n: int,
-    nc: int,
-    player: int,
-    own: list[int],
-    wins: list[int],
-    rng: random.Random,
-    max_nodes: int,
-) -> list[list[int]] | None:
-    """Bids for every seat and finished turn: ``player``'s are ``own``; the opponents' use each card
-    at most once and reproduce every turn's result (``wins[t]``: the unique top bidder, -1 = tie).
-
-    Randomized depth-first search: turns are visited from the most constrained (fewest candidate
-    cards) with random tie-breaks, candidates in random order. Any consistent world can come out,
-    though not with exactly uniform probability. Returns None if ``max_nodes`` is exhausted.
-    """
-    opponents = [q for q in range(n) if q != player]
-    turns = len(own)
-    bids = [[-1] * turns for _ in range(n)]
-    bids[player] = list(own)
-    used = [0] * n  # bit c: opponent already spent card c in another turn
-    full = (1 << nc) - 1
-
-    def size(t: int) -> float:
-        b, w = own[t], wins[t]
-        if w == player:
-            return b  # every opponent below b
-        if w == -1 and n == 2:
-            return 1  # the opponent matched b
-        return nc - b if w >= 0 else nc  # an opponent above b / a tie somewhere
-
-    order = sorted(range(turns), key=lambda t: (size(t), rng.random()))
-    budget = [max_nodes]
-
-    def options(t: int) -> list[tuple[int, list[int]]]:
-        """(opponent, candidate cards) for turn t, the turn's winner first."""
-        b, w = own[t], wins[t]
-        out = []
-        for q in sorted(opponents, key=lambda q: q != w):
-            free = full & ~used[q]
-            if w == player:
-                free &= (1 << b) - 1  # everyone below the winning bid
-            elif w == q:
-                free &= ~((1 << (b + 1)) - 1)  # the winner above player's bid
-            elif w == -1 and n == 2:
-                free &= 1 << b  # a two-player tie: the same card
-            cards = _cards_of(free)
-            rng.shuffle(cards)
-            out.append((q, cards))
-        return out
-
-    def joint_ok(t: int, values: list[int]) -> bool:
-        allbids = [own[t], *values]
-        top = max(allbids)
-        if wins[t] == -1:
-            return allbids.count(top) >= 2
-        return allbids.count(top) == 1  # the winner's bid is the top one by construction
-
-    def assign_turn(i: int) -> bool:
-        if i == len(order):
-            return True
-        t = order[i]
-        cands = options(t)
-        cap = nc if wins[t] in (-1, player) else -1  # an opponent's win caps the others
-        values: list[int] = []
-
-        def pick(k: int) -> bool:
-            budget[0] -= 1
-            if budget[0] < 0:
-                return False
-            if k == len(cands):
-                if not joint_ok(t, values):
-                    return False
-                for (q, _), v in zip(cands, values, strict=True):
-                    bids[q][t] = v
-                    used[q] |= 1 << v
-                if assign_turn(i + 1):
-                    return True
-                for (q, _), v in zip(cands, values, strict=True):
-                    used[q] &= ~(1 << v)
-                return False
-            limit = values[0] if cap < 0 and k > 0 else nc
-            for v in cands[k][1]:
-                if v >= limit:
-                    continue
-                values.append(v)
-                if pick(k + 1):
-                    return True
-                values.pop()
-                if budget[0] < 0:
-                    return False
-            return False
-
-        return pick(0)
-
-    return bids if assign_turn(0) else None
-
-
-class GoofspielMatchPlayer:
-    """The classic "matching" Goofspiel strategy: bid the card equal to the prize.
-
-    When that card is already spent, bid the cheapest card above the prize (still likely to win it);
-    when none is left above, throw away the lowest card.
-    """
-
-    name = "goofspiel_match"
-
-    def __init__(self, game: Game) -> None:
-        if not isinstance(game, GoofspielGame):
-            raise ValueError(f"GoofspielMatchPlayer plays goofspiel, not {game.spec.name}")
-        self.game = game
-
-    def act(self, state: State, player: int, rng: random.Random) -> int:
-        obs = state.observation(player)
-        assert isinstance(obs, GoofspielObservation)
-        prize = obs.point_cards[-1]  # the face-up card (bidding happens after it is turned)
-        hand = obs.hands[0] if len(obs.hands) == 1 else obs.hands[player]
-        if prize in hand:
-            return prize
-        above = [c for c in hand if c > prize]
-        return above[0] if above else hand[0]
-
-    def __repr__(self) -> str:
-        return "GoofspielMatchPlayer()"
-
-
-PLUGIN = GamePlugin(
-    name="goofspiel",
-    game=GoofspielGame,
-    encoder="omega_cluster.model.encoders.goofspiel:GoofspielEncoder",
-    players={"heuristic": GoofspielMatchPlayer},
-)

@@ -1,0 +1,66 @@
+"""The errors of the game layer: one base class, one subclass per way a game call can fail.
+
+Each is also a ``ValueError`` (or ``NotImplementedError``) so callers that catch the builtin kinds
+keep working. :class:`IllegalActionError` names the move, the player, the recent history and the
+legal set, so a refused move explains itself. The contract (:mod:`omega_cluster.games.api`)
+re-exports every name here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omega_cluster.games.api import State
+
+__all__ = [
+    "ConstraintError",
+    "GameError",
+    "IllegalActionError",
+    "InvalidParameterError",
+    "ReplayError",
+    "SamplingNotSupportedError",
+]
+
+
+class GameError(Exception):
+    """Base class of every error the game layer raises."""
+
+
+class InvalidParameterError(GameError, ValueError):
+    """An unknown game or parameter, or a value outside the allowed set."""
+
+
+class IllegalActionError(GameError, ValueError):
+    """An action that the rules do not allow in this state."""
+
+    def __init__(self, state: State, player: int, action: Any, legal: Sequence[int], why: str = ""):
+        self.player = player
+        self.action = action
+        self.legal = tuple(legal)
+        game = state.game
+        names = ", ".join(f"{a}={game.describe_action(a)}" for a in self.legal[:40])
+        more = f" (+{len(self.legal) - 40} more)" if len(self.legal) > 40 else ""
+        try:
+            what = game.describe_action(action) if isinstance(action, int) else repr(action)
+        except Exception:
+            what = repr(action)
+        reason = f" ({why})" if why else ""
+        super().__init__(
+            f"{game.spec.name}: illegal action {action!r} ({what}) for player {player}{reason} "
+            f"after history {state.history[-12:]!r}; legal actions: [{names}{more}]"
+        )
+
+
+class ReplayError(GameError, ValueError):
+    """A malformed action history given to :meth:`Game.replay`."""
+
+
+class SamplingNotSupportedError(GameError, NotImplementedError):
+    """The game cannot draw a world from an information set (e.g. a pyspiel game without
+    ``resample_from_infostate``)."""
+
+
+class ConstraintError(GameError, ValueError):
+    """``sample_world`` constraints that no world in the information set satisfies."""

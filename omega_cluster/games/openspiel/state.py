@@ -1,0 +1,285 @@
+"""One ``pyspiel.State`` behind the :class:`~omega_cluster.games.api.State` contract:
+:class:`OpenSpielState` (who acts, legal actions, information sets, tensors and the checked
+``sample_world`` built on pyspiel's ``resample_from_infostate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from omega_cluster.games.api import (
+    CHANCE,
+    GameError,
+    HistoryEntry,
+    RngLike,
+    SamplingNotSupportedError,
+    State,
+    as_rng,
+)
+from omega_cluster.games.openspiel.loading import not_implemented
+
+if TYPE_CHECKING:
+    from omega_cluster.games.openspiel.game import OpenSpielGame
+
+__all__ = ["OpenSpielState"]
+
+# pyspiel player ids (open_spiel/spiel_utils.h); literals so this module imports without pyspiel.
+_SIMULTANEOUS: Final = -2
+_TERMINAL: Final = -4
+# How many times sample_world retries the decision-prefix route before returning the truth.
+_RESAMPLE_TRIES: Final = 16
+
+
+class OpenSpielState(State):
+    """One ``pyspiel.State`` behind the :class:`State` contract; ``history`` mirrors what was applied
+    (an int per move or chance outcome, a tuple per simultaneous joint action)."""
+
+    __slots__ = ("_state",)
+
+    game: OpenSpielGame
+
+    def __init__(self, game: OpenSpielGame, state: Any, history: list[HistoryEntry]) -> None:
+        self.game = game
+        self.history = history
+        self._state = state
+
+    @property
+    def pyspiel_state(self) -> Any:
+        """The wrapped ``pyspiel.State`` (mutating it directly desynchronizes ``history``)."""
+        return self._state
+
+    # -- who acts, what they may do -------------------------------------------------------------
+    @property
+    def current_players(self) -> tuple[int, ...]:
+        player = self._state.current_player()
+        if player >= 0:
+            return (player,)
+        if player == CHANCE:
+            return (CHANCE,)
+        if player == _SIMULTANEOUS:
+            return self.game._all_players
+        if player == _TERMINAL:
+            return ()
+        raise GameError(f"{self.game.spec.name}: unexpected pyspiel player id {player}")
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        state = self._state
+        if player is None:
+            player = state.current_player()
+            if player == _SIMULTANEOUS and self.game._solo_simultaneous:
+                player = 0
+            elif player == _SIMULTANEOUS:
+                raise GameError(
+                    f"{self.game.spec.name}: players {self.game._all_players} move "
+                    "simultaneously; call legal_actions(player)"
+                )
+        if player == CHANCE:
+            if not state.is_chance_node():
+                return []
+            return sorted(action for action, _ in state.chance_outcomes())
+        if player < 0:
+            return []
+        return state.legal_actions(player)  # a fresh list, ascending (a pyspiel guarantee)
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if not self._state.is_chance_node():
+            raise GameError(f"{self.game.spec.name}: not a chance node")
+        return [(int(a), float(p)) for a, p in self._state.chance_outcomes()]
+
+    def is_legal(self, player: int, action: int) -> bool:
+        if player == CHANCE:
+            return action in self.legal_actions(CHANCE)
+        return player >= 0 and action in self._state.legal_actions(player)
+
+    # -- moving ---------------------------------------------------------------------------------
+    def _apply_action(self, action: int) -> None:
+        if self.game._solo_simultaneous and self._state.is_simultaneous_node():
+            self._state.apply_actions([action])
+        else:
+            self._state.apply_action(action)
+        self.history.append(action)
+
+    def _apply_joint_action(self, actions: tuple[int, ...]) -> None:
+        self._state.apply_actions(list(actions))
+        self.history.append(actions)
+
+    # -- outcome --------------------------------------------------------------------------------
+    def returns(self) -> tuple[float, ...]:
+        return tuple(self._state.returns())
+
+    # -- information ----------------------------------------------------------------------------
+    def _check_player(self, player: int) -> None:
+        if not 0 <= player < self.game.spec.num_players:
+            raise GameError(
+                f"{self.game.spec.name}: player {player} is not a seat; "
+                f"players are 0..{self.game.spec.num_players - 1}"
+            )
+
+    def information_set_key(self, player: int) -> str:
+        """pyspiel's information-state string (else observation string, else state string)."""
+        self._check_player(player)
+        kind = self.game._info_kind
+        if kind == "information_state":
+            return str(self._state.information_state_string(player))
+        if kind == "observation":
+            return str(self._state.observation_string(player))
+        return str(self._state)  # perfect information: the whole state is known to everyone
+
+    def observation(self, player: int) -> Hashable:
+        """The same string as :meth:`information_set_key` (pyspiel's infostates have perfect
+        recall, so it is everything ``player`` may know); tensors: :meth:`observation_tensor`."""
+        return self.information_set_key(player)
+
+    def observation_tensor(self, player: int) -> np.ndarray:
+        """float32 vector for encoders: pyspiel's information-state tensor, else its observation
+        tensor (raises :class:`GameError` when the game provides neither)."""
+        self._check_player(player)
+        game_type = self._state.get_game().get_type()
+        if game_type.provides_information_state_tensor:
+            return np.asarray(self._state.information_state_tensor(player), dtype=np.float32)
+        if game_type.provides_observation_tensor:
+            return np.asarray(self._state.observation_tensor(player), dtype=np.float32)
+        raise GameError(f"{self.game.spec.name}: pyspiel provides no tensor for this game")
+
+    def sample_world(self, player: int, rng: RngLike, constraints: Any = None) -> OpenSpielState:
+        """A state drawn from ``player``'s information set with pyspiel's
+        ``resample_from_infostate`` (perfect-information games: a clone).
+
+        pyspiel's resamplers are written for decision nodes: at chance nodes several of them fail
+        or return a state with a different history (kuhn, leduc, oh_hell, universal_poker in
+        open_spiel 2.0), and hearts' can return unreachable deals. So every world is checked
+        (its history has our shape and is legal move by move, the same players act, ``player``'s
+        information set is unchanged); where the direct call fails we resample at the last
+        decision node of the history and re-apply the moves and chance outcomes since then,
+        retrying a few times; if none fits, the true state (a member of the set) is returned.
+        ``constraints`` are not supported. Raises :class:`SamplingNotSupportedError` for a game
+        whose pyspiel implementation lacks ``resample_from_infostate`` (e.g. liars_dice).
+        """
+        self._check_player(player)
+        if constraints is not None:
+            raise SamplingNotSupportedError(
+                f"{self.game.spec.name}: sample_world constraints are not supported by pyspiel"
+            )
+        if not self.game.spec.hidden_information:
+            return self.clone()
+        if not self.game.supports_sampling():
+            raise self._not_supported()
+        sampler = as_rng(rng).random
+        if not self._state.is_chance_node():
+            try:
+                world = self._wrap(self._state.resample_from_infostate(player, sampler))
+            except Exception as err:  # pyspiel bugs off the beaten path: fall back below
+                if not_implemented(err):
+                    raise self._not_supported() from err
+                world = None
+            if world is not None and self._same_information(world, player):
+                return world
+        return self._resample_at_decision(player, sampler)
+
+    def _not_supported(self) -> SamplingNotSupportedError:
+        return SamplingNotSupportedError(
+            f"{self.game.spec.name}: pyspiel's {self.game.params['name']} does not implement "
+            "resample_from_infostate, so sample_world cannot draw a world from an information "
+            "set; use it with search that needs no determinization, or pick another game"
+        )
+
+    def _resample_at_decision(self, player: int, sampler: Callable[[], float]) -> OpenSpielState:
+        walker = self.game._game.new_initial_state()
+        prefix, cut = None, 0
+        for i, entry in enumerate(self.history):
+            if not walker.is_chance_node():  # a decision node: pyspiel can resample there
+                prefix, cut = walker, i
+                walker = walker.clone()
+            _apply_entries(walker, [entry], check=False)
+        if prefix is None:  # only chance so far, all of it re-applied below: nothing to vary
+            return self.clone()
+        for _ in range(_RESAMPLE_TRIES):
+            try:
+                world = prefix.resample_from_infostate(player, sampler)
+            except Exception:
+                continue
+            if _apply_entries(world, self.history[cut:], check=True):
+                wrapped = self._wrap(world)
+                if wrapped is not None and self._same_information(wrapped, player):
+                    return wrapped
+        return self.clone()
+
+    def _wrap(self, world: Any) -> OpenSpielState | None:
+        """Wrap a resampled pyspiel state, its flat history grouped like ``self.history`` (pyspiel
+        flattens a joint action into one entry per player); None if the history does not fit or
+        is not a legal one (hearts' resampler can return unreachable deals).
+
+        The pyspiel state itself is kept, not a replay of its history: gin_rummy's resampler
+        swaps hidden cards without rewriting the history, so there the world's history is the
+        truth's and replaying it gives the truth, not the world.
+        """
+        flat = world.history()
+        if len(flat) != sum(len(e) if isinstance(e, tuple) else 1 for e in self.history):
+            return None
+        history: list[HistoryEntry] = []
+        at = 0
+        for entry in self.history:
+            if isinstance(entry, tuple):
+                history.append(tuple(flat[at : at + len(entry)]))
+                at += len(entry)
+            else:
+                history.append(flat[at])
+                at += 1
+        if not _apply_entries(self.game._game.new_initial_state(), history, check=True):
+            return None
+        return OpenSpielState(self.game, world, history)
+
+    def _same_information(self, world: OpenSpielState, player: int) -> bool:
+        return (
+            world._state.current_player() == self._state.current_player()
+            and world.information_set_key(player) == self.information_set_key(player)
+        )
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def clone(self) -> OpenSpielState:
+        return OpenSpielState(self.game, self._state.clone(), self.history.copy())
+
+    def render(self) -> str:
+        return str(self._state)
+
+    def describe_action(self, action: int, player: int | None = None) -> str:
+        """pyspiel's ``action_to_string`` in this position for a legal action (default player: the
+        single acting one); other ids get the game-level name (pyspiel may crash on them)."""
+        if player is None:
+            acting = self.current_players
+            player = acting[0] if len(acting) == 1 else 0
+        if not self.is_legal(player, action):
+            return self.game.describe_action(action, player=player)
+        return str(self._state.action_to_string(player, action))
+
+    def __reduce__(self) -> tuple[Callable[..., OpenSpielState], tuple[Any, ...]]:
+        return _rebuild_state, (self.game, list(self.history))
+
+
+def _rebuild_state(game: OpenSpielGame, history: Sequence[HistoryEntry]) -> OpenSpielState:
+    state = game.new_initial_state()
+    for entry in history:
+        if isinstance(entry, tuple):
+            state.apply_joint_action_unchecked(entry)
+        else:
+            state.apply_action_unchecked(entry)
+    return state
+
+
+def _apply_entries(state: Any, entries: Sequence[HistoryEntry], *, check: bool) -> bool:
+    """Apply history entries to a pyspiel state; with ``check``, stop with False at the first
+    illegal one (tested here: pyspiel's own checked apply prints to stderr when it refuses)."""
+    for entry in entries:
+        if isinstance(entry, tuple):
+            if check and not all(a in state.legal_actions(p) for p, a in enumerate(entry)):
+                return False
+            state.apply_actions(list(entry))
+        else:
+            # legal_actions() lists the chance outcomes at a chance node
+            if check and (state.is_terminal() or entry not in state.legal_actions()):
+                return False
+            state.apply_action(entry)
+    return True
