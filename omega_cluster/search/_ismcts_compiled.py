@@ -26,6 +26,7 @@ from typing import Any
 from omega_cluster._optional import numba_available
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.player import RandomPlayer
+from omega_cluster.games.registry import game_plugin
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_root import tree_root
 from omega_cluster.search._ismcts_tree import Node
@@ -57,35 +58,21 @@ def _uct_tables(c: float, size: int) -> tuple[Any, Any]:
     return explore, inv_sqrt  # shared: the kernel only reads them
 
 
-def _hand_ranks(game: Game) -> Any:
-    """Leduc's showdown ranks ``[board][card]`` as an array, kept on the game."""
-    import numpy as np
-
-    ranks = getattr(game, "_compiled_ranks", None)
-    if ranks is None:
-        ranks = np.array(game._hand_rank, np.int64)  # type: ignore[attr-defined]
-        game._compiled_ranks = ranks  # type: ignore[attr-defined]
-    return ranks
-
-
-def _game_unsupported(game: Game) -> str | None:
-    from omega_cluster.games.leduc_poker import LeducPokerGame
-
-    if not isinstance(game, LeducPokerGame):
-        return f"no compiled kernel for {game.spec.name!r} (available: leduc_poker)"
-    if game.num_players != 2 or game.action_mapping or game.suit_isomorphism:
-        return (
-            "the leduc_poker kernel covers 2 players without action_mapping or "
-            f"suit_isomorphism; got {game.params}"
-        )
-    return None
+def _kernel(game: Game) -> tuple[Any, str | None]:
+    """The game's compiled kernel for its parameters (its plugin's ``compiled_search`` hook), or
+    ``None`` and the reason there is none."""
+    hook = game_plugin(game).hook("compiled_search")
+    if hook is None:
+        return None, f"no compiled kernel for {game.spec.name!r}"
+    kernel, why = hook(game)
+    return kernel, why
 
 
 def unsupported(game: Game, evaluator: Evaluator, config: ISMCTSConfig) -> str | None:
     """``None`` if the compiled loop can run this search, else the reason it cannot."""
     if not numba_available():
         return "numba is not installed"
-    why = _game_unsupported(game)
+    _, why = _kernel(game)
     if why is not None:
         return why
     if (
@@ -122,13 +109,14 @@ def run_compiled(
     """Run the compiled search (``unsupported`` said it can) and read back the root."""
     import numpy as np
 
-    from omega_cluster.search import _ismcts_leduc as kernel
     from omega_cluster.search._ismcts_jit import EDGES, FIRST, Arrays
+
+    kernel, _ = _kernel(game)
 
     budget = config.budget
     arrays = Arrays(budget + 2, 3 * (budget + 2))
     explore, inv_sqrt = _uct_tables(config.c_uct, budget + 2)
-    rank = _hand_ranks(game)
+    rank = kernel.tables(game)
     seed = np.array([rng.getrandbits(64)], np.uint64)
     total = np.zeros(game.num_players)
     histogram = np.zeros(_HISTOGRAM, np.int64)

@@ -20,6 +20,10 @@ search.
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -264,3 +268,23 @@ def search(
         backup(node, visits, mean, path_nodes, path_edges, depth, values, total)
         histogram[depth] += 1
     return leaves
+
+
+def for_game(game: Any) -> tuple[ModuleType | None, str | None]:
+    """This kernel for ``game`` (Leduc's plugin hook ``compiled_search``), or ``None`` and the
+    reason it does not cover the game's parameters."""
+    if game.num_players != 2 or game.action_mapping or game.suit_isomorphism:
+        return None, (
+            "the leduc_poker kernel covers 2 players without action_mapping or "
+            f"suit_isomorphism; got {game.params}"
+        )
+    return sys.modules[__name__], None
+
+
+def tables(game: Any) -> np.ndarray:
+    """Leduc's showdown ranks ``[board][card]`` as an array, kept on the game."""
+    ranks = getattr(game, "_compiled_ranks", None)
+    if ranks is None:
+        ranks = np.array(game._hand_rank, np.int64)
+        game._compiled_ranks = ranks
+    return ranks

@@ -28,9 +28,9 @@ from omega_cluster.data import (
     table_to_batch,
 )
 from omega_cluster.data.schema import SCHEMA_VERSION_KEY
+from omega_cluster.games.leduc_poker.encoder import LeducPokerEncoder
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import CheckpointError, encoder_for, load_checkpoint
-from omega_cluster.model.encoders.leduc_poker import LeducPokerEncoder
 from omega_cluster.train import Learner, LearnerConfig, LearnerError, NonFiniteLossError
 
 

@@ -44,6 +44,6 @@ __all__ = [
 PLUGIN = GamePlugin(
     name="goofspiel",
     game=GoofspielGame,
-    encoder="omega_cluster.model.encoders.goofspiel:GoofspielEncoder",
+    encoder="omega_cluster.games.goofspiel.encoder:GoofspielEncoder",
     players={"heuristic": GoofspielMatchPlayer},
 )

@@ -48,6 +48,7 @@ __all__ = [
 PLUGIN = GamePlugin(
     name="leduc_poker",
     game=LeducPokerGame,
-    encoder="omega_cluster.model.encoders.leduc_poker:LeducPokerEncoder",
+    encoder="omega_cluster.games.leduc_poker.encoder:LeducPokerEncoder",
     players={"heuristic": LeducRulePlayer},
+    compiled_search="omega_cluster.search._ismcts_leduc:for_game",
 )

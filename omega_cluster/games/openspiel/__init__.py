@@ -42,5 +42,5 @@ __all__ = ["PLUGIN", "OpenSpielGame", "OpenSpielState", "supported_openspiel_gam
 PLUGIN = GamePlugin(
     name="openspiel",
     game=OpenSpielGame,
-    encoder="omega_cluster.model.encoders.openspiel:OpenSpielEncoder",
+    encoder="omega_cluster.games.openspiel.encoder:OpenSpielEncoder",
 )

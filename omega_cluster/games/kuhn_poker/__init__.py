@@ -261,6 +261,6 @@ class KuhnRulePlayer:
 PLUGIN = GamePlugin(
     name="kuhn_poker",
     game=KuhnPokerGame,
-    encoder="omega_cluster.model.encoders.kuhn_poker:KuhnPokerEncoder",
+    encoder="omega_cluster.games.kuhn_poker.encoder:KuhnPokerEncoder",
     players={"heuristic": KuhnRulePlayer},
 )
