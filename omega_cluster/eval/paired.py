@@ -19,6 +19,7 @@ from typing import Any
 from omega_cluster.eval.matches import BenchError, MatchSpec, SpecResult, match_spec
 from omega_cluster.games.api import Game
 from omega_cluster.games.registry import make_game
+from omega_cluster.players.registry import make_player
 
 __all__ = ["PairedSample", "paired_sample", "paired_specs"]
 
@@ -82,8 +83,6 @@ def paired_specs(
 
 
 def _check_players(game: Game, specs: Sequence[str]) -> None:
-    from omega_cluster.players.registry import make_player
-
     for spec in dict.fromkeys(specs):
         make_player(spec, game)  # raises PlayerSpecError naming the valid players
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from openskill.models import PlackettLuce
 
 from omega_cluster.eval.stats import ConfidenceInterval, elo_interval, mean_ci, normal_quantile
 
@@ -337,8 +338,6 @@ def openskill_ratings(
     own name, or rate the model's best seat); ``ranks[k]`` their placements, lower is better,
     equal for a tie. Each player is a team of one in openskill's Plackett–Luce model.
     """
-    from openskill.models import PlackettLuce  # optional heavy import, only when rating
-
     model = PlackettLuce()
     current = {
         name: model.rating(mu=r.mu, sigma=r.sigma, name=name) for name, r in (initial or {}).items()

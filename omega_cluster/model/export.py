@@ -34,6 +34,9 @@ from torch import nn
 
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.encoding import Encoder, EncoderInfo
+from omega_cluster.games.registry import make_game
+from omega_cluster.model.checkpoint import load_checkpoint
+from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, pad_batch
 
 __all__ = [
@@ -146,7 +149,7 @@ def verify_onnx(
 ) -> float:
     """Run the batch through torch and ONNX Runtime; return the largest absolute difference of
     any output (``-inf`` logits must match exactly); raise :class:`ExportError` above ``atol``."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # lazy: an optional dependency (the onnx extra)
 
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     feeds = {
@@ -234,10 +237,6 @@ def export_bundle(
     """Write the agent bundle of a checkpoint to ``out`` (atomically: a temporary directory is
     renamed into place). ``verify_positions > 0`` checks ONNX Runtime against torch on that many
     positions of random playouts of the checkpoint's game."""
-    from omega_cluster.games.registry import make_game
-    from omega_cluster.model.checkpoint import load_checkpoint
-    from omega_cluster.model.encoders import encoder_from_info
-
     loaded = load_checkpoint(checkpoint, load_optimizer=False)
     meta = loaded.metadata
     target = Path(out)

@@ -44,6 +44,7 @@ from omega_cluster.data import (
 )
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder, EncoderError
+from omega_cluster.games.registry import make_game
 from omega_cluster.model.checkpoint import (
     CheckpointError,
     CheckpointMetadata,
@@ -324,8 +325,6 @@ class Learner:
         ``config``: override the saved config (e.g. a new lr for the next phase)."""
         meta = read_metadata(directory)
         if game is None:
-            from omega_cluster.games.registry import make_game
-
             game = make_game(meta.game, **meta.game_params)
         elif game.spec.name != meta.game:
             raise CheckpointError(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from omega_cluster.data import ReplayWindow, ShardStore, ShardWriter
 from omega_cluster.model.inference import NetworkEvaluator
+from omega_cluster.players.search import build_leaf_evaluator
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.train._records import derive_seed
 from omega_cluster.train.learner import Learner, LearnerStats
@@ -66,8 +67,6 @@ def selfplay_evaluator(learner: Learner, leaf: str, *, rollouts: int = 1) -> Eva
     if leaf == "network":
         model = copy.deepcopy(learner.model).to("cpu").eval()
         return NetworkEvaluator(model, learner.encoder, device="cpu")
-    from omega_cluster.players.search import build_leaf_evaluator
-
     return build_leaf_evaluator(learner.game, leaf, rollouts=rollouts)
 
 
