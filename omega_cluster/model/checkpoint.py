@@ -27,8 +27,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import shutil
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +38,7 @@ from safetensors.torch import load_file, save_file
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder, EncoderInfo
+from omega_cluster.model._atomic import atomic_directory
 from omega_cluster.model.network import ModelConfig, ModelConfigError, PolicyValueNet
 from omega_cluster.model.optimizer_state import (
     OptimizerStateError,
@@ -162,19 +161,11 @@ def save_checkpoint(
         raise CheckpointError(
             f"{target} already exists; pass overwrite=True or use a new directory"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(target) as tmp:
         weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         save_file(weights, str(tmp / WEIGHTS_FILE), metadata={"format": "pt"})
         if optimizer is not None:
-            try:
-                tensors, scalars = flatten_optimizer(optimizer.state_dict())
-            except OptimizerStateError as err:
-                raise CheckpointError(f"{target}: {err}") from err
-            save_file(tensors, str(tmp / OPTIMIZER_TENSORS_FILE), metadata={"format": "pt"})
-            _write_json(tmp / OPTIMIZER_JSON_FILE, scalars)
+            _save_optimizer(tmp, optimizer, target)
         meta = CheckpointMetadata(
             game=game.spec.name,
             game_params=dict(game.params),
@@ -192,19 +183,16 @@ def save_checkpoint(
         )
         _write_json(tmp / METADATA_FILE, meta.to_json())
         meta = CheckpointMetadata.from_json(meta.to_json())  # exactly what a load returns
-        _fsync_dir(tmp)
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
-        _fsync_dir(target.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return meta
+
+
+def _save_optimizer(tmp: Path, optimizer: torch.optim.Optimizer, target: Path) -> None:
+    try:
+        tensors, scalars = flatten_optimizer(optimizer.state_dict())
+    except OptimizerStateError as err:
+        raise CheckpointError(f"{target}: {err}") from err
+    save_file(tensors, str(tmp / OPTIMIZER_TENSORS_FILE), metadata={"format": "pt"})
+    _write_json(tmp / OPTIMIZER_JSON_FILE, scalars)
 
 
 # -- loading -----------------------------------------------------------------------------------
@@ -378,16 +366,3 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
