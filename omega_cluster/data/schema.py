@@ -1,6 +1,6 @@
 """The decision record and its versioned Arrow schema.
 
-One :class:`Record` per decision of a self-play game (DESIGN.md, "Records and shards"): enough to
+One :class:`Record` per decision of a self-play game (docs/design.md): enough to
 replay the position (game, parameters, seed, history), the network input as encoded then
 (observation, legal actions and their features), the training targets (visit distribution, final
 returns, this decision's round outcome, auxiliary targets) and where it came from (champion and encoder versions,

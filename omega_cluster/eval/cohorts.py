@@ -1,8 +1,8 @@
 """Registered cohorts: named, frozen sets of fresh deal seeds and seatings, and running them.
 
 A claim such as "Commander beats Lieutenant by +0.3 wins per game, 95% interval …" is only worth
-something on seeds nobody tuned on (the n-tuple reference: "a margin on the fixed validation seeds
-chooses the candidate and cannot confirm it; only the fresh registered cohorts count"). A cohort
+something on seeds nobody tuned on: a margin on the seeds that chose a candidate cannot confirm
+it, only fresh registered cohorts can. A cohort
 is a YAML file ``bench/cohorts/<name>.yaml``, committed once and never edited::
 
     name: mt4p-200                  # must equal the file name

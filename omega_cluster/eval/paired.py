@@ -1,6 +1,6 @@
 """The paired design: each deal seed played with A and then with B in the same seat.
 
-The n-tuple reference's method, after duplicate bridge: everything but the player under test is
+The method of duplicate bridge: everything but the player under test is
 fixed — the deal, the other seats' players and every seat's rng — so the difference between the
 arms is the players' and not the cards'. :func:`paired_specs` builds the bench of
 :class:`~omega_cluster.eval.matches.MatchSpec` (the focus seat rotated over the table),
