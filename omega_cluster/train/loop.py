@@ -1,8 +1,8 @@
 """The one-process training loop: self-play → shards → replay window → train → checkpoint.
 
-The synchronous, reproducible form of the service's data flow (docs/design.md), without Ray, for tests, benchmarks
-and small runs: each iteration plays :class:`~.selfplay.SelfPlay` games with the learner's current
-weights (or a rollout leaf), writes their records as one shard to a
+The synchronous, reproducible form of the service's data flow (docs/design.md), without Ray, for
+tests, benchmarks and small runs: each iteration plays :class:`~.selfplay.SelfPlay` games with the
+learner's current weights (or a rollout leaf), writes their records as one shard to a
 :class:`~omega_cluster.data.ShardStore`, trains the :class:`~.learner.Learner` on its replay window
 and saves a checkpoint ``<checkpoints>/iteration-<k>``. Gating (candidate vs champion) belongs to
 the evaluation layer; here every iteration's weights play the next one.
