@@ -5,7 +5,7 @@ is over when it spans more than ``--function-lines`` lines (60), counted from it
 to its last line, docstring included (decorators not counted). Run from the repository root::
 
     python scripts/sizes.py                 # omega_cluster/
-    python scripts/sizes.py omega_cluster/train --summary
+    python scripts/sizes.py omega_cluster/train omega_cluster/cli.py --summary
 
 It prints one line per module and per function over the limit, longest first, and the two
 counts at the end; ``--summary`` prints only the counts.
@@ -18,18 +18,22 @@ import ast
 from pathlib import Path
 
 
+def _files(root: Path) -> list[Path]:
+    """``root`` itself if it is a file, else every ``.py`` file under it."""
+    return [root] if root.is_file() else sorted(root.rglob("*.py"))
+
+
 def module_sizes(root: Path) -> list[tuple[int, str]]:
     """(line count, path) of every ``.py`` file under ``root``."""
     return [
-        (len(path.read_text(encoding="utf-8").splitlines()), str(path))
-        for path in sorted(root.rglob("*.py"))
+        (len(path.read_text(encoding="utf-8").splitlines()), str(path)) for path in _files(root)
     ]
 
 
 def function_sizes(root: Path) -> list[tuple[int, str]]:
     """(line count, "path:line qualified.name") of every function under ``root``."""
     out: list[tuple[int, str]] = []
-    for path in sorted(root.rglob("*.py")):
+    for path in _files(root):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         out.extend(_walk(tree, str(path), ""))
     return out
