@@ -9,6 +9,7 @@ out to the model and learner is numpy or plain Python.
 
 from omega_cluster.data.batch import TrainingBatch, table_to_batch
 from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
+from omega_cluster.data.reader import ShardReader
 from omega_cluster.data.replay import GrowingWindow, ReplayWindow
 from omega_cluster.data.schema import (
     SCHEMA,
@@ -23,7 +24,6 @@ from omega_cluster.data.shards import (
     CorruptShardError,
     QuarantineNote,
     ShardInfo,
-    ShardReader,
     ShardStore,
     ShardWriter,
 )

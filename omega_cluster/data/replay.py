@@ -2,7 +2,7 @@
 
 The learner (:mod:`omega_cluster.train`) owns a :class:`ReplayWindow`; self-play actors write
 shards (:mod:`.shards`). :meth:`ReplayWindow.refresh` reads only manifest entries it has not seen
-(:class:`.shards.ShardReader`), appends their shards in key order and drops whole shards from the
+(:class:`.reader.ShardReader`), appends their shards in key order and drops whole shards from the
 old end once the newer ones alone hold N rows; :meth:`ReplayWindow.sample` draws a batch among the
 newest N rows, uniformly or in proportion to the record ``weight``, with an explicit
 ``numpy.random.Generator``. :attr:`ReplayWindow.position` goes into the learner's checkpoint;
@@ -27,7 +27,8 @@ import pyarrow as pa
 
 from omega_cluster.data.batch import TrainingBatch, table_to_batch
 from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
-from omega_cluster.data.shards import CorruptShardError, ShardReader, ShardStore
+from omega_cluster.data.reader import ShardReader
+from omega_cluster.data.shards import CorruptShardError, ShardStore
 
 __all__ = ["GrowingWindow", "ReplayWindow"]
 

@@ -1,11 +1,12 @@
 """The decision record and its versioned Arrow schema.
 
-One :class:`Record` per decision of a self-play game (DESIGN.md, "Records and shards"): enough to
-replay the position (game, parameters, seed, history), the network input as encoded then
-(observation, legal actions and their features), the training targets (visit distribution, final
-returns, this decision's round outcome, auxiliary targets) and where it came from (champion and encoder versions,
-actor, game id). Self-play (:mod:`omega_cluster.train`) builds records; :mod:`.shards` writes
-tables of them as Arrow IPC files; :mod:`.batch` turns tables into padded numpy training batches.
+One :class:`Record` per decision of a self-play game (docs/design.md): enough to replay the
+position (game, parameters, seed, history), the network input as encoded then (observation, legal
+actions and their features), the training targets (visit distribution, final returns, this
+decision's round outcome, auxiliary targets) and where it came from (champion and encoder
+versions, actor, game id). Self-play (:mod:`omega_cluster.train`) builds records; :mod:`.shards`
+writes tables of them as Arrow IPC files; :mod:`.batch` turns tables into padded numpy training
+batches.
 
 Storage choices (the Arrow schema is :data:`SCHEMA`, its version :data:`SCHEMA_VERSION` sits in the
 schema metadata under ``omega_cluster.schema_version``; bump it on any change of columns or their

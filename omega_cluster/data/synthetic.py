@@ -44,12 +44,7 @@ def synthetic_records(
         visits = rng.random(size).astype(np.float32)
         returns = rng.normal(size=num_players).astype(np.float32)
         returns -= returns.mean()
-        history: list[HistoryEntry] = [
-            tuple(int(a) for a in rng.integers(0, num_actions, size=2))
-            if step % 5 == 4
-            else int(rng.integers(0, num_actions))
-            for step in range(history_length)
-        ]
+        history = _history(rng, history_length, num_actions)
         features = None
         if feature_size is not None:
             features = rng.normal(size=(size, feature_size)).astype(np.float32)
@@ -58,7 +53,7 @@ def synthetic_records(
                 game=game,
                 game_params=json.dumps({"players": num_players}, sort_keys=True),
                 game_seed=int(rng.integers(0, 2**62)),
-                history=tuple(history),
+                history=history,
                 decision_index=index,
                 player=index % num_players,
                 num_players=num_players,
@@ -82,3 +77,13 @@ def synthetic_records(
             )
         )
     return records
+
+
+def _history(rng: np.random.Generator, length: int, num_actions: int) -> tuple[HistoryEntry, ...]:
+    """Random action ids, every fifth a joint action of two players."""
+    return tuple(
+        tuple(int(a) for a in rng.integers(0, num_actions, size=2))
+        if step % 5 == 4
+        else int(rng.integers(0, num_actions))
+        for step in range(length)
+    )

@@ -1,8 +1,8 @@
 """Registered cohorts: named, frozen sets of fresh deal seeds and seatings, and running them.
 
 A claim such as "Commander beats Lieutenant by +0.3 wins per game, 95% interval …" is only worth
-something on seeds nobody tuned on (the n-tuple reference: "a margin on the fixed validation seeds
-chooses the candidate and cannot confirm it; only the fresh registered cohorts count"). A cohort
+something on seeds nobody tuned on: a margin on the seeds that chose a candidate cannot confirm
+it, only fresh registered cohorts can. A cohort
 is a YAML file ``bench/cohorts/<name>.yaml``, committed once and never edited::
 
     name: mt4p-200                  # must equal the file name
@@ -32,6 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import yaml
+
 from omega_cluster.eval.matches import (
     BenchError,
     MatchSpec,
@@ -42,6 +45,8 @@ from omega_cluster.eval.matches import (
     slice_outcomes,
 )
 from omega_cluster.eval.paired import PairedSample, paired_sample, paired_specs
+from omega_cluster.eval.stats import paired_contrast
+from omega_cluster.games.registry import make_game
 
 __all__ = [
     "COHORT_DIR_ENV",
@@ -128,7 +133,6 @@ def load_cohort(name_or_path: str | Path, *, directory: str | Path | None = None
             raise CohortError(f"no cohort named {text!r} in {folder}; registered cohorts: {known}")
     if not path.is_file():
         raise CohortError(f"cohort file {path} does not exist")
-    import yaml
 
     try:
         data = yaml.safe_load(path.read_text())
@@ -201,8 +205,6 @@ def _seeds(raw: Any, where: str) -> tuple[int, ...]:
 
 
 def _num_players(game_name: str, params: Mapping[str, Any], where: str) -> int:
-    from omega_cluster.games.registry import make_game
-
     try:
         return make_game(game_name, **params).num_players
     except (KeyError, ValueError, TypeError) as err:
@@ -251,10 +253,6 @@ def run_cohort(
 
     Contrasts: ``win_share`` (wins per game; the headline), ``score`` and every counts key.
     """
-    import numpy as np
-
-    from omega_cluster.eval.stats import paired_contrast
-
     if isinstance(cohort, str):
         cohort = load_cohort(cohort)
     specs = cohort.specs(a, b, seeds=seeds, rotations=rotations)

@@ -8,7 +8,7 @@ multi-player table reduced by :func:`omega_cluster.eval.stats.head_to_head` — 
 
 Two modes (:class:`GateConfig`):
 
-* ``"fixed"`` — the Ω reference's rule: play ``games_per_slice`` in every slice, then promote iff
+* ``"fixed"`` — a fixed budget: play ``games_per_slice`` in every slice, then promote iff
   the candidate's aggregate score beats the champion's by more than ``margin``. Head to head the
   champion's score is 1 - S, so the rule is (S) - (1 - S) = 2S - 1 > margin (margin 0: beat it).
 * ``"sprt"`` — fishtest / Leela Zero: a GSPRT of H0 "Elo ≤ elo0" against H1 "Elo ≥ elo1"

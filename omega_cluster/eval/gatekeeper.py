@@ -28,15 +28,18 @@ from typing import Any
 
 import torch
 
-from omega_cluster.config.build import build_game, gate_config
+from omega_cluster.config.build import build_game, gate_config, leaf_evaluator, uses_network
 from omega_cluster.config.schema import Settings
 from omega_cluster.eval.arena import derive_seed
 from omega_cluster.eval.gate import Contender, GateDecision, SliceResults, Verdict, decide
 from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
 from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.eval.stats import head_to_head, wdl_counts
+from omega_cluster.eval.stats import elo_from_score, head_to_head, wdl_counts
 from omega_cluster.games.api import Game
 from omega_cluster.games.player import Player
+from omega_cluster.model.inference import network_player_from_checkpoint
+from omega_cluster.players.registry import make_player
+from omega_cluster.players.search import SearchPlayer
 
 __all__ = [
     "CANDIDATE",
@@ -114,13 +117,9 @@ def model_player(
     (``network``), or the self-play search with this checkpoint's network in its leaf
     (``search``: PUCT on the network prior for turn-based games) at ``simulations`` per move
     (default ``gate.bench_simulations``)."""
-    from omega_cluster.model.inference import network_player_from_checkpoint
-
     player = network_player_from_checkpoint(game, uri, greedy=True)
     if settings.gate.player == "network":
         return player
-    from omega_cluster.config.build import leaf_evaluator, uses_network
-    from omega_cluster.players.search import SearchPlayer
 
     net = player._evaluator
     evaluator = leaf_evaluator(settings, game, net.model, net.encoder)
@@ -158,8 +157,6 @@ class BenchWorker:
         if token in roles:
             return self._model_player(roles[token])
         if token not in self._anchors:
-            from omega_cluster.players.registry import make_player
-
             self._anchors[token] = make_player(token, self.game)
         return self._anchors[token]
 
@@ -204,8 +201,6 @@ def _finite_gap(
 ) -> tuple[float, float, float, float, float, float]:
     """(score, low, high, gap, gap_low, gap_high), scores kept half a game inside (0, 1) so a
     perfect record still gives a finite Elo gap (a smoke run's first candidate often wins all)."""
-    from omega_cluster.eval.stats import elo_from_score
-
     s = decision.score
     est, low, high = (s.estimate, s.low, s.high) if s is not None else (0.5, 0.0, 1.0)
     eps = 0.5 / max(games, 1)

@@ -37,6 +37,7 @@ from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interva
 from omega_cluster.games.api import Game
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
+from omega_cluster.players.registry import make_player
 
 __all__ = [
     "METRICS",
@@ -186,8 +187,6 @@ def play_spec(
             f"players={game.num_players}"
         )
     if players is None:
-        from omega_cluster.players.registry import make_player
-
         players = [make_player(s, game) for s in spec.seats]
     rngs = [random.Random(x) for x in spec.seat_seeds]
     record = play_game(
@@ -211,8 +210,6 @@ def play_specs(
 ) -> tuple[SpecResult, ...]:
     """Play a chunk of specs in order. A player is built once per (game, seat, spec) and reused:
     the players of this project keep no state between decisions (rng is passed to ``act``)."""
-    from omega_cluster.players.registry import make_player
-
     todo = list(specs)
     built: dict[tuple[str, ParamItems, int, str], Player] = {}
     results = []

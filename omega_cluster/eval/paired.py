@@ -1,6 +1,6 @@
 """The paired design: each deal seed played with A and then with B in the same seat.
 
-The n-tuple reference's method, after duplicate bridge: everything but the player under test is
+The method of duplicate bridge: everything but the player under test is
 fixed — the deal, the other seats' players and every seat's rng — so the difference between the
 arms is the players' and not the cards'. :func:`paired_specs` builds the bench of
 :class:`~omega_cluster.eval.matches.MatchSpec` (the focus seat rotated over the table),
@@ -19,6 +19,7 @@ from typing import Any
 from omega_cluster.eval.matches import BenchError, MatchSpec, SpecResult, match_spec
 from omega_cluster.games.api import Game
 from omega_cluster.games.registry import make_game
+from omega_cluster.players.registry import make_player
 
 __all__ = ["PairedSample", "paired_sample", "paired_specs"]
 
@@ -82,8 +83,6 @@ def paired_specs(
 
 
 def _check_players(game: Game, specs: Sequence[str]) -> None:
-    from omega_cluster.players.registry import make_player
-
     for spec in dict.fromkeys(specs):
         make_player(spec, game)  # raises PlayerSpecError naming the valid players
 

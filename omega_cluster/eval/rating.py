@@ -5,9 +5,9 @@ this module turns those gaps into ratings the service logs (one :class:`EloRow` 
 the Elo log) and [Service] plots (:mod:`omega_cluster.eval.report`).
 
 * The **Elo chain** (:func:`chain_start`, :func:`promote`): each promotion adds the measured gap to
-  the parent's rating, so the ladder is a sum of head-to-head gaps, as the Ω reference logs it.
+  the parent's rating, so the ladder is a sum of head-to-head gaps.
   Errors add up along a chain (intransitivity too), so it is pinned to fixed **anchors** —
-  Ensign 1000, Lieutenant 1200, Commander 1400 by default (the Ω reference's TEI anchors) — by
+  Ensign 1000, Lieutenant 1200, Commander 1400 by default (the rule-based players) — by
   re-measuring a champion against them every few promotions (:func:`anchors_due`) and shifting
   the whole chain by the inverse-variance weighted offset (:func:`fit_anchor_offset`).
 * **Bradley–Terry** (:func:`bradley_terry`): maximum likelihood over every pairwise result (a draw
@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from openskill.models import PlackettLuce
 
 from omega_cluster.eval.stats import ConfidenceInterval, elo_interval, mean_ci, normal_quantile
 
@@ -337,8 +338,6 @@ def openskill_ratings(
     own name, or rate the model's best seat); ``ranks[k]`` their placements, lower is better,
     equal for a tie. Each player is a team of one in openskill's Plackett–Luce model.
     """
-    from openskill.models import PlackettLuce  # optional heavy import, only when rating
-
     model = PlackettLuce()
     current = {
         name: model.rating(mu=r.mu, sigma=r.sigma, name=name) for name, r in (initial or {}).items()

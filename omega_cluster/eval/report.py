@@ -13,7 +13,7 @@ matplotlib is driven through :class:`matplotlib.figure.Figure` and the Agg canva
 * :func:`plot_learning_curves` — losses (or any series) against the training step.
 * :func:`plot_paired_contrast` — the per-seed differences of a paired bench as a histogram, with
   the mean, its t-interval and its bootstrap interval (:func:`omega_cluster.eval.stats.
-  paired_contrast`), the plot of the n-tuple reference's "paired contrast +0.219, 95% interval".
+  paired_contrast`).
 * :func:`bench_markdown` / :func:`write_bench_report` — a played cohort
   (:class:`omega_cluster.eval.cohorts.BenchResult`) as a markdown table plus its plots.
 """
@@ -27,6 +27,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.table import Table
+
 from omega_cluster.eval.matches import BenchError, SliceKey, SliceOutcome
 from omega_cluster.eval.paired import PairedSample
 from omega_cluster.eval.stats import PairedContrast
@@ -34,7 +36,6 @@ from omega_cluster.eval.stats import PairedContrast
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from rich.table import Table
 
     from omega_cluster.eval.cohorts import BenchResult
 
@@ -64,6 +65,7 @@ class LadderRow:
 
 
 def _figure(width: float = 7.0, height: float = 4.2) -> tuple[Figure, Axes]:
+    # lazy: matplotlib takes ~0.4 s to import and only the plot files need it (the CLI starts fast)
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
@@ -142,7 +144,7 @@ def plot_slice_heatmap(
         [getattr(cells[s], value) if s in cells else math.nan for s in seats]
         for cells in rows.values()
     ]
-    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.colors import TwoSlopeNorm  # lazy: as in _figure
 
     figure, ax = _figure(1.6 + 1.2 * len(seats), 1.4 + 0.7 * len(rows))
     # Colour around par, so green means "better than an equal share" at any table size.
@@ -308,8 +310,6 @@ def bench_markdown(result: BenchResult, *, plots: Sequence[Path] = ()) -> str:
 
 def contrast_table(result: BenchResult) -> Table:
     """The contrasts as a rich table (the ``bench`` command prints it)."""
-    from rich.table import Table
-
     level = f"{result.level:.0%}"
     table = Table(
         title=f"{result.a} (A) vs {result.b} (B) · cohort {result.cohort.name} · "

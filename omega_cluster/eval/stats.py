@@ -12,7 +12,7 @@ sequential test (:mod:`omega_cluster.eval.sprt`) build on them.
   fractional (tied winners share a win), which the formula accepts as is.
 * :func:`score_interval`, :func:`elo_interval` — the same idea for a win/draw/loss record, and the
   logistic Elo difference it implies (:func:`elo_from_score`, :func:`score_from_elo`).
-* :func:`paired_contrast` — the n-tuple reference's paired contrast: per-seed differences between
+* :func:`paired_contrast` — a paired contrast (duplicate bridge's design): per-seed differences between
   A and B on the same deal and seat, with a t interval and a bootstrap interval over seeds.
 * :func:`head_to_head`, :func:`wdl_counts`, :func:`pentanomial_counts` — how a multi-player table
   (or a seat-swapped pair of tables) becomes one candidate-vs-champion score for Elo and SPRT.
@@ -245,7 +245,7 @@ def elo_interval(
 
 
 # ----------------------------------------------------------------------------------------------
-# Paired contrasts (the n-tuple reference: the same deal and seat played by A, then by B)
+# Paired contrasts (the same deal and seat played by A, then by B)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -274,7 +274,7 @@ def paired_contrast(
     rng: np.random.Generator | int,
 ) -> PairedContrast:
     """Contrast A against B from per-seed results: ``a[i]`` and ``b[i]`` come from the same deal
-    seed and seat(s), everything else fixed (the n-tuple reference's method).
+    seed and seat(s), everything else fixed (as in duplicate bridge).
 
     Pairing removes the deal's luck from the difference, so the interval is far narrower than one
     from two independent samples. The bootstrap resamples whole seeds (``bootstrap`` replicates,

@@ -1,18 +1,19 @@
 """Text and rich-table views of an arena :class:`~omega_cluster.eval.arena.MatchResult`.
 
 Split from :mod:`omega_cluster.eval.arena` (which re-exports these names) so the match loop stays
-short; rich is imported only when a table is drawn.
+short.
 """
 
 from __future__ import annotations
 
 import io
+import sys
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.table import Table
+from rich.console import Console
+from rich.table import Table
 
+if TYPE_CHECKING:
     from omega_cluster.eval.arena import MatchResult
     from omega_cluster.eval.stats import ConfidenceInterval
 
@@ -21,8 +22,6 @@ __all__ = ["format_table", "print_table", "results_table"]
 
 def results_table(result: MatchResult) -> Table:
     """The match as a rich table: one row per player, intervals as ± half-widths."""
-    from rich.table import Table
-
     level = f"{result.players[0].fair_share_ci.level:.0%}" if result.players else "95%"
     show_score = any(r.scores != r.returns for r in result.records)
     seats = "seats rotated" if result.rotate_seats else "fixed seats"
@@ -58,8 +57,6 @@ def results_table(result: MatchResult) -> Table:
 
 def format_table(result: MatchResult, *, width: int = 120) -> str:
     """The results table as plain text (no colours), e.g. for logs and tests."""
-    from rich.console import Console
-
     console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
     console.print(results_table(result))
     text: str = console.file.getvalue()  # type: ignore[attr-defined]
@@ -69,10 +66,6 @@ def format_table(result: MatchResult, *, width: int = 120) -> str:
 def wide_console() -> Console:
     """A stdout console; when stdout is not a terminal (a pipe, a log file, CI) it is 140 columns
     wide instead of rich's 80, so result tables are not folded."""
-    import sys
-
-    from rich.console import Console
-
     return Console() if sys.stdout.isatty() else Console(width=140)
 
 

@@ -10,9 +10,8 @@ A checkpoint is a directory::
     optimizer.json         the optimizer's scalars and param groups (hyper-parameters)
 
 Nothing is pickled: ``torch.save`` of an optimizer state dict is a pickle, so the optimizer state
-is flattened into named tensors plus JSON (tuples such as Adam's ``betas`` are tagged so they come
-back as tuples), and :func:`load_optimizer_state` rebuilds the exact dict
-``optimizer.load_state_dict`` takes.
+is flattened into named tensors plus JSON (:mod:`.optimizer_state`), and
+:func:`load_optimizer_state` rebuilds the exact dict ``optimizer.load_state_dict`` takes.
 
 Writes are atomic: everything goes to a hidden temporary directory next to the target, which is
 renamed into place once complete (a reader never sees half a checkpoint; ``overwrite=True``
@@ -28,8 +27,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import shutil
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +38,13 @@ from safetensors.torch import load_file, save_file
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder, EncoderInfo
+from omega_cluster.model._atomic import atomic_directory
 from omega_cluster.model.network import ModelConfig, ModelConfigError, PolicyValueNet
+from omega_cluster.model.optimizer_state import (
+    OptimizerStateError,
+    flatten_optimizer,
+    unflatten_optimizer,
+)
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -158,16 +161,11 @@ def save_checkpoint(
         raise CheckpointError(
             f"{target} already exists; pass overwrite=True or use a new directory"
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(target) as tmp:
         weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         save_file(weights, str(tmp / WEIGHTS_FILE), metadata={"format": "pt"})
         if optimizer is not None:
-            tensors, scalars = _flatten_optimizer(optimizer.state_dict())
-            save_file(tensors, str(tmp / OPTIMIZER_TENSORS_FILE), metadata={"format": "pt"})
-            _write_json(tmp / OPTIMIZER_JSON_FILE, scalars)
+            _save_optimizer(tmp, optimizer, target)
         meta = CheckpointMetadata(
             game=game.spec.name,
             game_params=dict(game.params),
@@ -185,19 +183,16 @@ def save_checkpoint(
         )
         _write_json(tmp / METADATA_FILE, meta.to_json())
         meta = CheckpointMetadata.from_json(meta.to_json())  # exactly what a load returns
-        _fsync_dir(tmp)
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
-        _fsync_dir(target.parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return meta
+
+
+def _save_optimizer(tmp: Path, optimizer: torch.optim.Optimizer, target: Path) -> None:
+    try:
+        tensors, scalars = flatten_optimizer(optimizer.state_dict())
+    except OptimizerStateError as err:
+        raise CheckpointError(f"{target}: {err}") from err
+    save_file(tensors, str(tmp / OPTIMIZER_TENSORS_FILE), metadata={"format": "pt"})
+    _write_json(tmp / OPTIMIZER_JSON_FILE, scalars)
 
 
 # -- loading -----------------------------------------------------------------------------------
@@ -300,7 +295,10 @@ def load_optimizer_state(
         tensors = load_file(str(tensors_path), device=str(device))
     except (json.JSONDecodeError, SafetensorError, OSError) as err:
         raise CheckpointError(f"{path}: unreadable optimizer state: {err}") from err
-    return _unflatten_optimizer(tensors, scalars)
+    try:
+        return unflatten_optimizer(tensors, scalars)
+    except OptimizerStateError as err:
+        raise CheckpointError(f"{path}: {err}") from err
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -336,50 +334,6 @@ def _check_encoder(
         )
 
 
-def _flatten_optimizer(state: Mapping[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Optimizer state dict -> (named tensors, JSON): tensors are replaced by ``{"tensor":
-    name}`` references, everything else is JSON (tuples tagged)."""
-    tensors: dict[str, torch.Tensor] = {}
-
-    def walk(value: Any, name: str) -> Any:
-        if isinstance(value, torch.Tensor):
-            tensors[name] = value.detach().cpu().contiguous()
-            return {"__tensor__": name}
-        if isinstance(value, Mapping):
-            return {
-                "__map__": [
-                    [walk(k, f"{name}.k"), walk(v, f"{name}.{k}")] for k, v in value.items()
-                ]
-            }
-        if isinstance(value, (list, tuple)):
-            items = [walk(v, f"{name}.{i}") for i, v in enumerate(value)]
-            return {"__tuple__": items} if isinstance(value, tuple) else items
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return value
-        raise CheckpointError(f"optimizer state entry {name} of type {type(value)} cannot be saved")
-
-    return tensors, walk(dict(state), "opt")
-
-
-def _unflatten_optimizer(tensors: Mapping[str, torch.Tensor], data: Any) -> Any:
-    def walk(value: Any) -> Any:
-        if isinstance(value, dict):
-            if "__tensor__" in value:
-                return tensors[value["__tensor__"]]
-            if "__map__" in value:
-                return {walk(k): walk(v) for k, v in value["__map__"]}
-            if "__tuple__" in value:
-                return tuple(walk(v) for v in value["__tuple__"])
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        return value
-
-    try:
-        return walk(data)
-    except KeyError as err:
-        raise CheckpointError(f"optimizer state refers to a missing tensor {err}") from err
-
-
 def _to_json(value: Any) -> Any:
     """Tuples become lists (JSON has no tuples); mappings and scalars pass through."""
     if isinstance(value, Mapping):
@@ -412,16 +366,3 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
-import uuid
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +32,10 @@ from torch import nn
 
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.encoding import Encoder, EncoderInfo
+from omega_cluster.games.registry import make_game
+from omega_cluster.model._atomic import atomic_directory
+from omega_cluster.model.checkpoint import load_checkpoint
+from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, pad_batch
 
 __all__ = [
@@ -146,7 +148,7 @@ def verify_onnx(
 ) -> float:
     """Run the batch through torch and ONNX Runtime; return the largest absolute difference of
     any output (``-inf`` logits must match exactly); raise :class:`ExportError` above ``atol``."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # lazy: an optional dependency (the onnx extra)
 
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     feeds = {
@@ -231,22 +233,15 @@ def export_bundle(
     verify_positions: int = 64,
     overwrite: bool = False,
 ) -> BundleResult:
-    """Write the agent bundle of a checkpoint to ``out`` (atomically: a temporary directory is
-    renamed into place). ``verify_positions > 0`` checks ONNX Runtime against torch on that many
-    positions of random playouts of the checkpoint's game."""
-    from omega_cluster.games.registry import make_game
-    from omega_cluster.model.checkpoint import load_checkpoint
-    from omega_cluster.model.encoders import encoder_from_info
-
+    """Write the agent bundle of a checkpoint to ``out``, whole or not at all (:mod:`._atomic`).
+    ``verify_positions > 0`` checks ONNX Runtime against torch on that many positions of random
+    playouts of the checkpoint's game."""
     loaded = load_checkpoint(checkpoint, load_optimizer=False)
     meta = loaded.metadata
     target = Path(out)
     if target.exists() and not overwrite:
         raise ExportError(f"{target} already exists; pass overwrite=True or use a new directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with atomic_directory(target) as tmp:
         onnx_path = export_onnx(loaded.model, tmp / "model.onnx", opset=opset)
         worst = None
         if verify_positions > 0:
@@ -258,12 +253,6 @@ def export_bundle(
         description = _bundle_description(meta, loaded.model, worst)
         (tmp / "encoder.json").write_text(json.dumps(description, indent=2) + "\n")
         (tmp / "README.md").write_text(_readme(meta.encoder, loaded.model, description))
-        if target.exists():
-            shutil.rmtree(target)
-        tmp.rename(target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return BundleResult(target, target / "model.onnx", worst)
 
 

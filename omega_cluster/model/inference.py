@@ -36,6 +36,8 @@ import torch
 
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import Encoder
+from omega_cluster.model.checkpoint import load_checkpoint
+from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, select_device
 from omega_cluster.search.evaluators import Leaf, LeafEvaluation
 
@@ -273,9 +275,6 @@ def network_player_from_checkpoint(
     device: str = "cpu",
 ) -> NetworkPlayer:
     """A :class:`NetworkPlayer` from a checkpoint directory, checked against ``game``."""
-    from omega_cluster.model.checkpoint import load_checkpoint
-    from omega_cluster.model.encoders import encoder_from_info
-
     loaded = load_checkpoint(checkpoint, expected_game=game.spec.name, device=device)
     encoder = encoder_from_info(game, loaded.metadata.encoder)
     return NetworkPlayer(

@@ -1,4 +1,4 @@
-"""The action-conditioned policy/value network (the Pokemon-TCG reference's design, smaller).
+"""The action-conditioned policy/value network: legal actions scored by their features.
 
 A state encoder (the *trunk*) turns an encoded observation into a state vector; an action encoder
 turns each legal action's features into an action vector; the policy logit of an action scores

@@ -7,10 +7,12 @@
   with a baseline, standardised clipped advantages, entropy bonus) losses;
 * :mod:`.learner` — :class:`Learner`: AdamW + schedule, gradient clipping, mixed precision on CUDA,
   checkpoints that resume exactly, a stop with a clear error on a NaN loss;
-* :mod:`.loop` — :func:`run_loop`: collect → shards → replay window → train → checkpoint.
+* :mod:`.loop` — :func:`run_loop`: collect → shards → replay window → train → checkpoint;
+* :mod:`.pipeline` — the service's driver (collect → train → gate → promote, sync or async, one
+  set of steps), reaching its workers (:mod:`.workers`) through a :mod:`.backend`, with its
+  state on disk in :mod:`.run_state`.
 
-Pure code: no Ray, no MLflow (``omega_cluster.cluster`` wraps these classes in actors). Imports
-flow ``games → search → model, data → train``.
+Pure code: no Ray, no MLflow (``omega_cluster.cluster`` wraps these classes in actors).
 """
 
 from omega_cluster.train.learner import (

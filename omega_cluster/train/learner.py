@@ -7,7 +7,7 @@ that samples batches and the manifest position of the replay window it trains fr
 prepared on a helper thread while the current one trains) and takes steps with the
 :mod:`.losses` of the configured mode: ``"alphazero"`` (visit cross-entropy + value MSE) or
 ``"actor_critic"`` (REINFORCE with a baseline, standardised clipped advantages, entropy bonus),
-both with gradient-norm clipping (the Ω reference's fixes). On CUDA it runs under autocast with a
+both with gradient-norm clipping (against a policy collapse). On CUDA it runs under autocast with a
 GradScaler (``mixed_precision``); elsewhere in float32.
 
 A loss that is not finite stops training with :class:`NonFiniteLossError` *before* the step is
@@ -44,6 +44,7 @@ from omega_cluster.data import (
 )
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder, EncoderError
+from omega_cluster.games.registry import make_game
 from omega_cluster.model.checkpoint import (
     CheckpointError,
     CheckpointMetadata,
@@ -324,8 +325,6 @@ class Learner:
         ``config``: override the saved config (e.g. a new lr for the next phase)."""
         meta = read_metadata(directory)
         if game is None:
-            from omega_cluster.games.registry import make_game
-
             game = make_game(meta.game, **meta.game_params)
         elif game.spec.name != meta.game:
             raise CheckpointError(

@@ -1,16 +1,16 @@
 """The one-process training loop: self-play → shards → replay window → train → checkpoint.
 
-The synchronous, reproducible form of DESIGN.md's data flow, without Ray, for tests, benchmarks
-and small runs: each iteration plays :class:`~.selfplay.SelfPlay` games with the learner's current
-weights (or a rollout leaf), writes their records as one shard to a
+The synchronous, reproducible form of the service's data flow (docs/design.md), without Ray, for
+tests, benchmarks and small runs: each iteration plays :class:`~.selfplay.SelfPlay` games with the
+learner's current weights (or a rollout leaf), writes their records as one shard to a
 :class:`~omega_cluster.data.ShardStore`, trains the :class:`~.learner.Learner` on its replay window
 and saves a checkpoint ``<checkpoints>/iteration-<k>``. Gating (candidate vs champion) belongs to
 the evaluation layer; here every iteration's weights play the next one.
 
-Leaves (``LoopConfig.leaf``): ``"network"`` — the network as PUCT prior and value (the Ω
-reference's Path A), or in mode ``"network"`` the policy that plays; or a rollout leaf name of
-:data:`omega_cluster.players.search.LEAVES` (``"random"``, ``"commander_rollout"``, …: Path B,
-the search's visits distilled into the network).
+Leaves (``LoopConfig.leaf``): ``"network"`` — the network leaf: the network as PUCT prior and
+value, or in mode ``"network"`` the policy that plays; or a rollout leaf name of
+:data:`omega_cluster.players.search.LEAVES` (``"random"``, ``"commander_rollout"``, …): the
+search runs rollouts and its visits are distilled into the network.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from omega_cluster.data import ReplayWindow, ShardStore, ShardWriter
 from omega_cluster.model.inference import NetworkEvaluator
+from omega_cluster.players.search import build_leaf_evaluator
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.train._records import derive_seed
 from omega_cluster.train.learner import Learner, LearnerStats
@@ -66,8 +67,6 @@ def selfplay_evaluator(learner: Learner, leaf: str, *, rollouts: int = 1) -> Eva
     if leaf == "network":
         model = copy.deepcopy(learner.model).to("cpu").eval()
         return NetworkEvaluator(model, learner.encoder, device="cpu")
-    from omega_cluster.players.search import build_leaf_evaluator
-
     return build_leaf_evaluator(learner.game, leaf, rollouts=rollouts)
 
 

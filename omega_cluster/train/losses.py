@@ -8,13 +8,12 @@ network and calls one of:
 * :func:`alphazero_loss` — cross-entropy of the policy to the search's visit distribution over the
   legal actions (rows weighted by ``policy_weight × record weight``: playout-cap "fast" searches
   have policy weight 0), plus value MSE to the final returns or to the decision's round outcome
-  (the Ω reference's per-round credit), plus auxiliary losses when the batch carries aux targets
+  (per-round credit: a decision is judged by its round), plus auxiliary losses when the batch carries aux targets
   (Silver et al. 2017; Wu 2019 for auxiliary targets: KataGo's ownership and score heads). The
   records' flat ``aux_targets`` column is split per head by :func:`aux_target_arrays` in the
-  layout of the encoder's ``aux_heads``. Record weights down-weight weak teachers (the
-  Pokemon-TCG reference).
+  layout of the encoder's ``aux_heads``. Record weights down-weight weak teachers.
 * :func:`actor_critic_loss` — for search-free self-play: REINFORCE on the chosen action with the
-  value head as baseline, and the Ω reference's fixes against policy collapse: advantages
+  value head as baseline, and two fixes against a policy collapse: advantages
   standardised per batch (zero mean, unit variance: "the policy learns relative move quality
   instead of pushing every losing move down") and clipped at ``k·σ``, plus an entropy bonus.
   (Gradient-norm clipping, the fourth fix, is the learner's.)
@@ -54,8 +53,8 @@ __all__ = [
 VALUE_TARGETS = ("final", "round", "search", "mixed")
 """Value targets: the final returns; the decision's round outcome (per-round credit, else final);
 the search's root value (else the round/final outcome); or the mean of the two ("mixed": the
-outcome is unbiased but noisy, the search's backed-up value less noisy but biased by its leaf —
-the Ω reference's "value head trained on search value backups" before Path A)."""
+outcome is unbiased but noisy, the search's backed-up value less noisy but biased by its leaf:
+a value head trained on search backups is a first step before a network leaf)."""
 
 
 class LossError(ValueError):
@@ -274,7 +273,7 @@ def actor_critic_loss(
     """REINFORCE with the value head as baseline, standardised + clipped advantages, entropy bonus.
 
     The advantage of a row is (its own seat's target − the value head's prediction, detached);
-    it is standardised over the batch and clipped to ``±advantage_clip`` σ (the Ω reference).
+    it is standardised over the batch and clipped to ``±advantage_clip`` σ.
     """
     log_p, entropy = _log_policy(output, tb.legal_mask)
     chosen = log_p.gather(1, tb.action_indices[:, None]).squeeze(1)

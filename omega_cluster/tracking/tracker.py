@@ -1,197 +1,48 @@
-"""MLflow tracking for a training run: the only module of omega_cluster that imports mlflow.
+"""One MLflow run of a training run: :class:`Tracker` logs params, tags, buffered metrics,
+artifacts, the Elo log and the registered champions.
 
-One :class:`Tracker` is one MLflow run. The service's driver (``omega_cluster.cluster``) opens it
-at start, logs the resolved config (params + ``config/config.yaml``), the code version (git SHA,
-branch, dirty diff: STYLE habit 11, as KataGo's self-play loop archives ``git diff`` per run),
-throughput and learner metrics, gate results, the Elo log and plots from ``omega_cluster.eval``,
-and each champion's checkpoint + ONNX, registered in the MLflow Model Registry under the alias
-``champion``. Resuming passes the run id back in and continues the same run.
-
-Design points:
-
-* Explicit :class:`mlflow.MlflowClient` calls with the run id, never the fluent
-  ``mlflow.start_run`` global state, so the tracker is safe in a process that does other things.
 * Metrics are buffered and sent with ``log_batch`` (measured: a single ``log_metric`` costs
   1-55 ms against a server, a ``log_batch`` of 1,000 points 0.07-0.23 s). The buffer flushes when
   it holds ``max_buffered`` points or ``flush_every_s`` has passed, checked on each call; NaN/inf
   values are skipped and counted (:attr:`Tracker.skipped_metrics`), never fatal.
-* Fail fast: :func:`check_tracking_uri` probes an http(s) server with a short timeout (mlflow's own
-  client retries for minutes) and checks that a local store's directory is writable, so a bad URI
-  fails at start, not an hour into a run.
-* The default store is ``sqlite:///<run_dir>/mlflow.db`` (MLflow 3 refuses the plain file store
-  unless ``MLFLOW_ALLOW_FILE_STORE=true``), artifacts under ``<run_dir>/mlartifacts``.
 * Champions are registered without pickle and without a model flavour: the registered version's
   source is the run's ``champions/v<version>`` artifact directory (safetensors + JSON + ONNX).
-* mlflow is imported lazily (it takes seconds), so ``import omega_cluster.tracking`` is cheap.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 import logging
 import math
-import os
 import re
-import ssl
 import subprocess
-import tempfile
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-__all__ = [
-    "CHAMPION_ALIAS",
-    "ChampionLog",
-    "Tracker",
-    "TrackingError",
-    "check_tracking_uri",
-    "default_tracking_uri",
-    "find_run_dir",
-    "read_champion",
-]
+from omega_cluster.tracking import elo_log
+from omega_cluster.tracking.store import (
+    ChampionLog,
+    TrackingError,
+    check_tracking_uri,
+    client,
+    default_tracking_uri,
+    mlflow,
+    register_version,
+)
 
-CHAMPION_ALIAS = "champion"
-ELO_LOG_FILE = "elo_log.jsonl"
+__all__ = ["RUN_STATUSES", "Tracker"]
+
 RUN_STATUSES = ("FINISHED", "FAILED", "KILLED")
 # Limits of mlflow.utils.validation (MAX_PARAM_VAL_LENGTH, MAX_TAG_VAL_LENGTH, MAX_ENTITY_KEY_LENGTH,
 # MAX_PARAMS_TAGS_PER_BATCH); values longer than these are truncated rather than rejected.
 _MAX_PARAM_VALUE, _MAX_TAG_VALUE, _MAX_KEY, _PARAMS_PER_BATCH = 6000, 8000, 250, 100
 _NAME = re.compile(r"^[/\w.\- :]*$")  # mlflow's rule for metric and param names (POSIX)
-_LOGGED_ARTIFACTS_TAG = "mlflow.loggedArtifacts"  # mlflow.utils.mlflow_tags: lists table artifacts
 _log = logging.getLogger(__name__)
-
-
-class TrackingError(RuntimeError):
-    """The tracking store cannot be used: unreachable URI, unknown run id, a failed MLflow call."""
-
-
-@dataclass(frozen=True)
-class ChampionLog:
-    """What :meth:`Tracker.log_champion` logged and registered."""
-
-    version: int  # omega_cluster's champion version (the Elo log's ``version``)
-    model_name: str  # registered model name in the MLflow Model Registry
-    registry_version: str  # the registry's version number of this champion (as MLflow returns it)
-    artifact_uri: (
-        str  # the run's ``champions/v<version>`` artifact directory (the version's source)
-    )
-
-
-def default_tracking_uri(run_dir: str | Path) -> str:
-    """The default store of a run: ``sqlite:///<absolute run_dir>/mlflow.db``."""
-    return f"sqlite:///{Path(run_dir).resolve().as_posix()}/mlflow.db"
-
-
-def check_tracking_uri(uri: str, *, timeout_s: float = 5.0) -> None:
-    """Raise :class:`TrackingError` (naming the URI and the cause) if ``uri`` cannot be used.
-
-    http(s): GET ``<uri>/health`` with ``timeout_s`` and no retries (then the REST API, for a
-    server behind a proxy without ``/health``). sqlite: the database's directory exists or can be
-    created, and is writable. file / plain path: MLflow 3 refuses it unless
-    ``MLFLOW_ALLOW_FILE_STORE=true``, then the directory must be writable. Other schemes
-    (postgresql, mysql, databricks) are left to MLflow, which fails on the first call.
-    """
-    scheme = urllib.parse.urlparse(uri).scheme.lower()
-    if scheme in ("http", "https"):
-        _probe_http(uri, timeout_s)
-    elif scheme == "sqlite":
-        path = uri[len("sqlite:///") :].split("?", 1)[0] if uri.startswith("sqlite:///") else ""
-        if path and path != ":memory:":
-            _check_writable_dir(Path(path).parent, uri)
-    elif scheme in ("", "file") or len(scheme) == 1:  # one letter: a Windows drive
-        if os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() not in ("true", "1"):
-            raise TrackingError(
-                f"tracking URI {uri!r} is an MLflow file store, which MLflow 3 refuses (maintenance "
-                "mode): use a database store such as 'sqlite:///<dir>/mlflow.db' (the default), "
-                "an http(s):// server, or set MLFLOW_ALLOW_FILE_STORE=true"
-            )
-        local = urllib.parse.urlparse(uri).path if scheme == "file" else uri
-        _check_writable_dir(Path(urllib.parse.unquote(local)), uri)
-
-
-def _check_writable_dir(directory: Path, uri: str) -> None:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise TrackingError(
-            f"tracking URI {uri!r}: cannot create directory {directory}: {e}"
-        ) from e
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise TrackingError(f"tracking URI {uri!r}: directory {directory} is not writable")
-
-
-def _probe_http(uri: str, timeout_s: float) -> None:
-    base = uri.rstrip("/")
-    context = _ssl_context() if uri.lower().startswith("https") else None
-    try:
-        with urllib.request.urlopen(f"{base}/health", timeout=timeout_s, context=context):
-            return
-    except urllib.error.HTTPError:
-        pass  # the server answered, but not on /health: ask the REST API below
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise TrackingError(
-            f"MLflow tracking server {uri!r} is unreachable: {reason} "
-            f"(GET {base}/health, timeout {timeout_s} s)"
-        ) from e
-    api = f"{base}/api/2.0/mlflow/experiments/search?max_results=1"
-    request = urllib.request.Request(api, headers=_auth_headers())
-    try:
-        with urllib.request.urlopen(request, timeout=timeout_s, context=context):
-            return
-    except urllib.error.HTTPError as e:
-        if e.code in (401, 403, 404):
-            what = "refused our credentials" if e.code != 404 else "is not an MLflow server"
-            raise TrackingError(f"{uri!r} {what}: HTTP {e.code} on GET {api}") from e
-    except (urllib.error.URLError, OSError) as e:
-        raise TrackingError(f"MLflow tracking server {uri!r} is unreachable: {e}") from e
-
-
-def _ssl_context() -> ssl.SSLContext:
-    # the same switches mlflow's own HTTP client reads
-    if os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").lower() in ("true", "1"):
-        return ssl._create_unverified_context()
-    return ssl.create_default_context(cafile=os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH"))
-
-
-def _auth_headers() -> dict[str, str]:
-    if token := os.environ.get("MLFLOW_TRACKING_TOKEN"):
-        return {"Authorization": f"Bearer {token}"}
-    user, password = (
-        os.environ.get("MLFLOW_TRACKING_USERNAME"),
-        os.environ.get("MLFLOW_TRACKING_PASSWORD"),
-    )
-    if user and password:
-        return {
-            "Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
-        }
-    return {}
-
-
-def _quiet_mlflow_logging() -> None:
-    # sqlite stores run their schema migrations on first use and announce them at INFO
-    for name in ("alembic", "mlflow.store.db.utils"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _client(uri: str) -> Any:
-    _quiet_mlflow_logging()
-    # MLflow 3 sends usage telemetry from a background thread (and waits on it at exit); a
-    # training service should not phone home unless its user asks: opt out unless set explicitly.
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    from mlflow import MlflowClient
-
-    # the registry lives in the same store (MLflow would otherwise guess from the environment)
-    return MlflowClient(tracking_uri=uri, registry_uri=uri)
 
 
 def _check_name(key: str, what: str) -> None:
@@ -258,16 +109,14 @@ class Tracker:
         self._closed = False
         check_tracking_uri(self._uri)
         with self._errors("open the run", allow_closed=True):
-            self._client = _client(self._uri)  # a new sqlite store migrates its schema here
+            self._client = client(self._uri)  # a new sqlite store migrates its schema here
             if run_id:
                 run = self._resume(run_id)
             else:
                 run = self._start(experiment, run_name or self._run_dir.name, artifact_location)
         self._run_id, self._experiment_id = run.info.run_id, run.info.experiment_id
         self._artifact_uri: str = run.info.artifact_uri
-        from mlflow.entities import Metric
-
-        self._metric_type = Metric
+        self._metric_type = mlflow().entities.Metric
         self._lock = threading.Lock()
         self._buffer: list[Any] = []
         self._last_flush = time.monotonic()
@@ -278,8 +127,6 @@ class Tracker:
             self._restore_elo_log()
 
     def _start(self, experiment: str, run_name: str, artifact_location: str | None) -> Any:
-        from mlflow.exceptions import MlflowException
-
         found = self._client.get_experiment_by_name(experiment)
         if found is None:
             local = urllib.parse.urlparse(self._uri).scheme.lower() in ("sqlite", "file", "")
@@ -289,7 +136,7 @@ class Tracker:
                 experiment_id = self._client.create_experiment(
                     experiment, artifact_location=artifact_location
                 )
-            except MlflowException:  # created meanwhile by another process
+            except mlflow().exceptions.MlflowException:  # created meanwhile elsewhere
                 found = self._client.get_experiment_by_name(experiment)
                 if found is None:
                     raise
@@ -303,11 +150,9 @@ class Tracker:
         return self._client.create_run(experiment_id, run_name=run_name)
 
     def _resume(self, run_id: str) -> Any:
-        from mlflow.exceptions import MlflowException
-
         try:
             run = self._client.get_run(run_id)
-        except MlflowException as e:
+        except mlflow().exceptions.MlflowException as e:
             raise TrackingError(f"unknown MLflow run id {run_id!r} at {self._uri}: {e}") from e
         if run.info.lifecycle_stage != "active":
             raise TrackingError(f"MLflow run {run_id!r} at {self._uri} is deleted; cannot resume")
@@ -319,11 +164,9 @@ class Tracker:
         """Turn MLflow and storage failures into TrackingError naming the URI and run."""
         if self._closed and not allow_closed:
             raise TrackingError(f"cannot {action}: the tracker of run {self._run_id} is closed")
-        from mlflow.exceptions import MlflowException
-
         try:
             yield
-        except (MlflowException, OSError) as e:
+        except (mlflow().exceptions.MlflowException, OSError) as e:
             raise TrackingError(
                 f"could not {action} (MLflow {self._uri}, run {self._run_id or '?'}): {e}"
             ) from e
@@ -351,7 +194,7 @@ class Tracker:
 
     @property
     def elo_log_path(self) -> Path:
-        return self._run_dir / ELO_LOG_FILE
+        return self._run_dir / elo_log.ELO_LOG_FILE
 
     def log_params(self, params: Mapping[str, Any], *, on_change: str = "error") -> None:
         """Log a (nested) config as params ``a.b.c``; values are str()-ed and truncated.
@@ -362,8 +205,7 @@ class Tracker:
         """
         if on_change not in ("error", "tag"):
             raise ValueError(f"on_change must be 'error' or 'tag', not {on_change!r}")
-        from mlflow.entities import Param
-
+        param = mlflow().entities.Param
         flat = _flatten(params)
         for key in flat:
             _check_name(key, "param")
@@ -375,16 +217,15 @@ class Tracker:
                     f"{k}: {logged[k]!r} -> {v!r}" for k, v in list(changed.items())[:5]
                 )
                 raise TrackingError(f"run {self._run_id} already has other values for {shown}")
-            new = [Param(k, v) for k, v in flat.items() if k not in logged]
+            new = [param(k, v) for k, v in flat.items() if k not in logged]
             for start in range(0, len(new), _PARAMS_PER_BATCH):
                 self._client.log_batch(self._run_id, params=new[start : start + _PARAMS_PER_BATCH])
         if changed:
             self.set_tags({f"param_changed.{k}": v for k, v in changed.items()})
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
-        from mlflow.entities import RunTag
-
-        items = [RunTag(str(k), str(v)[:_MAX_TAG_VALUE]) for k, v in tags.items()]
+        tag = mlflow().entities.RunTag
+        items = [tag(str(k), str(v)[:_MAX_TAG_VALUE]) for k, v in tags.items()]
         with self._errors("set tags"):
             for start in range(0, len(items), _PARAMS_PER_BATCH):
                 self._client.log_batch(self._run_id, tags=items[start : start + _PARAMS_PER_BATCH])
@@ -458,60 +299,22 @@ class Tracker:
         which is re-logged whole as artifact ``elo/elo_log.jsonl`` and as the MLflow table
         ``elo/elo_log.json``; a promoted row also logs metric ``champion_elo`` at step version.
         """
-        try:
-            line = json.dumps(dict(row))
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"Elo row is not JSON-serialisable: {e}: {row!r}") from e
         with self._errors("log an Elo row"):
-            with self.elo_log_path.open("a", encoding="utf-8") as f:
-                f.write(line + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+            elo_log.append_row(self.elo_log_path, row)
             self._client.log_artifact(self._run_id, str(self.elo_log_path), "elo")
-            self._log_table(self._read_elo_rows(), "elo/elo_log.json")
+            rows = elo_log.read_rows(self.elo_log_path)
+            elo_log.log_table(self._client, self._run_id, rows, "elo/elo_log.json",
+                              tag=not self._table_tagged)  # fmt: skip
+            self._table_tagged = True
         if row.get("promoted") is True and "elo" in row:
             self.log_metrics({"champion_elo": float(row["elo"])}, step=int(row.get("version", 0)))
             self.flush()
 
-    def _read_elo_rows(self) -> list[dict[str, Any]]:
-        text = self.elo_log_path.read_text(encoding="utf-8")
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-    def _log_table(self, rows: list[dict[str, Any]], artifact_file: str) -> None:
-        # MlflowClient.log_table appends to an existing artifact (and needs pandas, not installed
-        # here), so the whole table is rewritten in its format (pandas' orient="split") and
-        # registered under the same run tag the MLflow UI reads to list tables.
-        columns: dict[str, None] = {}
-        for row in rows:
-            columns.update(dict.fromkeys(row))
-        table = {"columns": list(columns), "data": [[r.get(c) for c in columns] for r in rows]}
-        directory, name = artifact_file.rsplit("/", 1)
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / name
-            path.write_text(json.dumps(table), encoding="utf-8")
-            self._client.log_artifact(self._run_id, str(path), directory)
-        if not self._table_tagged:
-            tags = self._client.get_run(self._run_id).data.tags
-            listed = json.loads(tags.get(_LOGGED_ARTIFACTS_TAG, "[]"))
-            entry = {"path": artifact_file, "type": "table"}
-            if entry not in listed:
-                self._client.set_tag(
-                    self._run_id, _LOGGED_ARTIFACTS_TAG, json.dumps([*listed, entry])
-                )
-            self._table_tagged = True
-
     def _restore_elo_log(self) -> None:
         """On resume in a fresh run_dir, fetch the Elo log back from the run's artifacts."""
-        if self.elo_log_path.exists():
-            return
-        with self._errors("restore the Elo log"):
-            names = [a.path for a in self._client.list_artifacts(self._run_id, "elo")]
-            if f"elo/{ELO_LOG_FILE}" in names:
-                with tempfile.TemporaryDirectory() as tmp:
-                    local = self._client.download_artifacts(
-                        self._run_id, f"elo/{ELO_LOG_FILE}", tmp
-                    )
-                    self.elo_log_path.write_bytes(Path(local).read_bytes())
+        if not self.elo_log_path.exists():
+            with self._errors("restore the Elo log"):
+                elo_log.restore(self._client, self._run_id, self.elo_log_path)
 
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
         """A file (under ``artifact_path``) or a directory (its contents under ``artifact_path``,
@@ -563,28 +366,11 @@ class Tracker:
                 self._client.log_artifact(self._run_id, str(onnx), where)
         source = f"{self._artifact_uri.rstrip('/')}/{where}"
         with self._errors(f"register champion v{version} as model {model_name!r}"):
-            self._ensure_registered_model(model_name)
-            model_version = self._client.create_model_version(
-                model_name,
-                source,
-                run_id=self._run_id,
-                tags={"omega.version": str(int(version))},
-                description=description or None,
-            )
-            registry_version = str(model_version.version)
-            self._client.set_registered_model_alias(model_name, CHAMPION_ALIAS, registry_version)
+            registry_version = register_version(
+                self._client, model_name, source, run_id=self._run_id, version=int(version),
+                description=description,
+            )  # fmt: skip
         return ChampionLog(int(version), model_name, registry_version, source)
-
-    def _ensure_registered_model(self, name: str) -> None:
-        from mlflow.exceptions import MlflowException
-
-        try:
-            self._client.get_registered_model(name)
-        except MlflowException:
-            try:
-                self._client.create_registered_model(name)
-            except MlflowException:  # created meanwhile by another process
-                self._client.get_registered_model(name)
 
     def close(self, status: str = "FINISHED") -> None:
         """Flush, then end the run with ``status`` (FINISHED, FAILED or KILLED). Idempotent."""
@@ -616,38 +402,3 @@ class Tracker:
             self.close(status)
         except TrackingError as e:  # keep the exception that ended the run, not this one
             _log.warning("could not mark MLflow run %s %s: %s", self._run_id, status, e)
-
-
-def read_champion(uri: str, model_name: str) -> tuple[str, dict[str, str]]:
-    """(source URI, tags) of the model version that the alias ``champion`` points to."""
-    check_tracking_uri(uri)
-    from mlflow.exceptions import MlflowException
-
-    try:
-        version = _client(uri).get_model_version_by_alias(model_name, CHAMPION_ALIAS)
-    except MlflowException as e:
-        raise TrackingError(
-            f"no {CHAMPION_ALIAS!r} alias on registered model {model_name!r} at {uri}: {e}"
-        ) from e
-    return str(version.source), dict(version.tags)
-
-
-RUN_DIR_TAG = "omega.run_dir"  # the tag the service sets on every run: where its state lives
-
-
-def find_run_dir(uri: str, run_id: str) -> Path:
-    """The run directory of MLflow run ``run_id`` (its ``omega.run_dir`` tag), to resume it."""
-    check_tracking_uri(uri)
-    from mlflow.exceptions import MlflowException
-
-    try:
-        run = _client(uri).get_run(run_id)
-    except MlflowException as e:
-        raise TrackingError(f"no MLflow run {run_id!r} at {uri}: {e}") from e
-    directory = run.data.tags.get(RUN_DIR_TAG)
-    if not directory:
-        raise TrackingError(
-            f"MLflow run {run_id} at {uri} has no {RUN_DIR_TAG!r} tag: it was not written by "
-            "omega-cluster train; resume from its run directory instead"
-        )
-    return Path(directory)

@@ -1,0 +1,87 @@
+"""The ``omega-cluster`` command line (also ``python -m omega_cluster``).
+
+Commands take ``key=value`` arguments (:mod:`.args`), the form the Hydra-based ``train`` command
+takes too; one module per command:
+
+* ``omega-cluster train run=smoke game=goofspiel`` — a training run (:mod:`.train`);
+* ``omega-cluster arena game=mexican_train seats=commander,lieutenant,ensign,ensign games=200`` —
+  a match through :func:`omega_cluster.eval.arena.play_match`; prints a progress bar (stderr),
+  then the results table (stdout); ``omega-cluster games`` lists the registered games and their
+  parameters (:mod:`.arena`);
+* ``omega-cluster bench a=commander b=lieutenant cohort=mt4p-200`` — a paired contrast of two
+  players on a registered cohort, with its report (:mod:`.bench`);
+* ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
+  (:mod:`.export`).
+
+Bad input (an unknown key, game, player or parameter value) exits with status 2 and one line on
+stderr, no traceback. A new subcommand is one more module with its :class:`Command`, listed in
+:data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from omega_cluster import __version__
+from omega_cluster.cli.arena import ARENA, ARENA_KEYS, GAMES
+from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, parse_value
+from omega_cluster.cli.bench import BENCH, BENCH_KEYS
+from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
+from omega_cluster.cli.train import TRAIN
+from omega_cluster.eval.arena import ArenaError
+from omega_cluster.games.api import InvalidParameterError
+from omega_cluster.players.registry import PlayerSpecError
+
+__all__ = [
+    "ARENA_KEYS",
+    "BENCH_KEYS",
+    "COMMANDS",
+    "EXPORT_KEYS",
+    "Command",
+    "UsageError",
+    "main",
+    "parse_key_values",
+    "parse_value",
+]
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (TRAIN, ARENA, BENCH, GAMES, EXPORT)}
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="omega_cluster: self-play training and evaluation for game AI"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    for command in COMMANDS.values():
+        child = sub.add_parser(
+            command.name,
+            help=command.help.replace("%", "%%"),  # argparse %-formats help strings
+            description=command.help,
+            epilog=command.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.configure(child)
+        child.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; returns the exit status (0 ok, 2 bad input)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help / --version (0) and argparse's usage errors (2)
+        return exit_.code if isinstance(exit_.code, int) else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        status: int = args.run(args)
+    except (UsageError, InvalidParameterError, PlayerSpecError, ArenaError) as err:
+        message = " ".join(str(err).split())
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    return status

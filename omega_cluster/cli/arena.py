@@ -1,0 +1,151 @@
+"""``omega-cluster arena`` (a match between players) and ``omega-cluster games`` (the registered
+games and their parameters).
+
+Arena keys are listed in :data:`ARENA_KEYS`; every other key is a game parameter, checked against
+the game class's ``parameters``. ``players`` defaults to the number of seats; ``seats`` defaults to
+``random`` at every seat. ``game`` is a registered name, ``openspiel:<pyspiel name>`` or a user's
+class as ``package.module:Class``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rich.table import Table
+
+from omega_cluster.cli.args import Command, UsageError, flag, integer, parse_key_values, parse_value
+from omega_cluster.eval.arena import play_match, print_table
+from omega_cluster.eval.table import wide_console
+from omega_cluster.games.api import Game, ParamSpec
+from omega_cluster.games.registry import available_games, game_class, make_game
+
+__all__ = ["ARENA", "ARENA_KEYS", "GAMES", "build_game"]
+
+ARENA_KEYS: dict[str, str] = {
+    "game": "game name (see `omega-cluster games`), openspiel:<name> or package.module:Class",
+    "seats": "comma-separated player specs, one per seat (default: random at every seat)",
+    "games": "number of games (default 100; a multiple of the player count balances seats)",
+    "seed": "match seed: fixes every deal and every player's randomness (default 0)",
+    "rotate": "rotate seats over each deal (default true)",
+    "progress": "show a progress bar on stderr (default true)",
+    "quiet": "no progress bar (quiet=true is progress=false)",
+}
+
+
+def _resolve_game(name: str) -> tuple[Callable[..., Game], Mapping[str, ParamSpec], dict[str, Any]]:
+    """The factory, its parameters and fixed keywords for a ``game=`` value."""
+    if ":" in name and not name.startswith("openspiel:"):
+        module, _, attr = name.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise UsageError(f"game={name!r}: cannot import {attr} from {module}: {err}") from None
+        return factory, getattr(factory, "parameters", {}), {}
+    if name.startswith("openspiel:"):
+        factory = game_class("openspiel")
+        pyspiel_name = name.split(":", 1)[1]
+        parameters_of = getattr(factory, "parameters_of", None)
+        params = parameters_of(pyspiel_name) if parameters_of else factory.parameters  # type: ignore[attr-defined]
+        return factory, {k: v for k, v in params.items() if k != "name"}, {"name": pyspiel_name}
+    factory = game_class(name)
+    return factory, getattr(factory, "parameters", {}), {}
+
+
+def build_game(name: str, pairs: dict[str, str]) -> Game:
+    """The game of a ``game=`` value and its parameters (``pairs``, raw text)."""
+    if name == "openspiel" and "name" in pairs:  # game=openspiel name=liars_dice
+        name = f"openspiel:{pairs.pop('name')}"
+    factory, parameters, fixed = _resolve_game(name)
+    unknown = [key for key in pairs if key not in parameters]
+    if unknown:
+        raise UsageError(
+            f"unknown key {unknown[0]!r}; arena keys: {', '.join(ARENA_KEYS)}; "
+            f"parameters of {name}: {', '.join(parameters) or 'none'}"
+        )
+    kwargs = {key: parse_value(text, parameters.get(key)) for key, text in pairs.items()}
+    if name in available_games() or name.startswith("openspiel:"):
+        return make_game(name, **kwargs)
+    return factory(**fixed, **kwargs)
+
+
+def _configure_arena(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "settings", nargs="*", metavar="key=value", help="arena keys and game parameters"
+    )
+
+
+def run_arena(args: argparse.Namespace) -> int:
+    pairs = parse_key_values(args.settings)
+    arena = {key: pairs.pop(key) for key in list(pairs) if key in ARENA_KEYS}
+    if "game" not in arena:
+        raise UsageError(
+            f"arena needs game=<name>; available games: {', '.join(available_games())}"
+        )
+    seats = [s.strip() for s in arena.get("seats", "").split(",") if s.strip()]
+    if seats and "players" not in pairs:
+        pairs["players"] = str(len(seats))
+    game = build_game(arena["game"], pairs)
+    if not seats:
+        seats = ["random"] * game.num_players
+    if len(seats) != game.num_players:
+        raise UsageError(
+            f"{len(seats)} seats ({','.join(seats)}) for a {game.num_players}-player game; "
+            "give one player spec per seat"
+        )
+    progress = flag("progress", arena.get("progress", "true"))
+    if flag("quiet", arena.get("quiet", "false")):
+        progress = False
+    result = play_match(
+        game,
+        seats,
+        games=integer("games", arena.get("games", "100"), minimum=1),
+        seed=integer("seed", arena.get("seed", "0"), minimum=0),
+        rotate_seats=flag("rotate", arena.get("rotate", "true")),
+        progress=progress,
+    )
+    print_table(result)
+    return 0
+
+
+def _configure_games(parser: argparse.ArgumentParser) -> None:
+    del parser  # no arguments
+
+
+def run_games(args: argparse.Namespace) -> int:
+    console = wide_console()
+    for name in available_games():
+        try:
+            factory = game_class(name)
+        except Exception as err:  # a game whose module is broken or missing: list it anyway
+            console.print(f"[bold]{name}[/bold]  (unavailable: {type(err).__name__}: {err})")
+            continue
+        doc = (factory.__doc__ or "").strip().splitlines()
+        console.print(f"[bold]{name}[/bold]  {doc[0] if doc else ''}")
+        parameters: Mapping[str, ParamSpec] = getattr(factory, "parameters", {})
+        table = Table(show_header=True, box=None, padding=(0, 2))
+        for column in ("parameter", "default", "allowed", "meaning"):
+            table.add_column(column)
+        for key, spec in parameters.items():
+            allowed = spec.describe().split(" (default")[0].removeprefix("allowed: ")
+            table.add_row(key, repr(spec.default), allowed, spec.doc)
+        console.print(table)
+    return 0
+
+
+ARENA = Command(
+    "arena",
+    "play a match between players and print win rates and fair shares with 95% intervals",
+    _configure_arena,
+    run_arena,
+    epilog="arena keys:\n"
+    + "\n".join(f"  {k:<9} {v}" for k, v in ARENA_KEYS.items())
+    + "\nevery other key is a game parameter (see `omega-cluster games`).\n"
+    "example: omega-cluster arena game=mexican_train "
+    "seats=commander,lieutenant,ensign,ensign games=200",
+)
+GAMES = Command(
+    "games", "list the registered games and their parameters", _configure_games, run_games
+)

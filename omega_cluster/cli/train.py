@@ -1,0 +1,72 @@
+"""``omega-cluster train [overrides]``: a training run from the Hydra config of ``conf/``
+(:func:`omega_cluster.service.run_training`); ``--cfg`` prints the resolved config.
+
+Hydra and the service (torch, pyarrow, Ray) are imported only when this command runs, so the
+other commands and ``--help`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from omega_cluster.cli.args import PROG, Command, UsageError
+
+__all__ = ["TRAIN"]
+
+
+def _configure_train(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "overrides", nargs="*", metavar="override",
+        help="Hydra overrides: group=option (run=smoke, game=goofspiel) or key=value",
+    )  # fmt: skip
+    parser.add_argument("--cfg", action="store_true", help="print the resolved config and exit")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    # lazy (module docstring): Hydra, then the service with torch and pyarrow, take seconds
+    from omega_cluster.config import ConfigError, load_settings, to_yaml
+
+    try:
+        settings = load_settings(args.overrides)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    config_yaml = to_yaml(settings)
+    if args.cfg:
+        print(config_yaml, end="")
+        return 0
+    from omega_cluster.service import dashboard_hint, run_training  # lazy: torch, pyarrow
+
+    try:
+        result = run_training(settings, config_yaml=config_yaml)
+    except KeyboardInterrupt:
+        print(f"{PROG} train: interrupted; what was written is kept", file=sys.stderr)
+        return 130
+    except (FileNotFoundError, ValueError, RuntimeError) as err:
+        if type(err).__name__ not in _TRAIN_START_ERRORS:
+            raise
+        raise UsageError(str(err)) from None
+    st = result.state
+    print(f"run {result.run_dir}: {result.reason}; {st.decisions} gate decisions, "
+          f"{st.promotions} promotions, {st.games} games, {st.shards} shards")  # fmt: skip
+    if result.tracking_uri:
+        print(f"MLflow run {result.mlflow_run_id} at {result.tracking_uri}")
+        print(f"dashboard: {dashboard_hint(result.tracking_uri)}")
+    return 0
+
+
+_TRAIN_START_ERRORS = frozenset(
+    {"FileNotFoundError", "TrackingError", "ClusterError", "RegistryError", "ValueError"}
+)
+
+
+TRAIN = Command(
+    "train",
+    "train a champion: self-play actors, learner and gatekeeper on Ray, tracked in MLflow",
+    _configure_train,
+    run_train,
+    epilog="Hydra overrides of conf/ (groups: game search model learner gate cluster "
+    "tracking run).\nexamples:\n  omega-cluster train run=smoke game=mexican_train\n"
+    "  omega-cluster train game=goofspiel cluster.self_play_actors=2\n"
+    "  omega-cluster train run.resume=runs/mexican_train-20261129-120000",
+)

@@ -1,0 +1,97 @@
+"""What a training run keeps on disk between restarts: where (:class:`RunPaths`) and the driver's
+counters and Elo log (:class:`PipelineState`, ``pipeline.json``).
+
+The Elo log has one row per champion and gate decision: the version, its parent, its Elo and
+interval (chained from the parent's by the gate's measured gap), the games behind it, whether it
+was promoted and the verdict. Non-finite figures are written as NaN so the JSON stays plain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omega_cluster.eval.rating import EloRow
+
+__all__ = ["PipelineState", "RunPaths", "elo_log_row"]
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Where a run keeps its state."""
+
+    root: Path
+    shards: str | None = None  # shard store URI (pyarrow.fs: a path, file://, s3://...)
+
+    @property
+    def store_uri(self) -> str:
+        return self.shards or str(self.root / "shards")
+
+    @property
+    def models(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "pipeline.json"
+
+
+@dataclass
+class PipelineState:
+    """The driver's counters, saved after every event that changes them."""
+
+    game: str
+    next_chunk: int = 0
+    iteration: int = 0
+    decisions: int = 0
+    promotions: int = 0
+    games: int = 0
+    records: int = 0
+    shards: int = 0
+    elo_log: list[dict[str, Any]] = field(default_factory=list)
+    mlflow_run_id: str | None = None
+    warm_start: dict[str, float] = field(default_factory=dict)  # WarmStartStats.metrics(), if any
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(asdict(self), f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path, *, game: str) -> PipelineState:
+        if not path.exists():
+            return cls(game=game)
+        data = json.loads(path.read_text())
+        if data.get("game") != game:
+            raise ValueError(
+                f"{path.parent} is a run of game {data.get('game')!r}, not {game!r}: use another "
+                "run directory (run.dir) or the matching game"
+            )
+        return cls(**data)
+
+
+def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:
+    """One row of :attr:`PipelineState.elo_log` (plain JSON)."""
+    return {
+        "version": int(row.version),
+        "parent": None if row.parent is None else int(row.parent),
+        "elo": _finite(row.elo),
+        "low": _finite(row.low),
+        "high": _finite(row.high),
+        "games": row.games,
+        "promoted": promoted,
+        "verdict": verdict,
+        "time": time.time(),
+    }
+
+
+def _finite(x: float) -> float:
+    return float(x) if math.isfinite(x) else float("nan")
