@@ -26,7 +26,7 @@ from omega_cluster.config import Settings
 from omega_cluster.eval.champion import load_run_settings
 from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, Gatekeeper
 from omega_cluster.eval.stats import wilson_interval
-from omega_cluster.train.registry import ModelRegistry
+from omega_cluster.model.registry import ModelRegistry
 
 _WORKER: BenchWorker | None = None
 

@@ -18,7 +18,7 @@ from omega_cluster.config.schema import Settings
 from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, GateOutcome, GateService
 from omega_cluster.eval.matches import SpecResult
 from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.train.registry import ModelRegistry, ModelVersion
+from omega_cluster.model.registry import ModelRegistry, ModelVersion
 from omega_cluster.train.workers import (
     CandidateReport,
     ChunkReport,

@@ -16,7 +16,7 @@ and the table says so. With ``rotate_seats=False`` player ``j`` always sits at s
 ``i`` plays deal ``i``.
 
 Randomness is derived, never shared, so a match replays exactly from its seed and a deal is the
-same whoever sits where: the deal seed is :func:`derive_seed` ``(seed, "deal", d)``; it is passed
+same whoever sits where: the deal seed is :func:`~omega_cluster.games.chance.derive_seed` ``(seed, "deal", d)``; it is passed
 to ``new_initial_state`` (implicit chance: shuffles) and seeds the chance ``random.Random`` that
 samples explicit chance nodes (Kuhn's, Leduc's and Goofspiel's deals), which therefore depends on
 the deal only. Each seat's player gets its own ``random.Random`` from ``(seed, "player", i, seat)``.
@@ -33,7 +33,6 @@ joint action is applied. Player actions go through the checked ``apply_action`` 
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -44,6 +43,7 @@ from typing import Any
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.eval.table import format_table, print_table, results_table
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.player import Player
 
 __all__ = [
@@ -53,7 +53,6 @@ __all__ = [
     "GameRecord",
     "MatchResult",
     "PlayerResult",
-    "derive_seed",
     "format_table",
     "play_game",
     "play_match",
@@ -70,12 +69,6 @@ DEFAULT_MAX_STEPS = 1_000_000  # a game that runs longer is taken to be stuck in
 
 class ArenaError(ValueError):
     """Bad match arguments (table size, game count, seed) or a game that does not end."""
-
-
-def derive_seed(*parts: int | str) -> int:
-    """A 63-bit seed from ``parts``, stable across runs, platforms and Python versions."""
-    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
 
 
 @dataclass(frozen=True)
@@ -253,7 +246,9 @@ def _play(
                 f"{game.spec.name}: deal seed {deal_seed} did not end within {max_steps} steps"
             )
         if acting[0] == CHANCE:
-            state.apply_action_unchecked(_sample_chance(state, chance_rng))
+            state.apply_action_unchecked(
+                sample_chance(state.chance_outcomes(), chance_rng.random())
+            )
         elif len(acting) == 1:
             player = acting[0]
             state.apply_action(by_seat[player].act(state, player, rngs[player]))
@@ -280,17 +275,6 @@ def _play(
         history_length=len(state.history),
         counts=extra,
     )
-
-
-def _sample_chance(state: State, rng: random.Random) -> int:
-    outcomes = state.chance_outcomes()
-    u = rng.random()
-    total = 0.0
-    for action, probability in outcomes:
-        total += probability
-        if u < total:
-            return action
-    return outcomes[-1][0]  # probabilities summing to 1 - ε
 
 
 def _summarize(

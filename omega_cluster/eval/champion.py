@@ -48,7 +48,7 @@ def champion_player(
     as the run's gate plays it, at ``simulations`` per move (default: the run's bench budget)."""
     from omega_cluster.config.build import build_game
     from omega_cluster.eval.gatekeeper import model_player
-    from omega_cluster.train.registry import ModelRegistry
+    from omega_cluster.model.registry import ModelRegistry
 
     if simulations is not None and (isinstance(simulations, bool) or simulations < 1):
         raise ValueError(f"champion: simulations must be a positive int, got {simulations!r}")

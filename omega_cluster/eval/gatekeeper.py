@@ -30,12 +30,12 @@ import torch
 
 from omega_cluster.config.build import build_game, gate_config
 from omega_cluster.config.schema import Settings
-from omega_cluster.eval.arena import derive_seed
 from omega_cluster.eval.gate import Contender, GateDecision, SliceResults, Verdict, decide
 from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import head_to_head, wdl_counts
 from omega_cluster.games.api import Game
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.player import Player
 
 __all__ = [

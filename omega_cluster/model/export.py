@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.chance import sample_chance
 from omega_cluster.games.encoding import Encoder, EncoderInfo
 from omega_cluster.model.network import PolicyValueNet, pad_batch
 
@@ -188,8 +189,7 @@ def random_positions(
         while not state.is_terminal() and len(positions) < count:
             acting = state.current_players
             if acting[0] == CHANCE:
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                state.apply_action(sample_chance(state.chance_outcomes(), rng.random()))
                 continue
             joint = []
             for p in acting:

@@ -44,7 +44,7 @@ from omega_cluster.eval.gatekeeper import GateOutcome, GateService
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
-from omega_cluster.train.registry import ModelRegistry
+from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.train.workers import (
     CandidateReport,
     ChunkReport,

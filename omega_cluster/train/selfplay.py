@@ -44,6 +44,7 @@ import numpy as np
 
 from omega_cluster.data import Record
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import Player
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
@@ -51,7 +52,6 @@ from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchResult
 from omega_cluster.train._records import (
     PendingDecision,
-    derive_seed,
     game_params_json,
     game_records,
 )
@@ -188,7 +188,8 @@ class SelfPlay:
                 self._counts["truncated"] += 1
                 return None
             if acting[0] == CHANCE:
-                state.apply_action_unchecked(_sample_chance(state, flight.chance_rng))
+                chance = sample_chance(state.chance_outcomes(), flight.chance_rng.random())
+                state.apply_action_unchecked(chance)
                 continue
             choices = [_Choice(flight, p, list(state.legal_actions(p))) for p in acting]
             if any(len(c.legal) > 1 for c in choices):
@@ -350,16 +351,6 @@ class TeacherEvaluator:
 
     def __repr__(self) -> str:
         return f"TeacherEvaluator({getattr(self.player, 'name', self.player)!r})"
-
-
-def _sample_chance(state: State, rng: random.Random) -> int:
-    outcomes = state.chance_outcomes()
-    r = rng.random()
-    for action, p in outcomes:
-        r -= p
-        if r < 0.0:
-            return action
-    return outcomes[-1][0]
 
 
 def _sample(prior: np.ndarray, temperature: float, rng: random.Random) -> int:

@@ -26,8 +26,8 @@ from pathlib import Path
 from omega_cluster.config.build import learner_config
 from omega_cluster.config.schema import Settings
 from omega_cluster.data import ShardStore, ShardWriter
-from omega_cluster.eval.arena import derive_seed
 from omega_cluster.games.api import Game
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.train.config import SelfPlayConfig

@@ -44,9 +44,9 @@ from omega_cluster.config.build import (
 )
 from omega_cluster.config.schema import Settings
 from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.search.evaluators import Evaluator
-from omega_cluster.train._records import derive_seed
 from omega_cluster.train.learner import Learner
 from omega_cluster.train.selfplay import SelfPlay
 

@@ -31,7 +31,7 @@ from omega_cluster.cluster import RayBackend, is_retryable  # noqa: E402
 from omega_cluster.config import load_settings  # noqa: E402
 from omega_cluster.data import ShardStore  # noqa: E402
 from omega_cluster.train.pipeline import Observer, Pipeline, RunPaths  # noqa: E402
-from omega_cluster.train.registry import ModelRegistry  # noqa: E402
+from omega_cluster.model.registry import ModelRegistry  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("ray")
 

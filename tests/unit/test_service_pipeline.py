@@ -39,7 +39,7 @@ from omega_cluster.config.build import build_encoder, build_game, build_model
 from omega_cluster.data import ShardStore, table_to_records
 from omega_cluster.eval.gatekeeper import GateOutcome, GateService
 from omega_cluster.train.pipeline import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
-from omega_cluster.train.registry import ModelRegistry, RegistryError
+from omega_cluster.model.registry import ModelRegistry, RegistryError
 from omega_cluster.train.workers import (
     CandidateReport,
     ChunkReport,
