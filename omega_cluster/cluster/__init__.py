@@ -7,6 +7,12 @@
   Backend` over those actors, and :func:`init_ray` (embedded or connecting to a cluster).
 """
 
-from omega_cluster.cluster.backend import RayBackend, init_ray, is_retryable
+from omega_cluster.cluster.backend import (
+    ActorPlan,
+    RayBackend,
+    init_ray,
+    is_retryable,
+    shutdown_ray,
+)
 
-__all__ = ["RayBackend", "init_ray", "is_retryable"]
+__all__ = ["ActorPlan", "RayBackend", "init_ray", "is_retryable", "shutdown_ray"]

@@ -5,14 +5,16 @@ values: enumerated fields against the allowed names the components themselves us
 them, so a new search leaf or learner mode is allowed here without an edit), counts, ranges,
 probabilities and the cross-field rules (``selection=puct`` needs a network leaf, root noise needs
 ``puct``, ``min_rows <= window_rows``, ``elo0 < elo1``, no Ray address with the local backend;
-leaf names are read as :func:`omega_cluster.config.build.uses_network` reads them). The game is
+leaf names are read as :func:`omega_cluster.players.leaf.uses_network` reads them). The game is
 built once to check ``game.params``, the search leaf and the gate's anchor players against it.
 Ray resources are not checked here: the driver may run without the cluster's CPUs or GPUs, so the
 cluster layer compares actors with the cluster once Ray is up.
 
 Every problem is collected (not only the first) and raised as one :class:`ConfigError` whose lines
-name the full key, the bad value and what is allowed. The components' modules are imported in the
-functions that need them: ``import omega_cluster.config`` stays light (no torch).
+name the full key, the bad value and what is allowed. The allowed names come from the components'
+own modules, so this package sits above training and evaluation (it reads their names and builds
+nothing) and below the service layer, which alone turns settings into components
+(:mod:`omega_cluster.wiring`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from omega_cluster.config.schema import (
     Settings,
     TrackingSettings,
 )
-from omega_cluster.games.api import Game
+from omega_cluster.eval.gate import GATE_MODES
+from omega_cluster.games.api import Game, GameError
+from omega_cluster.games.registry import available_games, make_game
+from omega_cluster.model.network import TRUNKS
+from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
+from omega_cluster.players.registry import PlayerSpecError, make_player
+from omega_cluster.players.search import ALGORITHMS, LEAVES
+from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
+from omega_cluster.train.losses import VALUE_TARGETS
 
 __all__ = ["validate"]
 
@@ -156,9 +166,6 @@ def validate(settings: Settings) -> Settings:
 
 def _check_game(p: _Problems, g: GameSettings) -> Game | None:
     """The game built from ``game.name`` and ``game.params`` (None when it cannot be built)."""
-    from omega_cluster.games.api import GameError
-    from omega_cluster.games.registry import available_games, make_game
-
     if not p.text("game.name", g.name):
         return None
     known = available_games()
@@ -181,9 +188,6 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
 
 
 def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
-    from omega_cluster.config.build import NETWORK_LEAF, uses_network
-    from omega_cluster.players.search import ALGORITHMS
-
     p.choice("search.algorithm", s.algorithm, ALGORITHMS)
     rollout = _check_leaf(p, s.leaf)
     for name in ("rollouts", "simulations", "fast_simulations"):
@@ -224,9 +228,6 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
 
 def _check_leaf(p: _Problems, leaf: Any) -> str | None:
     """Check ``search.leaf``; return its rollout leaf (None for ``network`` or a bad leaf)."""
-    from omega_cluster.config.build import NETWORK_LEAF
-    from omega_cluster.players.search import LEAVES
-
     prefix = f"{NETWORK_LEAF}+"
     rollout = leaf[len(prefix) :] if isinstance(leaf, str) and leaf.startswith(prefix) else leaf
     if leaf == NETWORK_LEAF:
@@ -243,9 +244,6 @@ def _check_leaf(p: _Problems, leaf: Any) -> str | None:
 
 def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
     """The rollout leaf must have a policy for the game (Commander plays only Mexican Train)."""
-    from omega_cluster.players.registry import PlayerSpecError
-    from omega_cluster.players.search import LEAVES
-
     try:
         LEAVES[rollout](game)
     except PlayerSpecError as err:
@@ -253,8 +251,6 @@ def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
 
 
 def _check_model(p: _Problems, m: ModelSettings) -> None:
-    from omega_cluster.model.network import TRUNKS
-
     p.choice("model.trunk", m.trunk, TRUNKS)
     for name in ("hidden_size", "action_embedding_size", "policy_hidden_size", "value_hidden_size"):
         p.integer(f"model.{name}", getattr(m, name), 1)
@@ -264,9 +260,6 @@ def _check_model(p: _Problems, m: ModelSettings) -> None:
 
 
 def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None:
-    from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
-    from omega_cluster.train.losses import VALUE_TARGETS
-
     p.choice("learner.mode", le.mode, LEARNER_MODES)
     p.choice("learner.value_target", le.value_target, VALUE_TARGETS)
     p.choice("learner.schedule", le.schedule, SCHEDULES)
@@ -290,8 +283,6 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
     p.integer("learner.warm_start_steps", le.warm_start_steps, 1)
     games_ok = p.integer("learner.warm_start_games", le.warm_start_games, 0)
     if games_ok and le.warm_start_games and game is not None:  # the teacher: game's heuristic
-        from omega_cluster.players.registry import PlayerSpecError, make_player
-
         try:
             make_player("heuristic", game)
         except (PlayerSpecError, ValueError) as err:
@@ -303,8 +294,6 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
 
 
 def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
-    from omega_cluster.eval.gate import GATE_MODES
-
     p.choice("gate.mode", g.mode, GATE_MODES)
     p.integer("gate.games_per_slice", g.games_per_slice, 1)
     p.number("gate.margin", g.margin, -1.0, 1.0, open_high=True)
@@ -330,8 +319,6 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
 
 
 def _check_anchors(p: _Problems, anchors: Sequence[Any], game: Game) -> None:
-    from omega_cluster.players.registry import PlayerSpecError, make_player
-
     for i, spec in enumerate(anchors):
         key = f"gate.anchors[{i}]"
         if not p.text(key, spec):

@@ -4,9 +4,9 @@
 ``gate``, ``cluster``, ``tracking``, ``run``); :mod:`omega_cluster.config.load` registers
 :class:`Settings` as the schema so that an unknown key or a value of the wrong type fails at
 start, and :func:`omega_cluster.config.load.validate` checks the values (each error names the
-key and the allowed values). The service (:mod:`omega_cluster.cluster`) turns the groups into
-the pure components' own configs (``SelfPlayConfig``, ``LearnerConfig``, ``ModelConfig``,
-``GateConfig``) in :mod:`omega_cluster.config.build`.
+key and the allowed values). The service layer turns the groups into the pure components' own
+configs (``SelfPlayConfig``, ``LearnerConfig``, ``ModelConfig``, ``GateConfig`` and the workers'
+configs) in :mod:`omega_cluster.wiring`.
 
 Plain types only (str, int, float, bool, lists, dicts, ``None``): OmegaConf checks them, and
 they log as MLflow params as they are. Comments give each field's meaning and allowed values.

@@ -38,20 +38,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from omega_cluster.config.build import build_encoder, build_game, build_model
 from omega_cluster.config.schema import Settings
-from omega_cluster.eval.gatekeeper import GateOutcome, GateService
+from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
-from omega_cluster.train.workers import (
-    CandidateReport,
-    ChunkReport,
-    LearnerWorker,
-    SelfPlayWorker,
-    Weights,
-)
+from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
+
+# the workers built from the run's settings (the service layer's wiring)
+from omega_cluster.wiring import build_encoder, build_game, build_model, warm_start
+from omega_cluster.wiring import gate_service as GateService
+from omega_cluster.wiring import learner_worker as LearnerWorker
+from omega_cluster.wiring import selfplay_worker as SelfPlayWorker
 
 __all__ = [
     "Backend",
@@ -225,8 +224,6 @@ class Pipeline:
         model = build_model(self.settings, self.game, encoder)
         metrics: dict[str, float] = {}
         if self.settings.learner.warm_start_games > 0:  # v0 from the rule-based teacher
-            from omega_cluster.train.warm_start import warm_start
-
             stats = warm_start(self.settings, self.game, encoder, model,
                                self.paths.root / "warm_start")  # fmt: skip
             metrics = stats.metrics()
