@@ -34,6 +34,7 @@ from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.export import export_onnx
+from omega_cluster.progress import ProgressDisplay
 from omega_cluster.tracking import (
     RUN_DIR_TAG,
     Tracker,
@@ -48,7 +49,6 @@ from omega_cluster.train.pipeline import (
     PipelineState,
     RunPaths,
 )
-from omega_cluster.train.progress import ProgressDisplay
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
 __all__ = ["RunResult", "TrackingObserver", "ray_backend", "resolve_run_dir", "run_training"]

@@ -40,11 +40,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.eval.table import format_table, print_table, results_table
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.player import Player
+from omega_cluster.players.registry import make_player
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -318,8 +328,6 @@ def _build_players(game: Game, players: Sequence[Player | str]) -> tuple[list[Pl
     names: list[str] = []
     for p in players:
         if isinstance(p, str):
-            from omega_cluster.players.registry import make_player  # players may import eval later
-
             built.append(make_player(p, game))
             names.append(p.strip())
         else:
@@ -357,14 +365,6 @@ def progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], 
     if not enabled:
         yield lambda: None
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(

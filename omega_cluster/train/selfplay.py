@@ -49,7 +49,9 @@ from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import Player
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
+from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
+from omega_cluster.search.smmcts import SMMCTS
 from omega_cluster.train._records import (
     PendingDecision,
     game_params_json,
@@ -252,12 +254,8 @@ class SelfPlay:
         if search is None:
             options: dict[str, Any] = {"simulations": budget, "temperature": temperature}
             if self.simultaneous:
-                from omega_cluster.search.smmcts import SMMCTS
-
                 search = SMMCTS(self.game, self.evaluator, **options, **cfg.search_options)
             else:
-                from omega_cluster.search.ismcts import ISMCTS
-
                 options.update(selection=cfg.selection, c_uct=cfg.c_uct, c_puct=cfg.c_puct)
                 if noisy:
                     options.update(
