@@ -26,6 +26,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from omega_cluster.config import Settings, validate
+from omega_cluster.config.schema import SEARCH_KNOBS
 from omega_cluster.eval.gate import GateConfig
 from omega_cluster.eval.gatekeeper import (
     GateService,
@@ -41,6 +42,7 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import warm_start as _warm_start
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 from omega_cluster.train.workers import (
@@ -66,6 +68,7 @@ __all__ = [
     "load_run_settings",
     "model_config",
     "network_spec",
+    "search_config",
     "selfplay_config",
     "selfplay_worker",
     "selfplay_worker_config",
@@ -122,6 +125,11 @@ def leaf_spec(settings: Settings) -> LeafSpec:
     return LeafSpec(s.leaf, rollouts=s.rollouts, network_value_weight=s.network_value_weight)
 
 
+def search_config(settings: Settings) -> ISMCTSConfig:
+    """The full search's knobs of ``search.*``, validated by the search itself."""
+    return ISMCTSConfig(**{name: getattr(settings.search, name) for name in SEARCH_KNOBS})
+
+
 def selfplay_config(
     settings: Settings, *, games: int, seed: int, champion_version: int, actor: str
 ) -> SelfPlayConfig:
@@ -130,17 +138,12 @@ def selfplay_config(
         games=games,
         concurrent_games=min(settings.cluster.concurrent_games, games),
         mode="search",
-        simulations=s.simulations,
+        search=search_config(settings),
         fast_simulations=s.fast_simulations,
         full_search_probability=s.full_search_probability,
-        selection=s.selection,
-        c_uct=s.c_uct,
-        c_puct=s.c_puct,
         temperature=s.temperature,
         temperature_moves=s.temperature_moves,
         final_temperature=s.final_temperature,
-        dirichlet_alpha=s.dirichlet_alpha,
-        dirichlet_fraction=s.dirichlet_fraction,
         max_moves=s.max_moves,
         seed=seed,
         champion_version=champion_version,

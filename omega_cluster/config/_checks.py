@@ -26,6 +26,7 @@ from typing import Any
 
 from omega_cluster.config.errors import ConfigError
 from omega_cluster.config.schema import (
+    SEARCH_KNOBS,
     ClusterSettings,
     GameSettings,
     GateSettings,
@@ -43,12 +44,12 @@ from omega_cluster.model.network import TRUNKS
 from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.players.search import ALGORITHMS, LEAVES
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
 from omega_cluster.train.losses import VALUE_TARGETS
 
 __all__ = ["validate"]
 
-SELECTIONS = ("uct", "puct")  # ISMCTS selection rules (search/_ismcts_config.py)
 GATE_PLAYERS = ("network", "search")
 BACKENDS = ("ray", "local")
 CLUSTER_MODES = ("sync", "async")
@@ -190,29 +191,21 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
 def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
     p.choice("search.algorithm", s.algorithm, ALGORITHMS)
     rollout = _check_leaf(p, s.leaf)
-    for name in ("rollouts", "simulations", "fast_simulations"):
+    knobs_ok = _check_search_knobs(p, s)
+    for name in ("rollouts", "fast_simulations"):
         p.integer(f"search.{name}", getattr(s, name), 1)
     p.number("search.network_value_weight", s.network_value_weight, 0.0, 1.0)
     p.number("search.full_search_probability", s.full_search_probability, 0.0, 1.0)
-    selection_ok = p.choice("search.selection", s.selection, SELECTIONS)
-    for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
+    for name in ("temperature", "final_temperature"):
         p.number(f"search.{name}", getattr(s, name), 0.0)
     p.integer("search.temperature_moves", s.temperature_moves, 0)
-    p.number("search.dirichlet_alpha", s.dirichlet_alpha, 0.0, open_low=True)
-    noise_ok = p.number("search.dirichlet_fraction", s.dirichlet_fraction, 0.0, 1.0)
     p.integer("search.max_moves", s.max_moves, 1, optional=True)
     leaf_text = isinstance(s.leaf, str)
-    if selection_ok and leaf_text and s.selection == "puct" and not uses_network(s.leaf):
+    if knobs_ok and leaf_text and s.selection == "puct" and not uses_network(s.leaf):
         p.add(
             "search.selection",
             f"=puct reads the network's prior and needs search.leaf={NETWORK_LEAF} or "
             f"{NETWORK_LEAF}+<rollout leaf>, got {s.leaf!r}",
-        )
-    if noise_ok and selection_ok and s.dirichlet_fraction > 0 and s.selection != "puct":
-        p.add(
-            "search.dirichlet_fraction",
-            f"={s.dirichlet_fraction!r} perturbs the root prior, which only search.selection=puct"
-            " reads; set search.selection=puct or search.dirichlet_fraction=0",
         )
     if game is None:
         return
@@ -224,6 +217,20 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
         )
     if rollout is not None:
         _check_rollout(p, s.leaf, rollout, game)
+
+
+def _check_search_knobs(p: _Problems, s: SearchSettings) -> bool:
+    """The search's own knobs (:data:`SEARCH_KNOBS`), checked where they are declared: by
+    ``ISMCTSConfig`` itself; its error is reported under the key it names."""
+    try:
+        ISMCTSConfig(**{name: getattr(s, name) for name in SEARCH_KNOBS})
+    except (ValueError, TypeError) as err:
+        text = str(err)
+        named = [(text.find(name), name) for name in SEARCH_KNOBS if name in text]
+        key = min(named)[1] if named else SEARCH_KNOBS[0]
+        p.add(f"search.{key}", f"={getattr(s, key)!r}: {text}")
+        return False
+    return True
 
 
 def _check_leaf(p: _Problems, leaf: Any) -> str | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "SEARCH_KNOBS",
     "ClusterSettings",
     "GameSettings",
     "GateSettings",
@@ -40,11 +41,14 @@ class GameSettings:
 
 @dataclass
 class SearchSettings:
-    """The self-play search (ISMCTS or SM-MCTS, chosen by the game unless ``algorithm`` says)."""
+    """The self-play search (ISMCTS or SM-MCTS, chosen by the game unless ``algorithm`` says).
+
+    The fields of :data:`SEARCH_KNOBS` are the search's own knobs: they become one
+    ``ISMCTSConfig``, which checks them (the checks are not repeated here or in self-play)."""
 
     algorithm: str = "auto"  # auto | ismcts | smmcts
-    leaf: str = "random"  # network (Path A) | a rollout leaf: random, commander_rollout, ... (Path
-    # B) | network+<rollout leaf>: the network's prior, value mixed by network_value_weight
+    leaf: str = "random"  # network (the network leaf) | a rollout leaf: random, commander_rollout,
+    # ... | network+<rollout leaf>: the network's prior, value mixed by network_value_weight
     rollouts: int = 1  # rollouts per leaf for the rollout leaves
     network_value_weight: float = 0.0  # network+<rollout>: weight of the network's value in [0, 1]
     simulations: int = 64  # full search budget per move
@@ -59,6 +63,17 @@ class SearchSettings:
     dirichlet_alpha: float = 0.3
     dirichlet_fraction: float = 0.0  # root noise weight (needs selection=puct)
     max_moves: int | None = None  # abandon a game after this many decisions
+
+
+SEARCH_KNOBS = (
+    "simulations",
+    "selection",
+    "c_uct",
+    "c_puct",
+    "dirichlet_alpha",
+    "dirichlet_fraction",
+)
+"""The :class:`SearchSettings` fields that are the full search's own knobs (``ISMCTSConfig``'s)."""
 
 
 @dataclass

@@ -13,7 +13,7 @@ Two modes (``SelfPlayConfig.mode``):
   leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the Ω
   reference's Path A; or a rollout evaluator: Path B). The visit distribution is the policy
   target (AlphaZero). **Playout-cap randomisation** (Wu 2019, KataGo): with probability
-  ``full_search_probability`` a move gets a full search of ``simulations`` and its visits are a
+  ``full_search_probability`` a move gets a full search of ``search.simulations`` and its visits are a
   policy target (``policy_weight=1``), else a cheap search of ``fast_simulations`` that only picks
   the move (``policy_weight=0``; the row still trains the value). Dirichlet root noise goes on
   full searches only (KataGo), so the cheap moves stay the network's best play.
@@ -247,22 +247,18 @@ class SelfPlay:
     def _search(self, full: bool, temperature: float) -> Any:
         """The search object of one (budget, temperature, noise) (built once, then reused)."""
         cfg = self.config
-        budget = cfg.simulations if full else cfg.fast_simulations
-        noisy = full and cfg.dirichlet_fraction > 0
+        budget = cfg.search.simulations if full else cfg.fast_simulations
+        noisy = full and cfg.search.dirichlet_fraction > 0
         key = (budget, temperature, noisy)
         search = self._searches.get(key)
         if search is None:
-            options: dict[str, Any] = {"simulations": budget, "temperature": temperature}
             if self.simultaneous:
-                search = SMMCTS(self.game, self.evaluator, **options, **cfg.search_options)
-            else:
-                options.update(selection=cfg.selection, c_uct=cfg.c_uct, c_puct=cfg.c_puct)
-                if noisy:
-                    options.update(
-                        dirichlet_alpha=cfg.dirichlet_alpha,
-                        dirichlet_fraction=cfg.dirichlet_fraction,
-                    )
-                search = ISMCTS(self.game, self.evaluator, **options, **cfg.search_options)
+                search = SMMCTS(self.game, self.evaluator, simulations=budget,
+                                temperature=temperature, **cfg.search_options)  # fmt: skip
+            else:  # root noise on full searches only
+                noise = cfg.search.dirichlet_fraction if noisy else 0.0
+                search = ISMCTS(self.game, self.evaluator, cfg.search, simulations=budget,
+                                temperature=temperature, dirichlet_fraction=noise)  # fmt: skip
             self._searches[key] = search
         return search
 
