@@ -9,7 +9,7 @@ Seats and seeds (the rule). With ``N = game.num_players`` and ``rotate_seats=Tru
 match plays deal ``d = i // N`` at rotation ``r = i % N``: match player ``j`` sits at seat
 ``(j + r) % N``. So every deal is played ``N`` times, once with each player in each seat, which
 cancels both the luck of the deal and the seat advantage (first player, dealer, blinds) from the
-comparison — the duplicate-bridge idea, used by the Ω reference's bench ("both seats"). If
+comparison — the duplicate-bridge idea (duplicate scoring of the same deal at every seat). If
 ``games`` is not a multiple of ``N``, the last deal is played only at rotations
 ``0 … games mod N − 1``; seats are then slightly unbalanced, :attr:`MatchResult.balanced` is false
 and the table says so. With ``rotate_seats=False`` player ``j`` always sits at seat ``j`` and game

@@ -10,8 +10,8 @@ Two modes (``SelfPlayConfig.mode``):
 * ``"search"`` — every decision is a search: ISMCTS for turn-based games, SM-MCTS where moves are
   simultaneous (each acting player searches for its own seat and is its own record). All K games'
   searches advance together through :func:`~omega_cluster.search.batching.run_searches`, so their
-  leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the Ω
-  reference's Path A; or a rollout evaluator: Path B). The visit distribution is the policy
+  leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the
+  network leaf; or a rollout evaluator: the rollout leaf). The visit distribution is the policy
   target (AlphaZero). **Playout-cap randomisation** (Wu 2019, KataGo): with probability
   ``full_search_probability`` a move gets a full search of ``search.simulations`` and its visits are a
   policy target (``policy_weight=1``), else a cheap search of ``fast_simulations`` that only picks
@@ -19,9 +19,9 @@ Two modes (``SelfPlayConfig.mode``):
   full searches only (KataGo), so the cheap moves stay the network's best play.
 * ``"network"`` — no search: each move is sampled from the network's policy (the evaluator's
   prior), all K games' positions in one forward pass: the data of the actor-critic learner
-  (REINFORCE with a baseline, the Ω reference's first stage). With ``record_prior`` the prior
+  (REINFORCE with a baseline, Williams 1992). With ``record_prior`` the prior
   itself is the policy target: with a :class:`TeacherEvaluator` (a rule-based player's moves as a
-  one-hot prior) this writes the labelled games of a warm start (the Pokemon-TCG reference's
+  one-hot prior) this writes the labelled games of a warm start (a weak teacher's
   weak-teacher records, down-weighted through ``record_weight``).
 
 Both use a temperature schedule (``temperature`` for each game's first ``temperature_moves``

@@ -1,15 +1,14 @@
 """The first champion from a teacher: the game's rule-based player labels its own moves.
 
-AlphaGo's supervised start, the Ω reference's Commander-labelled warm start: before self-play,
+AlphaGo's supervised start (Silver et al. 2016), here from the rule-based player: before self-play,
 ``learner.warm_start_games`` games of the game's rule-based player (``heuristic``: Commander for
 Mexican Train) are played with its moves recorded as one-hot policy targets
 (:class:`~omega_cluster.train.selfplay.TeacherEvaluator`, self-play mode ``network`` with
 ``record_prior``), written as shards under ``<run>/warm_start/`` (a store of their own: the
 replay window of the run never reads them), and the fresh network is trained on them for
 ``learner.warm_start_steps`` steps. The result is the run's ``v0``. Self-play then distils the
-search's visits, not the teacher's picks (the Ω reference's "Class I*" warning: a network trained
-only on the teacher's picks converges to a clone of it; here the teacher only sets the prior the
-first searches start from). Why: a PUCT search with a uniform prior and 64 simulations loses to
+search's visits, not the teacher's picks (a network trained only on the teacher's picks converges
+to a clone of it; here the teacher only sets the prior the first searches start from). Why: a PUCT search with a uniform prior and 64 simulations loses to
 its own rollout policy (``make train``'s untrained ``v0`` scored 0.440 against Commander); a
 prior that already plays like the teacher lets the search spend its simulations on the moves
 that matter.
