@@ -21,8 +21,8 @@ Two modes (``SelfPlayConfig.mode``):
   prior), all K games' positions in one forward pass: the data of the actor-critic learner
   (REINFORCE with a baseline, Williams 1992). With ``record_prior`` the prior
   itself is the policy target: with a :class:`TeacherEvaluator` (a rule-based player's moves as a
-  one-hot prior) this writes the labelled games of a warm start (a weak teacher's
-  weak-teacher records, down-weighted through ``record_weight``).
+  one-hot prior) this writes the labelled games of a warm start (weak-teacher
+  records, down-weighted through ``record_weight``).
 
 Both use a temperature schedule (``temperature`` for each game's first ``temperature_moves``
 decisions, then ``final_temperature``; 0 = argmax) for exploration early and strength late.
