@@ -282,7 +282,7 @@ def ray_backend(settings: Settings, paths: RunPaths) -> RayBackend:
         max_restarts=c.max_restarts,
         learner_gpus=c.learner_gpus,
     )
-    return RayBackend(plan, paths)
+    return RayBackend(plan, run_dir=paths.root, store_uri=paths.store_uri)
 
 
 def run_training(

@@ -36,7 +36,6 @@ from omega_cluster.cluster.actors import (
 )
 from omega_cluster.config.schema import Settings
 from omega_cluster.eval.gatekeeper import GateServiceConfig
-from omega_cluster.train.pipeline import RunPaths
 from omega_cluster.train.workers import LearnerWorkerConfig, SelfPlayWorkerConfig
 
 __all__ = [
@@ -132,11 +131,11 @@ class ActorPlan:
 class RayBackend:
     """Ray actors behind the pipeline's Backend protocol (call → ObjectRef, wait → ray.wait)."""
 
-    def __init__(self, plan: ActorPlan, paths: RunPaths) -> None:
+    def __init__(self, plan: ActorPlan, *, run_dir: Path, store_uri: str) -> None:
         restarts = plan.max_restarts
-        run = str(paths.root)
+        run = str(run_dir)
         self.registry_actor = ModelRegistryActor.options(  # type: ignore[attr-defined]
-            name=registry_actor_name(paths.root), num_cpus=0, max_restarts=restarts,
+            name=registry_actor_name(run_dir), num_cpus=0, max_restarts=restarts,
             max_task_retries=-1, get_if_exists=True,
         ).remote(run, plan.game)  # fmt: skip
         self.registry = RegistryClient(self.registry_actor)
@@ -144,13 +143,13 @@ class RayBackend:
             SelfPlayActor.options(  # type: ignore[attr-defined]
                 num_cpus=1, max_restarts=restarts, max_task_retries=0,
                 scheduling_strategy="SPREAD",  # over the nodes: self-play is the bulk of the work
-            ).remote(plan.selfplay, i, paths.store_uri)
+            ).remote(plan.selfplay, i, store_uri)
             for i in range(plan.self_play_actors)
         ]  # fmt: skip
         gpus = learner_gpus(plan.learner_gpus)
         self.learner = LearnerActor.options(  # type: ignore[attr-defined]
             num_cpus=0, num_gpus=gpus, max_restarts=restarts, max_task_retries=3,
-        ).remote(plan.learner, run, paths.store_uri)  # fmt: skip
+        ).remote(plan.learner, run, store_uri)  # fmt: skip
         self.bench_workers = [
             BenchWorkerActor.options(  # type: ignore[attr-defined]
                 num_cpus=0, max_restarts=restarts, max_task_retries=3
