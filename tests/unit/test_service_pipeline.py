@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from omega_cluster import wiring
 from omega_cluster.config import (
     ClusterSettings,
     GameSettings,
@@ -479,3 +481,21 @@ def test_a_warm_start_needs_a_rule_based_teacher() -> None:
         ConfigError, match=r"learner.warm_start_games=10 needs the game's rule-based"
     ):
         validate(settings)
+
+
+def test_the_workers_configs_are_frozen_picklable_and_carry_the_settings() -> None:
+    """What Ray ships to each actor: the worker's own config, never the run's settings."""
+    settings = tiny_settings("leduc_poker")
+    selfplay = wiring.selfplay_worker_config(settings)
+    learner = wiring.learner_worker_config(settings)
+    gate = wiring.gate_service_config(settings)
+    for config in (selfplay, learner, gate):
+        assert pickle.loads(pickle.dumps(config)) == config
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            config.__setattr__("torch_threads", 2)
+    assert selfplay.selfplay.search.simulations == settings.search.simulations
+    assert (
+        selfplay.chunk_config(games=2, seed=7, champion_version=3, actor="a").concurrent_games == 2
+    )
+    assert learner.learner.batch_size == settings.learner.batch_size
+    assert (gate.gate.games_per_slice, gate.anchors) == (8, ("random",))
