@@ -203,8 +203,8 @@ def run_leduc(pool: ProcessPoolExecutor, root: Path, quick: bool, workers: int) 
         game=game, encoder=encoder,
     )  # fmt: skip
     games, iterations, steps, hands = (200, 2, 100, 400) if quick else (1500, 4, 400, 2000)
-    selfplay = SelfPlayConfig(games=games, concurrent_games=16,
-                              search=ISMCTSConfig(simulations=300), temperature_moves=2, final_temperature=0.0)  # fmt: skip
+    selfplay = SelfPlayConfig(games=games, concurrent_games=16, search=ISMCTSConfig(simulations=300),
+                              temperature_moves=2, final_temperature=0.0)  # fmt: skip
     _log(f"Leduc: {iterations} x {games} self-play games (ISMCTS, random rollouts, 300 sims)")
     final = _train(pool, root / "leduc", "leduc_poker", params, learner, selfplay,
                    iterations=iterations, steps=steps, workers=workers)  # fmt: skip
