@@ -22,18 +22,17 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from omega_cluster.config import Settings
-from omega_cluster.eval.champion import load_run_settings
-from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, Gatekeeper
+from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, Gatekeeper, GateServiceConfig
 from omega_cluster.eval.stats import wilson_interval
-from omega_cluster.train.registry import ModelRegistry
+from omega_cluster.model.registry import ModelRegistry
+from omega_cluster.wiring import gate_service_config, load_run_settings
 
 _WORKER: BenchWorker | None = None
 
 
-def _init(settings: Settings) -> None:
+def _init(config: GateServiceConfig) -> None:
     global _WORKER
-    _WORKER = BenchWorker(settings)
+    _WORKER = BenchWorker(config)
 
 
 def _play(task: BenchTask) -> Any:
@@ -56,12 +55,14 @@ def bench(
     champion = registry.champion
     assert champion is not None
     out = []
-    with ProcessPoolExecutor(workers, initializer=_init, initargs=(settings,)) as pool:
+    with ProcessPoolExecutor(
+        workers, initializer=_init, initargs=(gate_service_config(settings),)
+    ) as pool:
 
         def play(tasks: Any) -> list[Any]:
             return list(pool.map(_play, tasks))
 
-        keeper = Gatekeeper(settings, parallelism=workers)
+        keeper = Gatekeeper(gate_service_config(settings), parallelism=workers)
         if only is not None:  # one version of the registry instead
             versions = [("reference" if only == 0 else f"v{only}", registry.get(only))]
         else:

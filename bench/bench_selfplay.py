@@ -25,6 +25,7 @@ import torch
 from bench.results import Figure, record
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, NetworkEvaluator, PolicyValueNet, encoder_for
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import SelfPlayConfig, SelfPlayStats, play_games
 
 
@@ -41,8 +42,7 @@ def _run(players: int, games: int, concurrent: int, simulations: int) -> SelfPla
     config = SelfPlayConfig(
         games=games,
         concurrent_games=concurrent,
-        simulations=simulations,
-        selection="puct",
+        search=ISMCTSConfig(simulations=simulations, selection="puct"),
         seed=1,
     )
     _, stats = play_games(game, encoder, config, evaluator=evaluator)

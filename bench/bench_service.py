@@ -35,8 +35,8 @@ import ray
 from omega_cluster.cluster import init_ray
 from omega_cluster.cluster.actors import SelfPlayActor
 from omega_cluster.config import Settings, load_settings
-from omega_cluster.config.build import build_encoder, build_game, build_model
 from omega_cluster.train.workers import ChunkReport, Weights
+from omega_cluster.wiring import build_encoder, build_game, build_model
 
 RAY_CPUS = 2
 WARMUP_CHUNK = 1_000_000  # chunk index of the warm-up games (not among the measured ones)

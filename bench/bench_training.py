@@ -82,6 +82,7 @@ from omega_cluster.data import ShardStore
 from omega_cluster.eval.stats import mean_ci, wilson_interval
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import Learner, LearnerConfig, SelfPlayConfig
 
 _START = time.perf_counter()
@@ -206,7 +207,7 @@ def run_leduc(pool: ProcessPoolExecutor, root: Path, quick: bool, workers: int) 
         game=game, encoder=encoder,
     )  # fmt: skip
     games, iterations, steps, hands = (200, 2, 100, 400) if quick else (1500, 4, 400, 2000)
-    selfplay = SelfPlayConfig(games=games, concurrent_games=16, simulations=300,
+    selfplay = SelfPlayConfig(games=games, concurrent_games=16, search=ISMCTSConfig(simulations=300),
                               temperature_moves=2, final_temperature=0.0)  # fmt: skip
     _log(f"Leduc: {iterations} x {games} self-play games (ISMCTS, random rollouts, 300 sims)")
     final = _train(pool, root / "leduc", "leduc_poker", params, learner, selfplay,
@@ -248,8 +249,9 @@ def run_mexican_train(
         out.append(f"Mexican Train 2p: network after the warm start (greedy, no search) vs "
                    f"ensign: win rate {_ci(win)} over {r['bench_games']} games")  # fmt: skip
         _log(out[-1])
-        selfplay = SelfPlayConfig(games=r["games"], concurrent_games=8, simulations=r["sims"],
-                                  c_uct=C_UCT, temperature_moves=6, final_temperature=0.0)  # fmt: skip
+        selfplay = SelfPlayConfig(games=r["games"], concurrent_games=8,
+                                  search=ISMCTSConfig(simulations=r["sims"], c_uct=C_UCT),
+                                  temperature_moves=6, final_temperature=0.0)  # fmt: skip
         _log(f"Mexican Train 2p: {r['iterations']} x {r['games']} games of ISMCTS self-play with "
              f"random rollouts ({r['sims']} sims, c_uct {C_UCT}: the rollout leaf), "
              f"{r['steps']} steps each on the window of all rows")  # fmt: skip

@@ -3,11 +3,14 @@
 :func:`run_training` resolves the run directory (new, or ``run.resume``), checks the tracking
 URI before anything starts (an unreachable MLflow server fails now, not after an hour), starts
 or joins Ray (``cluster.backend=ray``) or keeps everything in this process (``local``), and runs
-the :class:`~omega_cluster.train.pipeline.Pipeline` with two observers: the live display and
+the :class:`~omega_cluster.pipeline.driver.Pipeline` with two observers: the live display and
 :class:`TrackingObserver`, which turns pipeline events into MLflow records through
 :class:`omega_cluster.tracking.Tracker` (batched metrics, the Elo log, plots, the registered
 champion). SIGINT/SIGTERM stop the pipeline after the chunks in flight are written; everything
 written so far is kept and ``run.resume=<run dir>`` continues.
+
+The service layer wires; it does not reach Ray itself: :func:`ray_backend` builds the actors'
+plan from the settings (:mod:`omega_cluster.wiring`) and :mod:`omega_cluster.cluster` starts them.
 """
 
 from __future__ import annotations
@@ -19,21 +22,36 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from omega_cluster import wiring
+from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable, shutdown_ray
+from omega_cluster.config import flat_params
 from omega_cluster.config.schema import Settings
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.train.pipeline import (
+from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
+from omega_cluster.model.checkpoint import load_checkpoint
+from omega_cluster.model.export import export_onnx
+from omega_cluster.pipeline.driver import (
     LocalBackend,
     Observer,
     Pipeline,
     PipelineState,
     RunPaths,
 )
+from omega_cluster.progress import ProgressDisplay
+from omega_cluster.tracking import (
+    RUN_DIR_TAG,
+    Tracker,
+    check_tracking_uri,
+    default_tracking_uri,
+    find_run_dir,
+)
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
-__all__ = ["RunResult", "TrackingObserver", "resolve_run_dir", "run_training"]
+__all__ = ["RunResult", "TrackingObserver", "ray_backend", "resolve_run_dir", "run_training"]
 
 log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -60,8 +78,6 @@ def resolve_run_dir(settings: Settings) -> Path:
                     f"run.resume={resume!r} looks like an MLflow run id: give the tracking "
                     "server too (tracking.uri=...) or resume from the run directory"
                 )
-            from omega_cluster.tracking import find_run_dir
-
             path = find_run_dir(settings.tracking.uri, resume)
         if not (path / "pipeline.json").exists():
             raise FileNotFoundError(
@@ -100,9 +116,6 @@ class TrackingObserver(Observer):
         self._pipeline: Pipeline | None = None
 
     def on_start(self, pipeline: Pipeline) -> None:
-        from omega_cluster.config import flat_params
-        from omega_cluster.tracking import RUN_DIR_TAG
-
         self._pipeline = pipeline
         t = self.tracker
         # a resumed run may change knobs (iterations, resume itself): recorded as tags
@@ -200,8 +213,6 @@ class TrackingObserver(Observer):
         self.tracker.flush()
 
     def _plots(self) -> None:
-        from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
-
         if self._pipeline is None:
             return
         out = self.paths.root / "plots"
@@ -220,8 +231,6 @@ class _LadderRows(list[Any]):
     """Elo-log dicts as the attribute rows plot_elo_ladder reads."""
 
     def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
-        from types import SimpleNamespace
-
         super().__init__(SimpleNamespace(**{**r, "version": f"v{r['version']}"}) for r in rows)
 
 
@@ -231,9 +240,6 @@ def _slug(text: str) -> str:
 
 def _export_onnx(uri: str) -> Path | None:
     try:
-        from omega_cluster.model.checkpoint import load_checkpoint
-        from omega_cluster.model.export import export_onnx
-
         loaded = load_checkpoint(uri, load_optimizer=False)
         return export_onnx(loaded.model, Path(uri).parent / f"{Path(uri).name}.onnx")
     except Exception as err:  # ONNX is a convenience: the champion is registered regardless
@@ -263,12 +269,26 @@ def _stop_on_signals(pipeline: Pipeline) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def ray_backend(settings: Settings, paths: RunPaths) -> RayBackend:
+    """The pipeline's backend over Ray actors, each given its worker's own config."""
+    c = settings.cluster
+    plan = ActorPlan(
+        game=wiring.build_game(settings).spec.name,
+        selfplay=wiring.selfplay_worker_config(settings),
+        learner=wiring.learner_worker_config(settings),
+        gate=wiring.gate_service_config(settings),
+        self_play_actors=c.self_play_actors,
+        bench_workers=c.bench_workers,
+        max_restarts=c.max_restarts,
+        learner_gpus=c.learner_gpus,
+    )
+    return RayBackend(plan, run_dir=paths.root, store_uri=paths.store_uri)
+
+
 def run_training(
     settings: Settings, *, config_yaml: str = "", progress: bool | None = None
 ) -> RunResult:
     """Run one training (module docstring); returns where it wrote and how it stopped."""
-    from omega_cluster.train.progress import ProgressDisplay
-
     root = resolve_run_dir(settings)
     paths = RunPaths(root, settings.run.shard_store)
     root.mkdir(parents=True, exist_ok=True)
@@ -280,8 +300,6 @@ def run_training(
         observers.append(ProgressDisplay())
     uri = None
     if settings.tracking.enabled:  # fail fast: an unreachable server stops the run now
-        from omega_cluster.tracking import check_tracking_uri, default_tracking_uri
-
         uri = settings.tracking.uri or default_tracking_uri(root)
         check_tracking_uri(uri)
     tracker: Any = None
@@ -292,14 +310,10 @@ def run_training(
         backend: Any = LocalBackend
         retryable: Any = lambda err: False  # noqa: E731
         if settings.cluster.backend == "ray":
-            from omega_cluster.cluster import RayBackend, init_ray, is_retryable
-
             # before the MLflow run opens: a cluster too small for the config fails first
             started_ray = init_ray(settings)
-            backend, retryable = RayBackend, is_retryable
+            backend, retryable = ray_backend, is_retryable
         if uri is not None:
-            from omega_cluster.tracking import Tracker
-
             print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
             tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
                               run_name=root.name, run_id=prior.mlflow_run_id,
@@ -320,14 +334,10 @@ def run_training(
         if tracker is not None:
             tracker.close(status)
         if started_ray:
-            import ray
-
-            ray.shutdown()
+            shutdown_ray()
     return RunResult(root, state, reason, tracker.run_id if tracker else None,
                      tracker.tracking_uri if tracker else None)  # fmt: skip
 
 
 def _game_name(settings: Settings) -> str:
-    from omega_cluster.config.build import build_game
-
-    return build_game(settings).spec.name
+    return wiring.build_game(settings).spec.name

@@ -3,10 +3,16 @@
 * :mod:`.actors` — thin Ray actors over the pure workers: ``SelfPlayActor``, ``LearnerActor``,
   ``BenchWorkerActor``, ``GatekeeperActor`` (fans bench tasks out over the bench workers) and the
   named ``ModelRegistryActor``;
-* :mod:`.backend` — :class:`RayBackend`, the pipeline's :class:`~omega_cluster.train.pipeline.
+* :mod:`.backend` — :class:`RayBackend`, the pipeline's :class:`~omega_cluster.pipeline.driver.
   Backend` over those actors, and :func:`init_ray` (embedded or connecting to a cluster).
 """
 
-from omega_cluster.cluster.backend import RayBackend, init_ray, is_retryable
+from omega_cluster.cluster.backend import (
+    ActorPlan,
+    RayBackend,
+    init_ray,
+    is_retryable,
+    shutdown_ray,
+)
 
-__all__ = ["RayBackend", "init_ray", "is_retryable"]
+__all__ = ["ActorPlan", "RayBackend", "init_ray", "is_retryable", "shutdown_ray"]

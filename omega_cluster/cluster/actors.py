@@ -5,6 +5,9 @@ gatekeeper is restarted by Ray and rebuilt from its constructor arguments and wh
 (the learner from its checkpoint). Self-play calls are *not* retried by Ray: the driver re-runs
 a failed chunk with ``retry=True`` so the worker first looks for the chunk's shard (a game is
 never written twice). Bench, learner and gatekeeper calls are idempotent, so Ray retries them.
+
+Each actor gets its worker's own frozen config (built by the service layer, :mod:`omega_cluster.
+wiring`), never the run's settings.
 """
 
 from __future__ import annotations
@@ -14,16 +17,23 @@ from typing import Any
 
 import ray
 
-from omega_cluster.config.schema import Settings
-from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, GateOutcome, GateService
+from omega_cluster.eval.gatekeeper import (
+    BenchTask,
+    BenchWorker,
+    GateOutcome,
+    GateService,
+    GateServiceConfig,
+)
 from omega_cluster.eval.matches import SpecResult
 from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.train.registry import ModelRegistry, ModelVersion
+from omega_cluster.model.registry import ModelRegistry, ModelVersion
 from omega_cluster.train.workers import (
     CandidateReport,
     ChunkReport,
     LearnerWorker,
+    LearnerWorkerConfig,
     SelfPlayWorker,
+    SelfPlayWorkerConfig,
     Weights,
 )
 
@@ -40,8 +50,8 @@ __all__ = [
 class SelfPlayActor:
     """Plays self-play chunks with the champion's weights and writes their shards."""
 
-    def __init__(self, settings: Settings, actor: int, store_uri: str) -> None:
-        self.worker = SelfPlayWorker(settings, actor=actor, store_uri=store_uri)
+    def __init__(self, config: SelfPlayWorkerConfig, actor: int, store_uri: str) -> None:
+        self.worker = SelfPlayWorker(config, actor=actor, store_uri=store_uri)
         # the Ray node id goes into every shard's manifest entry: which node wrote what
         self.worker.node = str(ray.get_runtime_context().get_node_id())
 
@@ -58,8 +68,8 @@ class SelfPlayActor:
 class LearnerActor:
     """Trains candidates from the replay window (on a GPU when it was given one)."""
 
-    def __init__(self, settings: Settings, run_dir: str, store_uri: str) -> None:
-        self.worker = LearnerWorker(settings, run_dir=run_dir, store_uri=store_uri)
+    def __init__(self, config: LearnerWorkerConfig, run_dir: str, store_uri: str) -> None:
+        self.worker = LearnerWorker(config, run_dir=run_dir, store_uri=store_uri)
 
     def train_candidate(self, champion: Weights, version: int) -> CandidateReport:
         return self.worker.train_candidate(champion, version)
@@ -72,8 +82,8 @@ class LearnerActor:
 class BenchWorkerActor:
     """Plays bench tasks (candidate vs champion, champion vs anchors)."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.worker = BenchWorker(settings)
+    def __init__(self, config: GateServiceConfig) -> None:
+        self.worker = BenchWorker(config)
 
     def play(self, task: BenchTask) -> tuple[SpecResult, ...]:
         return self.worker.play(task)
@@ -83,9 +93,9 @@ class BenchWorkerActor:
 class GatekeeperActor:
     """Benches candidates over a pool of bench workers and decides with the gate."""
 
-    def __init__(self, settings: Settings, workers: Sequence[Any]) -> None:
+    def __init__(self, config: GateServiceConfig, workers: Sequence[Any]) -> None:
         self.workers = list(workers)
-        self.service = GateService(settings, play=self._fan_out, parallelism=len(self.workers))
+        self.service = GateService(config, play=self._fan_out, parallelism=len(self.workers))
 
     def _fan_out(self, tasks: Sequence[BenchTask]) -> list[tuple[SpecResult, ...]]:
         refs = [self.workers[i % len(self.workers)].play.remote(t) for i, t in enumerate(tasks)]

@@ -9,12 +9,17 @@ Resources: each self-play actor reserves one CPU (it is busy all the time); the 
 when the cluster has one (``cluster.learner_gpus``), else nothing; bench workers, the gatekeeper
 and the registry reserve nothing (they run while self-play or training waits in sync mode,
 and share the cores in async mode).
+
+:class:`RayBackend` takes an :class:`ActorPlan` — the workers' own configs and the actor counts,
+built from the settings by the service layer (:func:`omega_cluster.service.ray_backend`) — so no
+actor reads the run's settings.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +36,18 @@ from omega_cluster.cluster.actors import (
 )
 from omega_cluster.cluster.runtime_env import run_runtime_env
 from omega_cluster.config.schema import Settings
-from omega_cluster.train.pipeline import RunPaths
+from omega_cluster.eval.gatekeeper import GateServiceConfig
+from omega_cluster.train.workers import LearnerWorkerConfig, SelfPlayWorkerConfig
 
 __all__ = [
+    "ActorPlan",
     "ClusterError",
     "RayBackend",
     "init_ray",
     "is_retryable",
     "learner_gpus",
     "registry_actor_name",
+    "shutdown_ray",
 ]
 
 
@@ -97,44 +105,63 @@ def registry_actor_name(root: Path) -> str:
     return f"omega_cluster.registry:{root.resolve()}"
 
 
-def learner_gpus(settings: Settings) -> float:
-    if settings.cluster.learner_gpus is not None:
-        return float(settings.cluster.learner_gpus)
+def learner_gpus(requested: float | None) -> float:
+    """GPUs for the learner: ``cluster.learner_gpus``, else one when the cluster has one."""
+    if requested is not None:
+        return float(requested)
     return 1.0 if ray.cluster_resources().get("GPU", 0.0) >= 1 else 0.0
+
+
+def shutdown_ray() -> None:
+    """Stop the Ray this process started (:func:`init_ray` returned True)."""
+    ray.shutdown()
+
+
+@dataclass(frozen=True)
+class ActorPlan:
+    """The actors of a run: each worker's own config and how many of each, and Ray's options."""
+
+    game: str  # the registry's guard against a foreign run directory
+    selfplay: SelfPlayWorkerConfig
+    learner: LearnerWorkerConfig
+    gate: GateServiceConfig
+    self_play_actors: int = 1
+    bench_workers: int = 1
+    max_restarts: int = 3  # Ray: -1 restarts forever
+    learner_gpus: float | None = None  # None: one when the cluster has one
 
 
 class RayBackend:
     """Ray actors behind the pipeline's Backend protocol (call → ObjectRef, wait → ray.wait)."""
 
-    def __init__(self, settings: Settings, paths: RunPaths) -> None:
-        c = settings.cluster
-        restarts = c.max_restarts
-        run = str(paths.root)
+    def __init__(self, plan: ActorPlan, *, run_dir: Path, store_uri: str) -> None:
+        restarts = plan.max_restarts
+        run = str(run_dir)
         self.registry_actor = ModelRegistryActor.options(  # type: ignore[attr-defined]
-            name=registry_actor_name(paths.root), num_cpus=0, max_restarts=restarts,
+            name=registry_actor_name(run_dir), num_cpus=0, max_restarts=restarts,
             max_task_retries=-1, get_if_exists=True,
-        ).remote(run, _registry_game(settings))  # fmt: skip
+        ).remote(run, plan.game)  # fmt: skip
         self.registry = RegistryClient(self.registry_actor)
         self.selfplay = [
             SelfPlayActor.options(  # type: ignore[attr-defined]
                 num_cpus=1, max_restarts=restarts, max_task_retries=0,
                 scheduling_strategy="SPREAD",  # over the nodes: self-play is the bulk of the work
-            ).remote(settings, i, paths.store_uri)
-            for i in range(c.self_play_actors)
+            ).remote(plan.selfplay, i, store_uri)
+            for i in range(plan.self_play_actors)
         ]  # fmt: skip
-        gpus = learner_gpus(settings)
+        gpus = learner_gpus(plan.learner_gpus)
         self.learner = LearnerActor.options(  # type: ignore[attr-defined]
             num_cpus=0, num_gpus=gpus, max_restarts=restarts, max_task_retries=3,
-        ).remote(settings, run, paths.store_uri)  # fmt: skip
+        ).remote(plan.learner, run, store_uri)  # fmt: skip
         self.bench_workers = [
             BenchWorkerActor.options(  # type: ignore[attr-defined]
                 num_cpus=0, max_restarts=restarts, max_task_retries=3
-            ).remote(settings)
-            for _ in range(max(1, c.bench_workers))
+            ).remote(plan.gate)
+            for _ in range(max(1, plan.bench_workers))
         ]
         self.gatekeeper = GatekeeperActor.options(  # type: ignore[attr-defined]
             num_cpus=0, max_restarts=restarts, max_task_retries=3
-        ).remote(settings, self.bench_workers)
+        ).remote(plan.gate, self.bench_workers)
 
     def call(self, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
         return getattr(handle, method).remote(*args, **kwargs)
@@ -153,9 +180,3 @@ class RayBackend:
         for handle in [*self.selfplay, self.learner, *self.bench_workers, self.gatekeeper,
                        self.registry_actor]:  # fmt: skip
             ray.kill(handle, no_restart=True)
-
-
-def _registry_game(settings: Settings) -> str:
-    from omega_cluster.config.build import build_game
-
-    return build_game(settings).spec.name

@@ -4,6 +4,11 @@
 model, learner, gate, cluster, tracking, run) into a validated :class:`Settings`; a wrong key,
 type or value raises :class:`ConfigError` naming the key and what is allowed. :func:`to_yaml` and
 :func:`flat_params` render it for the run log and MLflow.
+
+Layer: the checks read the allowed names from the components (search leaves, learner modes,
+gate modes), so this package sits above training and evaluation and below the service layer;
+it builds no component, and no worker imports it (:mod:`omega_cluster.wiring` is the only
+translation from settings to components' configs).
 """
 
 from omega_cluster.config.errors import ConfigError

@@ -5,14 +5,16 @@ values: enumerated fields against the allowed names the components themselves us
 them, so a new search leaf or learner mode is allowed here without an edit), counts, ranges,
 probabilities and the cross-field rules (``selection=puct`` needs a network leaf, root noise needs
 ``puct``, ``min_rows <= window_rows``, ``elo0 < elo1``, no Ray address with the local backend;
-leaf names are read as :func:`omega_cluster.config.build.uses_network` reads them). The game is
+leaf names are read as :func:`omega_cluster.players.leaf.uses_network` reads them). The game is
 built once to check ``game.params``, the search leaf and the gate's anchor players against it.
 Ray resources are not checked here: the driver may run without the cluster's CPUs or GPUs, so the
 cluster layer compares actors with the cluster once Ray is up.
 
 Every problem is collected (not only the first) and raised as one :class:`ConfigError` whose lines
-name the full key, the bad value and what is allowed. The components' modules are imported in the
-functions that need them: ``import omega_cluster.config`` stays light (no torch).
+name the full key, the bad value and what is allowed. The allowed names come from the components'
+own modules, so this package sits above training and evaluation (it reads their names and builds
+nothing) and below the service layer, which alone turns settings into components
+(:mod:`omega_cluster.wiring`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from omega_cluster.config.errors import ConfigError
 from omega_cluster.config.schema import (
+    SEARCH_KNOBS,
     ClusterSettings,
     GameSettings,
     GateSettings,
@@ -34,11 +37,19 @@ from omega_cluster.config.schema import (
     Settings,
     TrackingSettings,
 )
-from omega_cluster.games.api import Game
+from omega_cluster.eval.gate import GATE_MODES
+from omega_cluster.games.api import Game, GameError
+from omega_cluster.games.registry import available_games, game_class, is_import_path, make_game
+from omega_cluster.model.network import TRUNKS
+from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
+from omega_cluster.players.registry import PlayerSpecError, make_player
+from omega_cluster.players.search import ALGORITHMS, LEAVES
+from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
+from omega_cluster.train.losses import VALUE_TARGETS
 
 __all__ = ["validate"]
 
-SELECTIONS = ("uct", "puct")  # ISMCTS selection rules (search/_ismcts_config.py)
 GATE_PLAYERS = ("network", "search")
 BACKENDS = ("ray", "local")
 CLUSTER_MODES = ("sync", "async")
@@ -156,9 +167,6 @@ def validate(settings: Settings) -> Settings:
 
 def _check_game(p: _Problems, g: GameSettings) -> Game | None:
     """The game built from ``game.name`` and ``game.params`` (None when it cannot be built)."""
-    from omega_cluster.games.api import GameError
-    from omega_cluster.games.registry import available_games, game_class, is_import_path, make_game
-
     if not p.text("game.name", g.name):
         return None
     known = available_games()
@@ -188,34 +196,23 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
 
 
 def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
-    from omega_cluster.config.build import NETWORK_LEAF, uses_network
-    from omega_cluster.players.search import ALGORITHMS
-
     p.choice("search.algorithm", s.algorithm, ALGORITHMS)
     rollout = _check_leaf(p, s.leaf)
-    for name in ("rollouts", "simulations", "fast_simulations"):
+    knobs_ok = _check_search_knobs(p, s)
+    for name in ("rollouts", "fast_simulations"):
         p.integer(f"search.{name}", getattr(s, name), 1)
     p.number("search.network_value_weight", s.network_value_weight, 0.0, 1.0)
     p.number("search.full_search_probability", s.full_search_probability, 0.0, 1.0)
-    selection_ok = p.choice("search.selection", s.selection, SELECTIONS)
-    for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
+    for name in ("temperature", "final_temperature"):
         p.number(f"search.{name}", getattr(s, name), 0.0)
     p.integer("search.temperature_moves", s.temperature_moves, 0)
-    p.number("search.dirichlet_alpha", s.dirichlet_alpha, 0.0, open_low=True)
-    noise_ok = p.number("search.dirichlet_fraction", s.dirichlet_fraction, 0.0, 1.0)
     p.integer("search.max_moves", s.max_moves, 1, optional=True)
     leaf_text = isinstance(s.leaf, str)
-    if selection_ok and leaf_text and s.selection == "puct" and not uses_network(s.leaf):
+    if knobs_ok and leaf_text and s.selection == "puct" and not uses_network(s.leaf):
         p.add(
             "search.selection",
             f"=puct reads the network's prior and needs search.leaf={NETWORK_LEAF} or "
             f"{NETWORK_LEAF}+<rollout leaf>, got {s.leaf!r}",
-        )
-    if noise_ok and selection_ok and s.dirichlet_fraction > 0 and s.selection != "puct":
-        p.add(
-            "search.dirichlet_fraction",
-            f"={s.dirichlet_fraction!r} perturbs the root prior, which only search.selection=puct"
-            " reads; set search.selection=puct or search.dirichlet_fraction=0",
         )
     if game is None:
         return
@@ -229,11 +226,22 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
         _check_rollout(p, s.leaf, rollout, game)
 
 
+def _check_search_knobs(p: _Problems, s: SearchSettings) -> bool:
+    """The search's own knobs (:data:`SEARCH_KNOBS`), checked where they are declared: by
+    ``ISMCTSConfig`` itself; its error is reported under the key it names."""
+    try:
+        ISMCTSConfig(**{name: getattr(s, name) for name in SEARCH_KNOBS})
+    except (ValueError, TypeError) as err:
+        text = str(err)
+        named = [(text.find(name), name) for name in SEARCH_KNOBS if name in text]
+        key = min(named)[1] if named else SEARCH_KNOBS[0]
+        p.add(f"search.{key}", f"={getattr(s, key)!r}: {text}")
+        return False
+    return True
+
+
 def _check_leaf(p: _Problems, leaf: Any) -> str | None:
     """Check ``search.leaf``; return its rollout leaf (None for ``network`` or a bad leaf)."""
-    from omega_cluster.config.build import NETWORK_LEAF
-    from omega_cluster.players.search import LEAVES
-
     prefix = f"{NETWORK_LEAF}+"
     rollout = leaf[len(prefix) :] if isinstance(leaf, str) and leaf.startswith(prefix) else leaf
     if leaf == NETWORK_LEAF:
@@ -250,9 +258,6 @@ def _check_leaf(p: _Problems, leaf: Any) -> str | None:
 
 def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
     """The rollout leaf must have a policy for the game (Commander plays only Mexican Train)."""
-    from omega_cluster.players.registry import PlayerSpecError
-    from omega_cluster.players.search import LEAVES
-
     try:
         LEAVES[rollout](game)
     except PlayerSpecError as err:
@@ -260,8 +265,6 @@ def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
 
 
 def _check_model(p: _Problems, m: ModelSettings) -> None:
-    from omega_cluster.model.network import TRUNKS
-
     p.choice("model.trunk", m.trunk, TRUNKS)
     for name in ("hidden_size", "action_embedding_size", "policy_hidden_size", "value_hidden_size"):
         p.integer(f"model.{name}", getattr(m, name), 1)
@@ -271,9 +274,6 @@ def _check_model(p: _Problems, m: ModelSettings) -> None:
 
 
 def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None:
-    from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
-    from omega_cluster.train.losses import VALUE_TARGETS
-
     p.choice("learner.mode", le.mode, LEARNER_MODES)
     p.choice("learner.value_target", le.value_target, VALUE_TARGETS)
     p.choice("learner.schedule", le.schedule, SCHEDULES)
@@ -297,8 +297,6 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
     p.integer("learner.warm_start_steps", le.warm_start_steps, 1)
     games_ok = p.integer("learner.warm_start_games", le.warm_start_games, 0)
     if games_ok and le.warm_start_games and game is not None:  # the teacher: game's heuristic
-        from omega_cluster.players.registry import PlayerSpecError, make_player
-
         try:
             make_player("heuristic", game)
         except (PlayerSpecError, ValueError) as err:
@@ -310,8 +308,6 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
 
 
 def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
-    from omega_cluster.eval.gate import GATE_MODES
-
     p.choice("gate.mode", g.mode, GATE_MODES)
     p.integer("gate.games_per_slice", g.games_per_slice, 1)
     p.number("gate.margin", g.margin, -1.0, 1.0, open_high=True)
@@ -337,8 +333,6 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
 
 
 def _check_anchors(p: _Problems, anchors: Sequence[Any], game: Game) -> None:
-    from omega_cluster.players.registry import PlayerSpecError, make_player
-
     for i, spec in enumerate(anchors):
         key = f"gate.anchors[{i}]"
         if not p.text(key, spec):

@@ -13,8 +13,8 @@ of its entries adds or replaces it whether it was in the preset or not: ``game.p
 and ``+game.params.num_cards=4`` both work; the game then rejects names it does not know.
 
 :func:`to_yaml` and :func:`flat_params` render a :class:`Settings` for the run's log and for
-MLflow params (:mod:`omega_cluster.tracking`). The CLI and the cluster layer call
-:func:`load_settings`; :mod:`omega_cluster.config.build` turns the groups into components' configs.
+MLflow params (:mod:`omega_cluster.tracking`). The CLI calls :func:`load_settings`;
+:mod:`omega_cluster.wiring` (the service layer) turns the groups into components' configs.
 """
 
 from __future__ import annotations

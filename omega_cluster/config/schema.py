@@ -4,9 +4,9 @@
 ``gate``, ``cluster``, ``tracking``, ``run``); :mod:`omega_cluster.config.load` registers
 :class:`Settings` as the schema so that an unknown key or a value of the wrong type fails at
 start, and :func:`omega_cluster.config.load.validate` checks the values (each error names the
-key and the allowed values). The service (:mod:`omega_cluster.cluster`) turns the groups into
-the pure components' own configs (``SelfPlayConfig``, ``LearnerConfig``, ``ModelConfig``,
-``GateConfig``) in :mod:`omega_cluster.config.build`.
+key and the allowed values). The service layer turns the groups into the pure components' own
+configs (``SelfPlayConfig``, ``LearnerConfig``, ``ModelConfig``, ``GateConfig`` and the workers'
+configs) in :mod:`omega_cluster.wiring`.
 
 Plain types only (str, int, float, bool, lists, dicts, ``None``): OmegaConf checks them, and
 they log as MLflow params as they are. Comments give each field's meaning and allowed values.
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "SEARCH_KNOBS",
     "ClusterSettings",
     "GameSettings",
     "GateSettings",
@@ -40,11 +41,14 @@ class GameSettings:
 
 @dataclass
 class SearchSettings:
-    """The self-play search (ISMCTS or SM-MCTS, chosen by the game unless ``algorithm`` says)."""
+    """The self-play search (ISMCTS or SM-MCTS, chosen by the game unless ``algorithm`` says).
+
+    The fields of :data:`SEARCH_KNOBS` are the search's own knobs: they become one
+    ``ISMCTSConfig``, which checks them (the checks are not repeated here or in self-play)."""
 
     algorithm: str = "auto"  # auto | ismcts | smmcts
-    leaf: str = "random"  # network (Path A) | a rollout leaf: random, commander_rollout, ... (Path
-    # B) | network+<rollout leaf>: the network's prior, value mixed by network_value_weight
+    leaf: str = "random"  # network (the network leaf) | a rollout leaf: random, commander_rollout,
+    # ... | network+<rollout leaf>: the network's prior, value mixed by network_value_weight
     rollouts: int = 1  # rollouts per leaf for the rollout leaves
     network_value_weight: float = 0.0  # network+<rollout>: weight of the network's value in [0, 1]
     simulations: int = 64  # full search budget per move
@@ -59,6 +63,17 @@ class SearchSettings:
     dirichlet_alpha: float = 0.3
     dirichlet_fraction: float = 0.0  # root noise weight (needs selection=puct)
     max_moves: int | None = None  # abandon a game after this many decisions
+
+
+SEARCH_KNOBS = (
+    "simulations",
+    "selection",
+    "c_uct",
+    "c_puct",
+    "dirichlet_alpha",
+    "dirichlet_fraction",
+)
+"""The :class:`SearchSettings` fields that are the full search's own knobs (``ISMCTSConfig``'s)."""
 
 
 @dataclass

@@ -7,6 +7,7 @@ learner's :class:`ReplayWindow` reads new shards from the manifest and samples
 out to the model and learner is numpy or plain Python.
 """
 
+from omega_cluster.data._columns import count_distinct
 from omega_cluster.data.batch import TrainingBatch, table_to_batch
 from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
 from omega_cluster.data.reader import ShardReader
@@ -44,6 +45,7 @@ __all__ = [
     "ShardStore",
     "ShardWriter",
     "TrainingBatch",
+    "count_distinct",
     "records_to_table",
     "table_to_batch",
     "table_to_records",

@@ -11,8 +11,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["list_array", "list_parts", "nested_int_list_array", "nested_list_parts", "pad_rows"]
+__all__ = [
+    "count_distinct",
+    "list_array",
+    "list_parts",
+    "nested_int_list_array",
+    "nested_list_parts",
+    "pad_rows",
+]
 
 
 def _offsets(lengths: np.ndarray) -> np.ndarray:
@@ -98,3 +106,8 @@ def pad_rows(
     column = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     out[rows, column] = values[np.repeat(offsets[:-1], lengths) + column]
     return out
+
+
+def count_distinct(table: pa.Table, column: str) -> int:
+    """How many distinct values ``column`` of ``table`` holds (e.g. the games of a shard)."""
+    return len(pc.unique(table.column(column)))

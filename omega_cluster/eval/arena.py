@@ -9,14 +9,14 @@ Seats and seeds (the rule). With ``N = game.num_players`` and ``rotate_seats=Tru
 match plays deal ``d = i // N`` at rotation ``r = i % N``: match player ``j`` sits at seat
 ``(j + r) % N``. So every deal is played ``N`` times, once with each player in each seat, which
 cancels both the luck of the deal and the seat advantage (first player, dealer, blinds) from the
-comparison — the duplicate-bridge idea, used by the Ω reference's bench ("both seats"). If
+comparison — the duplicate-bridge idea (duplicate scoring of the same deal at every seat). If
 ``games`` is not a multiple of ``N``, the last deal is played only at rotations
 ``0 … games mod N − 1``; seats are then slightly unbalanced, :attr:`MatchResult.balanced` is false
 and the table says so. With ``rotate_seats=False`` player ``j`` always sits at seat ``j`` and game
 ``i`` plays deal ``i``.
 
 Randomness is derived, never shared, so a match replays exactly from its seed and a deal is the
-same whoever sits where: the deal seed is :func:`derive_seed` ``(seed, "deal", d)``; it is passed
+same whoever sits where: the deal seed is :func:`~omega_cluster.games.chance.derive_seed` ``(seed, "deal", d)``; it is passed
 to ``new_initial_state`` (implicit chance: shuffles) and seeds the chance ``random.Random`` that
 samples explicit chance nodes (Kuhn's, Leduc's and Goofspiel's deals), which therefore depends on
 the deal only. Each seat's player gets its own ``random.Random`` from ``(seed, "player", i, seat)``.
@@ -33,7 +33,6 @@ joint action is applied. Player actions go through the checked ``apply_action`` 
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,10 +40,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.eval.table import format_table, print_table, results_table
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.player import Player
+from omega_cluster.players.registry import make_player
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -53,7 +63,6 @@ __all__ = [
     "GameRecord",
     "MatchResult",
     "PlayerResult",
-    "derive_seed",
     "format_table",
     "play_game",
     "play_match",
@@ -70,12 +79,6 @@ DEFAULT_MAX_STEPS = 1_000_000  # a game that runs longer is taken to be stuck in
 
 class ArenaError(ValueError):
     """Bad match arguments (table size, game count, seed) or a game that does not end."""
-
-
-def derive_seed(*parts: int | str) -> int:
-    """A 63-bit seed from ``parts``, stable across runs, platforms and Python versions."""
-    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
 
 
 @dataclass(frozen=True)
@@ -253,7 +256,9 @@ def _play(
                 f"{game.spec.name}: deal seed {deal_seed} did not end within {max_steps} steps"
             )
         if acting[0] == CHANCE:
-            state.apply_action_unchecked(_sample_chance(state, chance_rng))
+            state.apply_action_unchecked(
+                sample_chance(state.chance_outcomes(), chance_rng.random())
+            )
         elif len(acting) == 1:
             player = acting[0]
             state.apply_action(by_seat[player].act(state, player, rngs[player]))
@@ -280,17 +285,6 @@ def _play(
         history_length=len(state.history),
         counts=extra,
     )
-
-
-def _sample_chance(state: State, rng: random.Random) -> int:
-    outcomes = state.chance_outcomes()
-    u = rng.random()
-    total = 0.0
-    for action, probability in outcomes:
-        total += probability
-        if u < total:
-            return action
-    return outcomes[-1][0]  # probabilities summing to 1 - ε
 
 
 def _summarize(
@@ -334,8 +328,6 @@ def _build_players(game: Game, players: Sequence[Player | str]) -> tuple[list[Pl
     names: list[str] = []
     for p in players:
         if isinstance(p, str):
-            from omega_cluster.players.registry import make_player  # players may import eval later
-
             built.append(make_player(p, game))
             names.append(p.strip())
         else:
@@ -373,14 +365,6 @@ def progress_bar(enabled: bool, total: int, what: str) -> Iterator[Callable[[], 
     if not enabled:
         yield lambda: None
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     columns = (BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(

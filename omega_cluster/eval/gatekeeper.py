@@ -14,8 +14,10 @@ mode: one round of ``games_per_slice`` games; SPRT: rounds until the test stops 
 ``max_games``). After a promotion, :meth:`Gatekeeper.anchors` measures the new champion
 against the fixed anchors.
 
-No Ray here: :class:`omega_cluster.cluster.actors.GatekeeperActor` supplies a ``play`` that
-fans the tasks out over a pool of bench-worker actors.
+No Ray and no Hydra settings here: everything takes a frozen :class:`GateServiceConfig` (built
+from the run's settings by :mod:`omega_cluster.wiring`), and
+:class:`omega_cluster.cluster.actors.GatekeeperActor` supplies a ``play`` that fans the tasks out
+over a pool of bench-worker actors.
 """
 
 from __future__ import annotations
@@ -28,16 +30,23 @@ from typing import Any
 
 import torch
 
-from omega_cluster.config.build import build_game, gate_config, leaf_evaluator, uses_network
-from omega_cluster.config.schema import Settings
-from omega_cluster.eval.arena import derive_seed
-from omega_cluster.eval.gate import Contender, GateDecision, SliceResults, Verdict, decide
+from omega_cluster.eval.gate import (
+    Contender,
+    GateConfig,
+    GateDecision,
+    SliceResults,
+    Verdict,
+    decide,
+)
 from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import elo_from_score, head_to_head, wdl_counts
 from omega_cluster.games.api import Game
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.player import Player
+from omega_cluster.games.registry import make_game
 from omega_cluster.model.inference import network_player_from_checkpoint
+from omega_cluster.players.leaf import LeafSpec
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
 
@@ -48,7 +57,9 @@ __all__ = [
     "BenchWorker",
     "GateOutcome",
     "GateService",
+    "GateServiceConfig",
     "Gatekeeper",
+    "ModelPlayerSpec",
     "PlayFn",
     "anchor_specs",
     "gate_specs",
@@ -68,6 +79,37 @@ class BenchTask:
 
 PlayFn = Callable[[Sequence[BenchTask]], Sequence[Sequence[SpecResult]]]
 """Plays tasks (anywhere) and returns each task's results, in task order."""
+
+
+@dataclass(frozen=True)
+class ModelPlayerSpec:
+    """How a checkpoint plays at a bench table: the greedy policy alone (``network``), or the
+    self-play search with the checkpoint's network in its leaf (``search``)."""
+
+    kind: str = "network"  # network | search
+    leaf: LeafSpec = field(default_factory=LeafSpec)
+    simulations: int = 64  # search: simulations per move
+    c_uct: float = 1.4
+    c_puct: float = 1.5
+
+
+@dataclass(frozen=True)
+class GateServiceConfig:
+    """Everything the gatekeeper and its bench workers need (module docstring)."""
+
+    game: str
+    game_params: Mapping[str, Any]
+    gate: GateConfig
+    player: ModelPlayerSpec = field(default_factory=ModelPlayerSpec)
+    run_seed: int = 0  # each bench's deals derive from it and the candidate's version
+    chunk_games: int = 10  # games per bench task
+    paired: bool = True  # 2 players: a deal's two seatings form a pair (pentanomial statistics)
+    anchors: tuple[str, ...] = ()  # player specs a new champion is measured against
+    anchor_games: int = 0  # games against each anchor (0: none)
+    torch_threads: int = 1
+
+    def build_game(self) -> Game:
+        return make_game(self.game, **dict(self.game_params))
 
 
 def gate_specs(
@@ -111,34 +153,33 @@ def _table_score(result: SpecResult) -> float:
 
 
 def model_player(
-    settings: Settings, game: Game, uri: str, *, simulations: int | None = None
+    spec: ModelPlayerSpec, game: Game, uri: str, *, simulations: int | None = None
 ) -> Player:
-    """The player a checkpoint makes under ``settings.gate.player``: the greedy policy alone
+    """The player the checkpoint at ``uri`` makes under ``spec``: the greedy policy alone
     (``network``), or the self-play search with this checkpoint's network in its leaf
     (``search``: PUCT on the network prior for turn-based games) at ``simulations`` per move
-    (default ``gate.bench_simulations``)."""
+    (default ``spec.simulations``)."""
     player = network_player_from_checkpoint(game, uri, greedy=True)
-    if settings.gate.player == "network":
+    if spec.kind == "network":
         return player
-
     net = player._evaluator
-    evaluator = leaf_evaluator(settings, game, net.model, net.encoder)
-    s = settings.search
+    evaluator = spec.leaf.build(game, net.model, net.encoder)
     options: dict[str, Any] = {}
     if not game.spec.simultaneous:
-        puct = uses_network(s.leaf)
-        options = {"selection": "puct" if puct else "uct", "c_puct": s.c_puct, "c_uct": s.c_uct}
-    budget = settings.gate.bench_simulations if simulations is None else simulations
+        puct = spec.leaf.uses_network
+        options = {"selection": "puct" if puct else "uct", "c_puct": spec.c_puct,
+                   "c_uct": spec.c_uct}  # fmt: skip
+    budget = spec.simulations if simulations is None else simulations
     return SearchPlayer(game, leaf=evaluator, simulations=budget, **options)
 
 
 class BenchWorker:
     """Plays bench tasks; builds each model's player once per URI (module docstring)."""
 
-    def __init__(self, settings: Settings, *, max_cached: int = 4) -> None:
-        torch.set_num_threads(settings.cluster.torch_threads)
-        self.settings = settings
-        self.game = build_game(settings)
+    def __init__(self, config: GateServiceConfig, *, max_cached: int = 4) -> None:
+        torch.set_num_threads(config.torch_threads)
+        self.config = config
+        self.game = config.build_game()
         self.max_cached = max_cached
         self._models: dict[str, Player] = {}
         self._anchors: dict[str, Player] = {}
@@ -151,7 +192,7 @@ class BenchWorker:
         return self._models[uri]
 
     def _build(self, uri: str) -> Player:
-        return model_player(self.settings, self.game, uri)
+        return model_player(self.config.player, self.game, uri)
 
     def _player(self, token: str, roles: Mapping[str, str]) -> Player:
         if token in roles:
@@ -215,24 +256,24 @@ def _finite_gap(
 class Gatekeeper:
     """Benches candidates against the champion and decides (module docstring)."""
 
-    def __init__(self, settings: Settings, *, parallelism: int = 1) -> None:
-        self.settings = settings
-        self.config = gate_config(settings)
-        game = build_game(settings)
+    def __init__(self, config: GateServiceConfig, *, parallelism: int = 1) -> None:
+        self.service_config = config
+        self.config = config.gate
+        game = config.build_game()
         self.game_name, self.players = game.spec.name, game.num_players
-        self.params = dict(settings.game.params)
-        self.paired = settings.gate.paired and self.players == 2
+        self.params = dict(config.game_params)
+        self.paired = config.paired and self.players == 2
         self.objective = game.spec.objective
         self.parallelism = max(1, parallelism)
 
     def _tasks(self, specs: Sequence[MatchSpec], roles: Mapping[str, str]) -> list[BenchTask]:
-        size = max(self.players, self.settings.gate.chunk_games // self.players * self.players)
+        size = max(self.players, self.service_config.chunk_games // self.players * self.players)
         return [BenchTask(chunk, dict(roles)) for chunk in chunk_specs(specs, size=size)]
 
     def _round_deals(self, played: int) -> int:
         if self.config.mode == "fixed":
             return max(0, math.ceil(self.config.games_per_slice / self.players) - played)
-        chunk = max(1, self.settings.gate.chunk_games // self.players)
+        chunk = max(1, self.service_config.chunk_games // self.players)
         return chunk * self.parallelism
 
     def bench(
@@ -245,7 +286,7 @@ class Gatekeeper:
     ) -> GateOutcome:
         """Play rounds of deals until the gate promotes or rejects."""
         started = time.perf_counter()
-        seed = derive_seed(self.settings.run.seed, "gate", candidate.version)
+        seed = derive_seed(self.service_config.run_seed, "gate", candidate.version)
         roles = {CANDIDATE: candidate_uri, CHAMPION: champion_uri}
         scores: list[float] = []
         deals = 0
@@ -288,7 +329,7 @@ class Gatekeeper:
         """The champion's record (wins/draws/losses from its side) against each anchor."""
         out = []
         for anchor in anchors:
-            seed = derive_seed(self.settings.run.seed, "anchor", version)
+            seed = derive_seed(self.service_config.run_seed, "anchor", version)
             specs = anchor_specs(self.game_name, self.params, self.players, anchor, seed=seed,
                                  games=games)  # fmt: skip
             results = [r for rs in play(self._tasks(specs, {CHAMPION: uri})) for r in rs]
@@ -309,11 +350,13 @@ class GateService:
     function that fans tasks out over its pool of bench-worker actors.
     """
 
-    def __init__(self, settings: Settings, *, play: PlayFn | None = None, parallelism: int = 1):
-        self.settings = settings
-        self.gatekeeper = Gatekeeper(settings, parallelism=parallelism)
+    def __init__(
+        self, config: GateServiceConfig, *, play: PlayFn | None = None, parallelism: int = 1
+    ) -> None:
+        self.config = config
+        self.gatekeeper = Gatekeeper(config, parallelism=parallelism)
         if play is None:
-            worker = BenchWorker(settings)
+            worker = BenchWorker(config)
 
             def play_here(tasks: Sequence[BenchTask]) -> list[tuple[SpecResult, ...]]:
                 return [worker.play(t) for t in tasks]
@@ -330,7 +373,7 @@ class GateService:
         )  # fmt: skip
 
     def anchors(self, version: int, uri: str) -> list[AnchorResult]:
-        g = self.settings.gate
+        g = self.config
         if not g.anchors or g.anchor_games < 1:
             return []
         return self.gatekeeper.anchors(version, uri, self.play, anchors=g.anchors,

@@ -28,13 +28,13 @@ from omega_cluster.eval.arena import (
     DEFAULT_MAX_STEPS,
     CountsHook,
     GameRecord,
-    derive_seed,
     play_game,
     progress_bar,
 )
 from omega_cluster.eval.counts import counts_hook
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.games.api import Game
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.players.registry import make_player

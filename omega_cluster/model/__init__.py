@@ -12,7 +12,10 @@ for search, checkpoints and ONNX export.
 * :mod:`.checkpoint` — :func:`save_checkpoint` / :func:`load_checkpoint` (safetensors + JSON,
   optimizer state without pickle, atomic writes, clear errors);
 * :mod:`.export` — :func:`export_onnx`, :func:`export_bundle` (the ``omega-cluster export`` agent
-  bundle) and :func:`verify_onnx`.
+  bundle) and :func:`verify_onnx`;
+* :mod:`.registry` — :class:`ModelRegistry`: every version of a run's network with its status,
+  parent, checkpoint URI and rating (pure Python, no torch), read by training (new candidates,
+  promotions) and by evaluation (a run's champion at an arena table) alike.
 
 Imports flow ``games → search → model``: the learner and self-play (:mod:`omega_cluster.train`)
 build on this package; nothing here imports them.

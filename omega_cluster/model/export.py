@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.chance import sample_chance
 from omega_cluster.games.encoding import Encoder, EncoderInfo
 from omega_cluster.games.registry import make_game
 from omega_cluster.model._atomic import atomic_directory
@@ -190,8 +191,7 @@ def random_positions(
         while not state.is_terminal() and len(positions) < count:
             acting = state.current_players
             if acting[0] == CHANCE:
-                outcomes = state.chance_outcomes()
-                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                state.apply_action(sample_chance(state.chance_outcomes(), rng.random()))
                 continue
             joint = []
             for p in acting:

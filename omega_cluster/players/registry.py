@@ -113,7 +113,7 @@ _ENTRIES: dict[str, PlayerEntry] = {
     ),
     "champion": PlayerEntry(
         "champion",
-        {ANY_GAME: "omega_cluster.eval.champion:champion_player"},
+        {ANY_GAME: "omega_cluster.wiring:champion_player"},
         ("run", "simulations"),
         doc="a training run's champion, played as its gate plays it: "
         "champion:<run dir>[:<simulations>][:version=<k>]",

@@ -22,6 +22,7 @@ import random
 from collections.abc import Callable, Sequence
 
 from omega_cluster.games.api import CHANCE, State
+from omega_cluster.games.chance import sample_chance
 
 __all__ = ["Descend", "IllegalSearchStateError", "Node", "Tree"]
 
@@ -244,15 +245,7 @@ class Tree:
                     return None
                 p = acting[0]
                 if p == CHANCE:
-                    r = rnd()
-                    outcomes = state.chance_outcomes()
-                    action = outcomes[-1][0]
-                    for a, pr in outcomes:
-                        if r < pr:
-                            action = a
-                            break
-                        r -= pr
-                    apply(state, action)
+                    apply(state, sample_chance(state.chance_outcomes(), rnd()))
                     continue
                 if len(acting) > 1:
                     raise simultaneous_error(state, acting)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from omega_cluster.games.api import CHANCE, State
+from omega_cluster.games.chance import sample_chance
 from omega_cluster.games.player import Player, RandomPlayer
 
 __all__ = [
@@ -119,15 +120,7 @@ def play_out(state: State, players: Sequence[Player], rng: random.Random, max_st
         if not acting:
             return state
         if acting[0] == CHANCE:
-            r = rng.random()
-            outcomes = state.chance_outcomes()
-            action = outcomes[-1][0]
-            for a, p in outcomes:
-                r -= p
-                if r <= 0.0:
-                    action = a
-                    break
-            state.apply_action_unchecked(action)
+            state.apply_action_unchecked(sample_chance(state.chance_outcomes(), rng.random()))
         elif len(acting) == 1:
             p = acting[0]
             state.apply_action_unchecked(players[p].act(state, p, rng))

@@ -45,6 +45,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from omega_cluster.games.api import CHANCE, Game, GameError, State
+from omega_cluster.games.chance import sample_chance
 from omega_cluster.search import _bandits
 from omega_cluster.search._bandits import Bandit
 from omega_cluster.search._smm_tree import Node, TreeStore, make_node, pick_action, subtree_size
@@ -306,13 +307,7 @@ class SMMCTS:
 
     def _chance_step(self, node: Node, world: State, rng_random: Callable[[], float]) -> int:
         outcomes = world.chance_outcomes() if self._hidden else node.outcomes
-        r = rng_random()
-        action = outcomes[-1][0]
-        for a, p in outcomes:
-            r -= p
-            if r < 0.0:
-                action = a
-                break
+        action = sample_chance(outcomes, rng_random())
         world.apply_action_unchecked(action)
         return action
 

@@ -8,12 +8,11 @@ returns of every player and, where the game has rounds, each decision's **round 
 campaign winner": campaign points are the sum of independent rounds, so the round's result is the
 target that the decision actually affects) — and, where the encoder offers auxiliary heads with
 end-of-round labels (Mexican Train: this round's pips per seat and who went out), each decision's
-flat **aux targets** (:func:`aux_targets`). Also the stable seed derivation self-play uses.
+flat **aux targets** (:func:`aux_targets`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,17 +26,10 @@ from omega_cluster.games.api import Game, HistoryEntry, State
 __all__ = [
     "PendingDecision",
     "aux_targets",
-    "derive_seed",
     "game_params_json",
     "game_records",
     "round_outcomes",
 ]
-
-
-def derive_seed(*parts: int | str) -> int:
-    """A 63-bit seed from ``parts``, stable across runs, platforms and Python versions."""
-    digest = hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
 
 
 def game_params_json(game: Game) -> str:

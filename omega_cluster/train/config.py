@@ -3,8 +3,13 @@
 :class:`SelfPlayConfig` / :class:`SelfPlayStats` belong to :mod:`.selfplay`, :class:`LearnerConfig` /
 :class:`LearnerStats` to :mod:`.learner` (both modules re-export them). Each config validates itself
 on construction and names the field, the bad value and the allowed values; the stats are frozen
-records of what a run did, with throughput as properties. The cluster layer builds these from
-Hydra configs and logs the stats.
+records of what a run did, with throughput as properties. The service layer builds these from
+Hydra configs (:mod:`omega_cluster.wiring`) and logs the stats.
+
+The search's own knobs (budget, selection rule and constants, root noise) are not repeated here:
+:attr:`SelfPlayConfig.search` is an :class:`~omega_cluster.search.ismcts.ISMCTSConfig`, declared and
+validated once by the search; self-play adds only what is its own (the cheap budget of
+playout-cap randomisation, the move-temperature schedule, what to record).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omega_cluster.model.network import select_device
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train.losses import VALUE_TARGETS
 
 __all__ = [
@@ -56,18 +62,17 @@ class SelfPlayConfig:
     games: int = 64  # games to play
     concurrent_games: int = 16  # K games in flight; their searches share evaluator batches
     mode: str = "search"  # "search" (visit targets) or "network" (sample the policy, no search)
-    simulations: int = 200  # full search budget per move
+    # the full search: simulations, selection (uct | puct on the evaluator's prior), c_uct, c_puct,
+    # root noise (dirichlet_alpha, dirichlet_fraction: on full searches only) and the rest of the
+    # ISMCTS knobs; its temperature is replaced by the schedule below. A simultaneous-move game's
+    # SM-MCTS takes its simulations (and search_options).
+    search: ISMCTSConfig = field(default_factory=lambda: ISMCTSConfig(simulations=200))
     fast_simulations: int = 32  # cheap search budget (playout-cap randomisation)
     full_search_probability: float = 1.0  # p of a full search; 1.0 = every move a full search
-    selection: str = "uct"  # ISMCTS selection: "uct" or "puct" (PUCT uses the evaluator's prior)
-    c_uct: float = 1.4  # ISMCTS UCT constant
-    c_puct: float = 1.5  # ISMCTS PUCT constant
     temperature: float = 1.0  # move temperature for each game's first `temperature_moves` moves
     temperature_moves: int = 30  # decisions (all players) played at `temperature`
     final_temperature: float = 0.0  # temperature afterwards (0 = the best move)
-    dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero ~10 / branching)
-    dirichlet_fraction: float = 0.0  # root noise weight on full searches (0 = off; needs PUCT)
-    search_options: Mapping[str, Any] = field(default_factory=dict)  # more ISMCTS/SMMCTS knobs
+    search_options: Mapping[str, Any] = field(default_factory=dict)  # SM-MCTS knobs
     record_forced: bool = False  # also record moves with a single legal action
     record_prior: bool = False  # mode "network": the evaluator's prior is the policy target
     # (policy_weight 1, no root value): distilling a teacher such as a TeacherEvaluator
@@ -84,21 +89,15 @@ class SelfPlayConfig:
             raise SelfPlayError(
                 f"SelfPlayConfig.mode={self.mode!r} is not allowed; allowed: {MODES}"
             )
-        _positive_int("simulations", self.simulations)
+        if not isinstance(self.search, ISMCTSConfig):  # the search validated its own knobs
+            raise SelfPlayError(
+                f"SelfPlayConfig.search must be an ISMCTSConfig, got {type(self.search).__name__}"
+            )
         _positive_int("fast_simulations", self.fast_simulations)
         _number("full_search_probability", self.full_search_probability, 0.0, 1.0)
-        if self.selection not in ("uct", "puct"):
-            raise SelfPlayError(f"SelfPlayConfig.selection={self.selection!r}; allowed: uct, puct")
-        for name in ("c_uct", "c_puct", "temperature", "final_temperature"):
+        for name in ("temperature", "final_temperature"):
             _number(name, getattr(self, name), 0.0)
         _positive_int("temperature_moves", self.temperature_moves, 0)
-        _number("dirichlet_alpha", self.dirichlet_alpha, 1e-9)
-        _number("dirichlet_fraction", self.dirichlet_fraction, 0.0, 1.0)
-        if self.dirichlet_fraction > 0 and self.selection != "puct":
-            raise SelfPlayError(
-                "SelfPlayConfig.dirichlet_fraction > 0 perturbs the root prior, which only "
-                "selection='puct' reads; set selection='puct' or dirichlet_fraction=0"
-            )
         if self.record_prior and self.mode != "network":
             raise SelfPlayError(
                 "SelfPlayConfig.record_prior records the evaluator's prior of mode 'network'; "

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omega_cluster.data import ReplayWindow, ShardStore, ShardWriter
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.model.inference import NetworkEvaluator
 from omega_cluster.players.search import build_leaf_evaluator
 from omega_cluster.search.evaluators import Evaluator
-from omega_cluster.train._records import derive_seed
 from omega_cluster.train.learner import Learner, LearnerStats
 from omega_cluster.train.selfplay import SelfPlay, SelfPlayConfig, SelfPlayStats
 

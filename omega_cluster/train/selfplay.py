@@ -10,19 +10,19 @@ Two modes (``SelfPlayConfig.mode``):
 * ``"search"`` — every decision is a search: ISMCTS for turn-based games, SM-MCTS where moves are
   simultaneous (each acting player searches for its own seat and is its own record). All K games'
   searches advance together through :func:`~omega_cluster.search.batching.run_searches`, so their
-  leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the Ω
-  reference's Path A; or a rollout evaluator: Path B). The visit distribution is the policy
+  leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the
+  network leaf; or a rollout evaluator: the rollout leaf). The visit distribution is the policy
   target (AlphaZero). **Playout-cap randomisation** (Wu 2019, KataGo): with probability
-  ``full_search_probability`` a move gets a full search of ``simulations`` and its visits are a
+  ``full_search_probability`` a move gets a full search of ``search.simulations`` and its visits are a
   policy target (``policy_weight=1``), else a cheap search of ``fast_simulations`` that only picks
   the move (``policy_weight=0``; the row still trains the value). Dirichlet root noise goes on
   full searches only (KataGo), so the cheap moves stay the network's best play.
 * ``"network"`` — no search: each move is sampled from the network's policy (the evaluator's
   prior), all K games' positions in one forward pass: the data of the actor-critic learner
-  (REINFORCE with a baseline, the Ω reference's first stage). With ``record_prior`` the prior
+  (REINFORCE with a baseline, Williams 1992). With ``record_prior`` the prior
   itself is the policy target: with a :class:`TeacherEvaluator` (a rule-based player's moves as a
-  one-hot prior) this writes the labelled games of a warm start (the Pokemon-TCG reference's
-  weak-teacher records, down-weighted through ``record_weight``).
+  one-hot prior) this writes the labelled games of a warm start (weak-teacher
+  records, down-weighted through ``record_weight``).
 
 Both use a temperature schedule (``temperature`` for each game's first ``temperature_moves``
 decisions, then ``final_temperature``; 0 = argmax) for exploration early and strength late.
@@ -44,14 +44,16 @@ import numpy as np
 
 from omega_cluster.data import Record
 from omega_cluster.games.api import CHANCE, Game, State
+from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import Player
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
+from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
+from omega_cluster.search.smmcts import SMMCTS
 from omega_cluster.train._records import (
     PendingDecision,
-    derive_seed,
     game_params_json,
     game_records,
 )
@@ -188,7 +190,8 @@ class SelfPlay:
                 self._counts["truncated"] += 1
                 return None
             if acting[0] == CHANCE:
-                state.apply_action_unchecked(_sample_chance(state, flight.chance_rng))
+                chance = sample_chance(state.chance_outcomes(), flight.chance_rng.random())
+                state.apply_action_unchecked(chance)
                 continue
             choices = [_Choice(flight, p, list(state.legal_actions(p))) for p in acting]
             if any(len(c.legal) > 1 for c in choices):
@@ -244,26 +247,18 @@ class SelfPlay:
     def _search(self, full: bool, temperature: float) -> Any:
         """The search object of one (budget, temperature, noise) (built once, then reused)."""
         cfg = self.config
-        budget = cfg.simulations if full else cfg.fast_simulations
-        noisy = full and cfg.dirichlet_fraction > 0
+        budget = cfg.search.simulations if full else cfg.fast_simulations
+        noisy = full and cfg.search.dirichlet_fraction > 0
         key = (budget, temperature, noisy)
         search = self._searches.get(key)
         if search is None:
-            options: dict[str, Any] = {"simulations": budget, "temperature": temperature}
             if self.simultaneous:
-                from omega_cluster.search.smmcts import SMMCTS
-
-                search = SMMCTS(self.game, self.evaluator, **options, **cfg.search_options)
-            else:
-                from omega_cluster.search.ismcts import ISMCTS
-
-                options.update(selection=cfg.selection, c_uct=cfg.c_uct, c_puct=cfg.c_puct)
-                if noisy:
-                    options.update(
-                        dirichlet_alpha=cfg.dirichlet_alpha,
-                        dirichlet_fraction=cfg.dirichlet_fraction,
-                    )
-                search = ISMCTS(self.game, self.evaluator, **options, **cfg.search_options)
+                search = SMMCTS(self.game, self.evaluator, simulations=budget,
+                                temperature=temperature, **cfg.search_options)  # fmt: skip
+            else:  # root noise on full searches only
+                noise = cfg.search.dirichlet_fraction if noisy else 0.0
+                search = ISMCTS(self.game, self.evaluator, cfg.search, simulations=budget,
+                                temperature=temperature, dirichlet_fraction=noise)  # fmt: skip
             self._searches[key] = search
         return search
 
@@ -350,16 +345,6 @@ class TeacherEvaluator:
 
     def __repr__(self) -> str:
         return f"TeacherEvaluator({getattr(self.player, 'name', self.player)!r})"
-
-
-def _sample_chance(state: State, rng: random.Random) -> int:
-    outcomes = state.chance_outcomes()
-    r = rng.random()
-    for action, p in outcomes:
-        r -= p
-        if r < 0.0:
-            return action
-    return outcomes[-1][0]
 
 
 def _sample(prior: np.ndarray, temperature: float, rng: random.Random) -> int:

@@ -2,7 +2,7 @@
 
 Each class does one job of DESIGN.md's data flow in one process; :mod:`omega_cluster.cluster`
 wraps each in a Ray actor (a thin shell: same methods, same arguments) and
-:mod:`omega_cluster.train.pipeline` drives them, with or without Ray.
+:mod:`omega_cluster.pipeline.driver` drives them, with or without Ray.
 
 * :class:`Weights` — a network version as a pickle-free payload (safetensors bytes) plus its
   version and persisted URI: what the driver puts in Ray's object store once per champion and
@@ -15,38 +15,40 @@ wraps each in a Ray actor (a thin shell: same methods, same arguments) and
   candidate within KataGo's cap on samples per new row, and saves it as a checkpoint; its own
   state (optimizer, window position, counters) is checkpointed after every candidate so a
   restarted learner continues where it stopped.
+
+Each worker takes its own frozen, picklable config (:class:`SelfPlayWorkerConfig`,
+:class:`LearnerWorkerConfig`), built from the run's settings by the service layer
+(:mod:`omega_cluster.wiring`); nothing here reads the Hydra settings. :class:`NetworkSpec` is how a
+worker rebuilds the run's game, encoder and a freshly initialised network in its own process.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.compute as pc
 import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
-from omega_cluster.config.build import (
-    build_encoder,
-    build_game,
-    build_model,
-    leaf_evaluator,
-    learner_config,
-    selfplay_config,
-    uses_network,
-)
-from omega_cluster.config.schema import Settings
-from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter
-from omega_cluster.model.network import PolicyValueNet
+from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter, count_distinct
+from omega_cluster.games.api import Game
+from omega_cluster.games.chance import derive_seed
+from omega_cluster.games.encoding import Encoder
+from omega_cluster.games.registry import make_game
+from omega_cluster.model.encoders import encoder_for
+from omega_cluster.model.network import ModelConfig, PolicyValueNet
+from omega_cluster.players.leaf import LeafSpec
 from omega_cluster.search.evaluators import Evaluator
-from omega_cluster.train._records import derive_seed
+from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 from omega_cluster.train.learner import Learner
 from omega_cluster.train.selfplay import SelfPlay
 
@@ -54,10 +56,73 @@ __all__ = [
     "CandidateReport",
     "ChunkReport",
     "LearnerWorker",
+    "LearnerWorkerConfig",
+    "NetworkSpec",
     "SelfPlayWorker",
+    "SelfPlayWorkerConfig",
     "Weights",
     "chunk_writer_id",
 ]
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """The run's game (by name and parameters), its network's sizes and the initial weights' seed:
+    enough for any process to rebuild the game, the encoder and the first champion's network."""
+
+    game: str
+    game_params: Mapping[str, Any]
+    model: ModelConfig
+    init_seed: int = 0
+
+    def build_game(self) -> Game:
+        return make_game(self.game, **dict(self.game_params))
+
+    @staticmethod
+    def build_encoder(game: Game) -> Encoder:
+        return encoder_for(game)
+
+    def fresh_model(self, encoder: Encoder) -> PolicyValueNet:
+        """A freshly initialised network, seeded by ``init_seed`` (torch's global rng is kept)."""
+        state = torch.random.get_rng_state()
+        torch.manual_seed(self.init_seed)
+        try:
+            return PolicyValueNet(self.model, encoder.observation_size,
+                                  encoder.action_feature_size)  # fmt: skip
+        finally:
+            torch.random.set_rng_state(state)
+
+
+@dataclass(frozen=True)
+class SelfPlayWorkerConfig:
+    """What a :class:`SelfPlayWorker` plays: the network, the search leaf and the self-play
+    config of a chunk (``games``, ``seed``, ``champion_version`` and ``actor`` are set per chunk;
+    ``concurrent_games`` is the most games in flight)."""
+
+    network: NetworkSpec
+    leaf: LeafSpec
+    selfplay: SelfPlayConfig
+    run_seed: int = 0  # a chunk's seed derives from it and the chunk's index
+    torch_threads: int = 1
+
+    def chunk_config(
+        self, *, games: int, seed: int, champion_version: int, actor: str
+    ) -> SelfPlayConfig:
+        s = self.selfplay
+        return dataclasses.replace(s, games=games, concurrent_games=min(s.concurrent_games, games),
+                                   seed=seed, champion_version=champion_version, actor=actor)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LearnerWorkerConfig:
+    """What a :class:`LearnerWorker` trains: the network, the learner config and the replay
+    window's rules (its size, the rows it needs first, the cap on samples per new row)."""
+
+    network: NetworkSpec
+    learner: LearnerConfig
+    window_rows: int
+    min_rows: int
+    max_samples_per_row: float = 0.0  # KataGo's train-per-data cap (0: no cap)
 
 
 @dataclass(frozen=True)
@@ -106,14 +171,14 @@ class ChunkReport:
 class SelfPlayWorker:
     """Plays chunks of self-play games and writes each as one shard (module docstring)."""
 
-    def __init__(self, settings: Settings, *, actor: int, store_uri: str) -> None:
-        torch.set_num_threads(settings.cluster.torch_threads)
-        self.settings = settings
+    def __init__(self, config: SelfPlayWorkerConfig, *, actor: int, store_uri: str) -> None:
+        torch.set_num_threads(config.torch_threads)
+        self.config = config
         self.actor = actor
         self.node = f"{socket.gethostname()}:{os.getpid()}"
-        self.game = build_game(settings)
-        self.encoder = build_encoder(settings, self.game)
-        self.model = build_model(settings, self.game, self.encoder)
+        self.game = config.network.build_game()
+        self.encoder = config.network.build_encoder(self.game)
+        self.model = config.network.fresh_model(self.encoder)
         self.store = ShardStore(store_uri)
         self.version: int | None = None
         self._evaluator: Evaluator | None = None
@@ -121,9 +186,9 @@ class SelfPlayWorker:
     def _evaluator_for(self, weights: Weights) -> Evaluator:
         """The leaf evaluator with ``weights`` loaded (rebuilt only when the version changes)."""
         if self.version != weights.version or self._evaluator is None:
-            if uses_network(self.settings.search.leaf):
+            if self.config.leaf.uses_network:
                 weights.load_into(self.model)
-            self._evaluator = leaf_evaluator(self.settings, self.game, self.model, self.encoder)
+            self._evaluator = self.config.leaf.build(self.game, self.model, self.encoder)
             self.version = weights.version
         return self._evaluator
 
@@ -142,7 +207,7 @@ class SelfPlayWorker:
                 except CorruptShardError as err:
                     self.store.quarantine(entry, f"retried chunk {chunk}: {err}")
                     return None
-                games = len(pc.unique(table.column("game_id")))
+                games = count_distinct(table, "game_id")
                 return ChunkReport(
                     chunk, self.actor, entry.node_id, max(entry.champion_versions, default=0),
                     games, entry.rows, entry.key, 0, 0, 0.0, replayed=True,
@@ -159,11 +224,9 @@ class SelfPlayWorker:
                 return found
         started = time.perf_counter()
         evaluator = self._evaluator_for(weights)
-        seed = derive_seed(self.settings.run.seed, "chunk", chunk)
-        config = selfplay_config(
-            self.settings, games=games, seed=seed, champion_version=weights.version,
-            actor=f"selfplay{self.actor}",
-        )  # fmt: skip
+        seed = derive_seed(self.config.run_seed, "chunk", chunk)
+        config = self.config.chunk_config(games=games, seed=seed, champion_version=weights.version,
+                                          actor=f"selfplay{self.actor}")  # fmt: skip
         runner = SelfPlay(self.game, self.encoder, config, evaluator=evaluator)
         records = list(runner.play())
         if retry:  # the failed attempt may have written its shard while this one played
@@ -198,24 +261,24 @@ class LearnerWorker:
 
     STATE = "learner"  # <run dir>/learner: the learner's own checkpoint
 
-    def __init__(self, settings: Settings, *, run_dir: str | Path, store_uri: str) -> None:
-        self.settings = settings
+    def __init__(self, config: LearnerWorkerConfig, *, run_dir: str | Path, store_uri: str) -> None:
+        self.config = config
         self.run_dir = Path(run_dir)
-        self.game = build_game(settings)
-        self.encoder = build_encoder(settings, self.game)
+        self.game = config.network.build_game()
+        self.encoder = config.network.build_encoder(self.game)
         self.store = ShardStore(store_uri)
         state_dir = self.run_dir / self.STATE
-        config = learner_config(settings, seed=derive_seed(settings.run.seed, "learner"))
+        learner = config.learner
         if (state_dir / "metadata.json").exists():
             self.learner = Learner.load(state_dir, game=self.game, encoder=self.encoder,
-                                        config=config)  # fmt: skip
+                                        config=learner)  # fmt: skip
             counters = json.loads((state_dir / "counters.json").read_text())
         else:
-            model = build_model(settings, self.game, self.encoder)
-            self.learner = Learner(model, config, game=self.game, encoder=self.encoder)
+            model = config.network.fresh_model(self.encoder)
+            self.learner = Learner(model, learner, game=self.game, encoder=self.encoder)
             counters = {}
         self.samples = int(counters.get("samples", 0))
-        self.window = self.learner.window(self.store, window_rows=settings.learner.window_rows)
+        self.window = self.learner.window(self.store, window_rows=config.window_rows)
         self.device = str(self.learner.device)
 
     @property
@@ -234,9 +297,9 @@ class LearnerWorker:
 
     def allowed_steps(self) -> int:
         """Steps the cap on samples per new row allows now (KataGo's train-per-data limit)."""
-        cap = self.settings.learner.max_samples_per_row
-        batch = self.settings.learner.batch_size
-        wanted = self.settings.learner.steps_per_candidate
+        cap = self.config.max_samples_per_row
+        batch = self.config.learner.batch_size
+        wanted = self.config.learner.steps_per_call
         if cap <= 0:
             return wanted
         budget = cap * self.rows_seen - self.samples
@@ -245,23 +308,23 @@ class LearnerWorker:
     def train_candidate(self, champion: Weights, version: int) -> CandidateReport:
         """Warm-start from ``champion``, train, save as ``models/v<version>``."""
         self.window.refresh()
-        lr = self.settings.learner
+        cfg = self.config
         # a waiting learner has still read the new rows: the async driver's back-pressure counts
         # them as read (else self-play stops for good while the window is short of min_rows)
         read = {"rows_seen": float(self.rows_seen), "window_rows": float(self.window.rows)}
-        if self.window.rows < lr.min_rows:
+        if self.window.rows < cfg.min_rows:
             return CandidateReport(None, champion.version, "", 0, read,
                                    waiting=f"replay window holds {self.window.rows} rows, "
-                                           f"needs {lr.min_rows}")  # fmt: skip
+                                           f"needs {cfg.min_rows}")  # fmt: skip
         steps = self.allowed_steps()
         if steps < 1:
             return CandidateReport(None, champion.version, "", 0, read,
                                    waiting=f"trained {self.samples} samples on {self.rows_seen} "
-                                           f"rows: the cap is {lr.max_samples_per_row}/row")  # fmt: skip
+                                           f"rows: the cap is {cfg.max_samples_per_row}/row")  # fmt: skip
         champion.load_into(self.learner.model)
         self.learner.version, self.learner.parent_version = version, champion.version
         stats = self.learner.train_steps(self.window, steps)
-        self.samples += stats.steps * lr.batch_size
+        self.samples += stats.steps * cfg.learner.batch_size
         metrics = {
             "loss": stats.loss,
             "policy_loss": stats.policy_loss,

@@ -24,6 +24,7 @@ from omega_cluster.eval.arena import play_match
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import encoder_for, network_player_from_checkpoint
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import (
     Learner,
     LearnerConfig,
@@ -32,12 +33,14 @@ from omega_cluster.train import (
     run_loop,
 )
 
+PUCT = ISMCTSConfig(simulations=24, selection="puct", dirichlet_fraction=0.25)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, str]] = [
     # game, params, self-play options, leaf, learner mode
-    ("leduc_poker", {}, {"selection": "puct", "dirichlet_fraction": 0.25}, "network", "alphazero"),
+    ("leduc_poker", {}, {"search": PUCT}, "network", "alphazero"),
     ("leduc_poker", {}, {"mode": "network"}, "network", "actor_critic"),
-    ("mexican_train", {"players": 2, "rounds": 1}, {"simulations": 12}, "random", "alphazero"),
-]
+    ("mexican_train", {"players": 2, "rounds": 1}, {"search": ISMCTSConfig(simulations=12)},
+     "random", "alphazero"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "params", "selfplay", "leaf", "mode"), CASES)
@@ -56,7 +59,8 @@ def test_selfplay_shards_train_and_the_new_network_plays(
     )
     learner = Learner(tiny_net(game, encoder), config, game=game, encoder=encoder)
     store = ShardStore(tmp_path / "store")
-    options = {"games": 24, "concurrent_games": 8, "simulations": 24, "temperature_moves": 6}
+    options = {"games": 24, "concurrent_games": 8, "search": ISMCTSConfig(simulations=24),
+               "temperature_moves": 6}  # fmt: skip
     loop = LoopConfig(
         iterations=2,
         selfplay=SelfPlayConfig(**{**options, **selfplay}),

@@ -30,8 +30,9 @@ ray = pytest.importorskip("ray")  # ray is a dependency; this only names the imp
 from omega_cluster.cluster import RayBackend, is_retryable  # noqa: E402
 from omega_cluster.config import load_settings  # noqa: E402
 from omega_cluster.data import ShardStore  # noqa: E402
-from omega_cluster.train.pipeline import Observer, Pipeline, RunPaths  # noqa: E402
-from omega_cluster.train.registry import ModelRegistry  # noqa: E402
+from omega_cluster.model.registry import ModelRegistry  # noqa: E402
+from omega_cluster.pipeline.driver import Observer, Pipeline, RunPaths  # noqa: E402
+from omega_cluster.service import ray_backend  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -131,7 +132,7 @@ def test_killed_actors_restart_and_the_run_completes(tmp_path: Path) -> None:
         _Injector("on_candidate", 1, kill_learner_and_gatekeeper),
         _Injector("on_gate", 1, kill_process_mid_chunk),
     ]
-    pipeline = Pipeline(settings, RunPaths(tmp_path / "run"), RayBackend, observers=observers,
+    pipeline = Pipeline(settings, RunPaths(tmp_path / "run"), ray_backend, observers=observers,
                         is_retryable=is_retryable)  # fmt: skip
     state = pipeline.run()
     pipeline.backend.shutdown()
@@ -145,14 +146,14 @@ def test_a_stopped_driver_resumes_where_it_stopped(tmp_path: Path) -> None:
     run = tmp_path / "run"
     settings = _settings(run)
     stopper = _Injector("on_gate", 1, lambda p: p.stop("test stop"))
-    first = Pipeline(settings, RunPaths(run), RayBackend, observers=[stopper],
+    first = Pipeline(settings, RunPaths(run), ray_backend, observers=[stopper],
                      is_retryable=is_retryable)  # fmt: skip
     state = first.run()
     first.backend.shutdown()
     assert state.decisions == 1
     chunks_before = state.next_chunk
     resumed = _settings(run, f"run.resume={run}")
-    second = Pipeline(resumed, RunPaths(run), RayBackend, is_retryable=is_retryable)
+    second = Pipeline(resumed, RunPaths(run), ray_backend, is_retryable=is_retryable)
     assert second.state.decisions == 1 and second.state.next_chunk == chunks_before
     final = second.run()
     second.backend.shutdown()

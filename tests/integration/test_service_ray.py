@@ -32,9 +32,9 @@ from omega_cluster.cluster import init_ray
 from omega_cluster.cluster.backend import registry_actor_name
 from omega_cluster.config import load_settings
 from omega_cluster.data import ShardStore, table_to_records
+from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.service import RunResult, run_training
 from omega_cluster.tracking import CHAMPION_ALIAS
-from omega_cluster.train.registry import ModelRegistry
 
 pytestmark = [
     pytest.mark.xdist_group("ray"),

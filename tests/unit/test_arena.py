@@ -20,7 +20,6 @@ from omega_cluster.eval.arena import (
     ArenaError,
     GameRecord,
     MatchResult,
-    derive_seed,
     format_table,
     play_game,
     play_match,
@@ -36,6 +35,7 @@ from omega_cluster.games.api import (
     State,
     as_rng,
 )
+from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.conformance import check_game
 from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.players.registry import (
@@ -450,3 +450,11 @@ def test_mean_ci_and_wilson() -> None:
     for bad in (lambda: mean_ci([]), lambda: wilson_interval(11, 10), lambda: mean_ci([1], 1.5)):
         with pytest.raises(ValueError):
             bad()
+
+
+def test_sample_chance_picks_the_interval_of_the_draw() -> None:
+    outcomes = [(4, 0.25), (7, 0.5), (9, 0.25)]
+    assert [sample_chance(outcomes, u) for u in (0.0, 0.2499, 0.25, 0.7499, 0.75, 0.9999)] == [
+        4, 4, 7, 7, 9, 9,
+    ]  # fmt: skip
+    assert sample_chance([(1, 0.5), (2, 0.4999999)], 0.99999999) == 2  # sums to 1 - ε: the last

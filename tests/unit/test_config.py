@@ -223,7 +223,7 @@ def test_overrides_must_be_a_list() -> None:
         ("search.leaf", "neural", "network, random, random_rollout, <player>_rollout"),
         ("search.leaf", "network+neural", "network+<one of the rollout leaves>"),
         ("search.network_value_weight", 1.5, "in [0, 1]"),
-        ("search.selection", "ucb", "uct, puct"),
+        ("search.selection", "ucb", "'uct', 'puct'"),  # ISMCTSConfig's own check
         ("search.simulations", 0, "an int >= 1"),
         ("search.full_search_probability", 1.5, "in [0, 1]"),
         ("search.dirichlet_alpha", 0.0, "> 0"),
@@ -268,7 +268,7 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
     ("changes", "expected"),
     [
         ({"search__selection": "puct"}, ["search.selection=puct", "search.leaf=network"]),
-        ({"search__dirichlet_fraction": 0.25}, ["search.dirichlet_fraction", "selection=puct"]),
+        ({"search__dirichlet_fraction": 0.25}, ["search.dirichlet_fraction", "selection='puct'"]),
         ({"learner__min_rows": 10, "learner__window_rows": 5}, ["learner.min_rows=10", "<= "]),
         ({"gate__elo0": 10.0, "gate__elo1": 5.0}, ["gate.elo1=5.0", "gate.elo0=10.0"]),
         ({"gate__min_games": 50, "gate__max_games": 40}, ["gate.max_games=40", ">= gate.min"]),

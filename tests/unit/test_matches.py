@@ -7,7 +7,6 @@ import pickle
 
 import pytest
 
-from omega_cluster.eval.arena import derive_seed
 from omega_cluster.eval.counts import counts_hook
 from omega_cluster.eval.matches import (
     BenchError,
@@ -21,6 +20,7 @@ from omega_cluster.eval.matches import (
     slice_outcomes,
 )
 from omega_cluster.eval.paired import paired_sample, paired_specs
+from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.mexican_train.counts import mexican_train_counts
 from omega_cluster.games.registry import make_game
 from omega_cluster.players.registry import PlayerSpecError

@@ -17,8 +17,8 @@ import pytest
 from test_service_pipeline import Recorder, Run, check_shards, tiny_settings
 
 from omega_cluster.config import Settings
-from omega_cluster.train import pipeline as pipeline_module
-from omega_cluster.train.pipeline import CALL_ATTEMPTS, LocalBackend, Pipeline, RunPaths
+from omega_cluster.pipeline import driver as pipeline_module
+from omega_cluster.pipeline.driver import CALL_ATTEMPTS, LocalBackend, Pipeline, RunPaths
 
 
 class Restarting(RuntimeError):

@@ -1,4 +1,4 @@
-"""The pipeline driver in one process (omega_cluster.train.pipeline with LocalBackend).
+"""The pipeline driver in one process (omega_cluster.pipeline.driver with LocalBackend).
 
 Tiny runs of Kuhn and Leduc poker (8 simulations, a 16-unit network, 8 bench games) exercise
 what the Ray service relies on without Ray: the sync loop reaches ``run.iterations`` gate
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from omega_cluster import wiring
 from omega_cluster.config import (
     ClusterSettings,
     GameSettings,
@@ -35,18 +37,24 @@ from omega_cluster.config import (
     TrackingSettings,
     validate,
 )
-from omega_cluster.config.build import build_encoder, build_game, build_model
 from omega_cluster.data import ShardStore, table_to_records
-from omega_cluster.eval.gatekeeper import GateOutcome, GateService
-from omega_cluster.train.pipeline import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
-from omega_cluster.train.registry import ModelRegistry, RegistryError
+from omega_cluster.eval.gatekeeper import GateOutcome
+from omega_cluster.model.registry import ModelRegistry, RegistryError
+from omega_cluster.pipeline.driver import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
 from omega_cluster.train.workers import (
     CandidateReport,
     ChunkReport,
     LearnerWorker,
-    SelfPlayWorker,
     Weights,
     chunk_writer_id,
+)
+from omega_cluster.wiring import (
+    build_encoder,
+    build_game,
+    build_model,
+    gate_service,
+    learner_worker,
+    selfplay_worker,
 )
 
 ITERATIONS = 3
@@ -248,7 +256,7 @@ def _weights(settings: Settings) -> Weights:
 def test_a_retried_chunk_finds_its_shard_instead_of_playing_again(tmp_path: Path) -> None:
     settings = tiny_settings()
     weights = _weights(settings)
-    worker = SelfPlayWorker(settings, actor=0, store_uri=str(tmp_path / "a"))
+    worker = selfplay_worker(settings, actor=0, store_uri=str(tmp_path / "a"))
     played = worker.play_chunk(weights, 5, 3)
     assert not played.replayed and played.games == 3 and played.records > 0
     again = worker.play_chunk(weights, 5, 3, retry=True)
@@ -262,7 +270,7 @@ def test_a_retried_chunk_finds_its_shard_instead_of_playing_again(tmp_path: Path
     assert not fresh.replayed and fresh.games == 3
     assert [e.writer_id for e in worker.store.entries()] == [chunk_writer_id(5), chunk_writer_id(6)]
     # a chunk's games derive from the run seed and the chunk index, not from the actor
-    other = SelfPlayWorker(settings, actor=1, store_uri=str(tmp_path / "b"))
+    other = selfplay_worker(settings, actor=1, store_uri=str(tmp_path / "b"))
     twin = other.play_chunk(weights, 5, 3)
     a = table_to_records(worker.store.read(worker.store.entries()[0]))
     b = table_to_records(other.store.read(other.store.entries()[0]))
@@ -279,8 +287,8 @@ def test_a_retry_keeps_the_shard_the_failed_attempt_wrote_while_it_played(tmp_pa
     settings = tiny_settings()
     weights = _weights(settings)
     store = str(tmp_path / "shards")
-    dying = SelfPlayWorker(settings, actor=0, store_uri=store)
-    retry = SelfPlayWorker(settings, actor=1, store_uri=store)
+    dying = selfplay_worker(settings, actor=0, store_uri=store)
+    retry = selfplay_worker(settings, actor=1, store_uri=store)
     looks: list[int] = []
     look = retry.existing
 
@@ -298,7 +306,9 @@ def test_a_retry_keeps_the_shard_the_failed_attempt_wrote_while_it_played(tmp_pa
     assert [e.writer_id for e in entries] == [chunk_writer_id(9)] and report.shard == entries[0].key
     shard = Path(store) / entries[0].shard_path
     shard.write_bytes(shard.read_bytes()[:100])  # torn
-    again = SelfPlayWorker(settings, actor=1, store_uri=store).play_chunk(weights, 9, 3, retry=True)
+    again = selfplay_worker(settings, actor=1, store_uri=store).play_chunk(
+        weights, 9, 3, retry=True
+    )
     assert not again.replayed and again.games == 3
     assert [n.name for n in retry.store.quarantined()] == [entries[0].key]
     assert [e.writer_id for e in retry.store.entries()] == [chunk_writer_id(9)]
@@ -328,11 +338,11 @@ def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Pa
                              steps_per_candidate=100)  # fmt: skip
     store = str(tmp_path / "shards")
     weights = _weights(settings)
-    learner = LearnerWorker(settings, run_dir=tmp_path, store_uri=store)
+    learner = learner_worker(settings, run_dir=tmp_path, store_uri=store)
     empty = learner.train_candidate(weights, 1)
     assert empty.version is None and "holds 0 rows, needs 8" in empty.waiting
     assert empty.metrics["rows_seen"] == 0
-    worker = SelfPlayWorker(settings, actor=0, store_uri=store)
+    worker = selfplay_worker(settings, actor=0, store_uri=store)
     rows = worker.play_chunk(weights, 0, 8).records
     assert rows >= 16  # one batch at least (8 Leduc hands: forced moves are not recorded)
     first = learner.train_candidate(weights, 1)
@@ -346,7 +356,7 @@ def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Pa
     worker.play_chunk(weights, 1, 8)  # new rows renew the budget
     assert learner.train_candidate(weights, 2).version == 2
     assert learner.samples <= learner.rows_seen
-    off = LearnerWorker(tiny_settings("leduc_poker", min_rows=8, max_samples_per_row=0.0,
+    off = learner_worker(tiny_settings("leduc_poker", min_rows=8, max_samples_per_row=0.0,
                                       steps_per_candidate=100),
                         run_dir=tmp_path / "off", store_uri=store)  # fmt: skip
     off.window.refresh()
@@ -359,7 +369,7 @@ def test_the_anchor_bench_scores_each_deal_over_its_seat_rotations(sync_run: Run
     Student-t interval on them."""
     champion = sync_run.pipeline.registry.champion
     assert champion is not None
-    service = GateService(sync_run.settings)
+    service = gate_service(sync_run.settings)
     [result] = service.gatekeeper.anchors(champion.version, champion.uri, service.play,
                                           anchors=["random"], games=40)  # fmt: skip
     games = result.wins + result.draws + result.losses
@@ -471,3 +481,21 @@ def test_a_warm_start_needs_a_rule_based_teacher() -> None:
         ConfigError, match=r"learner.warm_start_games=10 needs the game's rule-based"
     ):
         validate(settings)
+
+
+def test_the_workers_configs_are_frozen_picklable_and_carry_the_settings() -> None:
+    """What Ray ships to each actor: the worker's own config, never the run's settings."""
+    settings = tiny_settings("leduc_poker")
+    selfplay = wiring.selfplay_worker_config(settings)
+    learner = wiring.learner_worker_config(settings)
+    gate = wiring.gate_service_config(settings)
+    for config in (selfplay, learner, gate):
+        assert pickle.loads(pickle.dumps(config)) == config
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            config.__setattr__("torch_threads", 2)
+    assert selfplay.selfplay.search.simulations == settings.search.simulations
+    assert (
+        selfplay.chunk_config(games=2, seed=7, champion_version=3, actor="a").concurrent_games == 2
+    )
+    assert learner.learner.batch_size == settings.learner.batch_size
+    assert (gate.gate.games_per_slice, gate.anchors) == (8, ("random",))

@@ -1,4 +1,4 @@
-"""The model registry of a run (omega_cluster.train.registry.ModelRegistry).
+"""The model registry of a run (omega_cluster.model.registry.ModelRegistry).
 
 Version 0 is the first champion; candidates are promoted (the old champion retires) or rejected;
 exactly one champion at any time; every change is in ``registry.json`` so a new instance on the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from omega_cluster.train.registry import STATUSES, ModelRegistry, RegistryError
+from omega_cluster.model.registry import STATUSES, ModelRegistry, RegistryError
 
 
 def _registry(root: Path, game: str = "kuhn_poker") -> ModelRegistry:

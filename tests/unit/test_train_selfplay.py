@@ -15,14 +15,26 @@ from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
 from omega_cluster.search import RolloutEvaluator
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import SelfPlay, SelfPlayConfig, SelfPlayError, play_games
 from omega_cluster.train._records import round_outcomes
 from omega_cluster.train.selfplay import TeacherEvaluator
 
+SEARCH_KNOBS = (
+    "simulations",
+    "selection",
+    "c_uct",
+    "c_puct",
+    "dirichlet_alpha",
+    "dirichlet_fraction",
+)
+
 
 def _rollout_play(name: str, params: dict[str, object], **config: object) -> list[Record]:
+    """Self-play with random rollouts; the search's own knobs go to its ISMCTSConfig."""
     game = make_game(name, **params)
-    cfg = SelfPlayConfig(**config)  # type: ignore[arg-type]
+    search = {k: config.pop(k) for k in SEARCH_KNOBS if k in config}
+    cfg = SelfPlayConfig(search=ISMCTSConfig(**search), **config)  # type: ignore[arg-type]
     records, _ = play_games(
         game, encoder_for(game), cfg, evaluator=RolloutEvaluator(RandomPlayer(game))
     )
@@ -75,7 +87,7 @@ def test_playout_cap_randomisation_records_fast_searches_without_policy_weight()
     config = SelfPlayConfig(
         games=4,
         concurrent_games=4,
-        simulations=20,
+        search=ISMCTSConfig(simulations=20),
         fast_simulations=4,
         full_search_probability=0.5,
         temperature_moves=0,
@@ -189,7 +201,8 @@ def test_a_teacher_s_moves_become_one_hot_policy_targets_with_record_prior() -> 
 
 def test_max_moves_abandons_games_and_drops_their_rows() -> None:
     game = make_game("mexican_train", players=2, rounds=1)
-    config = SelfPlayConfig(games=3, concurrent_games=2, simulations=4, max_moves=3)
+    config = SelfPlayConfig(games=3, concurrent_games=2, search=ISMCTSConfig(simulations=4),
+                            max_moves=3)  # fmt: skip
     runner = SelfPlay(
         game, encoder_for(game), config, evaluator=RolloutEvaluator(RandomPlayer(game))
     )
@@ -215,8 +228,8 @@ def test_dirichlet_noise_with_puct_and_record_weights() -> None:
 def test_bad_configuration_and_evaluators_are_refused() -> None:
     with pytest.raises(SelfPlayError, match="mode='bogus'.*allowed"):
         SelfPlayConfig(mode="bogus")
-    with pytest.raises(SelfPlayError, match="selection='puct'"):
-        SelfPlayConfig(dirichlet_fraction=0.25)
+    with pytest.raises(ValueError, match="selection='puct'"):  # the search's own check
+        SelfPlayConfig(search=ISMCTSConfig(dirichlet_fraction=0.25))
     with pytest.raises(SelfPlayError, match="full_search_probability"):
         SelfPlayConfig(full_search_probability=1.5)
     leduc, kuhn = make_game("leduc_poker"), make_game("kuhn_poker")

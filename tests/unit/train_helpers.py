@@ -14,6 +14,7 @@ from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
 from omega_cluster.search import RolloutEvaluator
+from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import Learner, LearnerConfig, SelfPlayConfig, play_games
 
 
@@ -36,7 +37,9 @@ def tiny_net(game: Game, encoder: Encoder, *, seed: int = 0, **overrides: object
 def leduc_records(games: int = 40, seed: int = 0) -> tuple[Record, ...]:
     """Leduc self-play records (ISMCTS with random rollouts, small budget)."""
     game = make_game("leduc_poker")
-    config = SelfPlayConfig(games=games, concurrent_games=8, simulations=24, seed=seed)
+    config = SelfPlayConfig(
+        games=games, concurrent_games=8, search=ISMCTSConfig(simulations=24), seed=seed
+    )
     records, _ = play_games(
         game, encoder_for(game), config, evaluator=RolloutEvaluator(RandomPlayer(game))
     )
@@ -47,7 +50,9 @@ def leduc_records(games: int = 40, seed: int = 0) -> tuple[Record, ...]:
 def mexican_train_records(games: int = 4, seed: int = 0) -> tuple[Record, ...]:
     """Mexican Train 2p single-round (double-9) self-play records: ISMCTS, random rollouts."""
     game = make_game("mexican_train", players=2, rounds=1, double_set=9)
-    config = SelfPlayConfig(games=games, concurrent_games=4, simulations=8, seed=seed)
+    config = SelfPlayConfig(
+        games=games, concurrent_games=4, search=ISMCTSConfig(simulations=8), seed=seed
+    )
     records, _ = play_games(
         game, encoder_for(game), config, evaluator=RolloutEvaluator(RandomPlayer(game))
     )

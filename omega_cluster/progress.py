@@ -2,6 +2,9 @@
 
 On a terminal, a panel redrawn in place at most a few times a second; elsewhere (a Ray job's log,
 CI, a pipe) one plain line per event, so the log reads as a history of the run.
+
+In the service layer (next to :mod:`omega_cluster.service`): it observes the pipeline's events of
+both training (chunks, candidates) and evaluation (gate decisions, anchors).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from rich.table import Table
 
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.train.pipeline import Observer, Pipeline, PipelineState
+from omega_cluster.pipeline.driver import Observer, Pipeline, PipelineState
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
 __all__ = ["ProgressDisplay"]

@@ -47,17 +47,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from omega_cluster.config.build import build_encoder, build_game, build_model
 from omega_cluster.config.schema import Settings
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
-from omega_cluster.train.backend import Backend, LocalBackend
-from omega_cluster.train.registry import ModelRegistry
-from omega_cluster.train.run_state import PipelineState, RunPaths, elo_log_row
-from omega_cluster.train.warm_start import warm_start
+from omega_cluster.model.registry import ModelRegistry
+from omega_cluster.pipeline.backend import Backend, LocalBackend
+from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
+
+# components built from the run's settings (the service layer's wiring)
+from omega_cluster.wiring import build_encoder, build_game, build_model, warm_start
 
 __all__ = [
     "CALL_ATTEMPTS",

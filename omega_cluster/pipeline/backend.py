@@ -13,10 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from omega_cluster.config.schema import Settings
-from omega_cluster.eval.gatekeeper import GateService
-from omega_cluster.train.registry import ModelRegistry
-from omega_cluster.train.run_state import RunPaths
-from omega_cluster.train.workers import LearnerWorker, SelfPlayWorker
+from omega_cluster.model.registry import ModelRegistry
+from omega_cluster.pipeline.run_state import RunPaths
+from omega_cluster.wiring import gate_service, learner_worker, selfplay_worker
 
 __all__ = ["Backend", "LocalBackend"]
 
@@ -51,10 +50,10 @@ class LocalBackend:
 
     def __init__(self, settings: Settings, paths: RunPaths) -> None:
         n = settings.cluster.self_play_actors
-        self.selfplay = [SelfPlayWorker(settings, actor=i, store_uri=paths.store_uri)
+        self.selfplay = [selfplay_worker(settings, actor=i, store_uri=paths.store_uri)
                          for i in range(n)]  # fmt: skip
-        self.learner = LearnerWorker(settings, run_dir=paths.root, store_uri=paths.store_uri)
-        self.gatekeeper = GateService(settings)
+        self.learner = learner_worker(settings, run_dir=paths.root, store_uri=paths.store_uri)
+        self.gatekeeper = gate_service(settings)
         self.registry = ModelRegistry(paths.root, game=self.learner.game.spec.name)
 
     def call(self, handle: Any, method: str, *args: Any, **kwargs: Any) -> _Done:

@@ -9,8 +9,9 @@ Status moves ``candidate → champion`` (promoted; the previous champion becomes
 ``candidate → rejected``. The champion is never replaced by anything but a promotion: the
 "never regress" rule of DESIGN.md lives in the gate, and the registry refuses any other path.
 
-Pure Python; :class:`omega_cluster.cluster.actors.ModelRegistryActor` serves it as a named Ray
-actor.
+Pure Python, in the model layer so that training (which adds and promotes versions) and
+evaluation (which plays a run's champion) both read it;
+:class:`omega_cluster.cluster.actors.ModelRegistryActor` serves it as a named Ray actor.
 """
 
 from __future__ import annotations

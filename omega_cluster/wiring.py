@@ -1,0 +1,302 @@
+"""From :class:`~omega_cluster.config.schema.Settings` to the pure components' own configs.
+
+The Hydra groups speak the user's language (one ``search`` group, one ``learner`` group); the
+pure components keep their own frozen, validated dataclasses (``SelfPlayConfig``,
+``LearnerConfig``, ``ModelConfig``, ``GateConfig`` and the workers' configs that bundle them).
+This module, in the service layer next to :mod:`omega_cluster.service`, is the only translation
+between the two, so a knob that exists in a group reaches exactly one place, and no worker,
+learner, gatekeeper or arena imports the settings.
+
+* the run's game, encoder and first network: :func:`build_game`, :func:`build_encoder`,
+  :func:`build_model` (one :class:`~omega_cluster.train.workers.NetworkSpec`);
+* the workers' configs: :func:`selfplay_worker_config`, :func:`learner_worker_config`,
+  :func:`gate_service_config`, :func:`warm_start_config`;
+* the workers themselves, built from the settings (what the in-process backend and the Ray
+  actors construct): :func:`selfplay_worker`, :func:`learner_worker`, :func:`gate_service`,
+  :func:`warm_start`;
+* a run's champion as an arena player: :func:`champion_player`
+  (``champion:<run dir>[:<simulations>][:version=<k>]``) and :func:`load_run_settings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from omega_cluster.config import Settings, validate
+from omega_cluster.config.schema import SEARCH_KNOBS
+from omega_cluster.eval.gate import GateConfig
+from omega_cluster.eval.gatekeeper import (
+    GateService,
+    GateServiceConfig,
+    ModelPlayerSpec,
+    model_player,
+)
+from omega_cluster.games.api import Game
+from omega_cluster.games.chance import derive_seed
+from omega_cluster.games.encoding import Encoder
+from omega_cluster.games.player import Player
+from omega_cluster.games.registry import make_game
+from omega_cluster.model.network import ModelConfig, PolicyValueNet
+from omega_cluster.model.registry import ModelRegistry
+from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.train import warm_start as _warm_start
+from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
+from omega_cluster.train.workers import (
+    LearnerWorker,
+    LearnerWorkerConfig,
+    NetworkSpec,
+    SelfPlayWorker,
+    SelfPlayWorkerConfig,
+)
+
+__all__ = [
+    "build_encoder",
+    "build_game",
+    "build_model",
+    "champion_player",
+    "gate_config",
+    "gate_service",
+    "gate_service_config",
+    "leaf_spec",
+    "learner_config",
+    "learner_worker",
+    "learner_worker_config",
+    "load_run_settings",
+    "model_config",
+    "network_spec",
+    "search_config",
+    "selfplay_config",
+    "selfplay_worker",
+    "selfplay_worker_config",
+    "warm_start",
+    "warm_start_config",
+]
+
+
+# -- the game and the network -----------------------------------------------------------------
+def build_game(settings: Settings) -> Game:
+    """The game of the run, with its parameters."""
+    return make_game(settings.game.name, **dict(settings.game.params))
+
+
+def build_encoder(settings: Settings, game: Game | None = None) -> Encoder:
+    return NetworkSpec.build_encoder(game or build_game(settings))
+
+
+def model_config(settings: Settings, game: Game, encoder: Encoder) -> ModelConfig:
+    m = settings.model
+    return ModelConfig.for_encoder(
+        encoder,
+        game,
+        trunk=m.trunk,
+        hidden_size=m.hidden_size,
+        num_layers=m.num_layers,
+        action_embedding_size=m.action_embedding_size,
+        policy_hidden_size=m.policy_hidden_size,
+        value_hidden_size=m.value_hidden_size,
+        dropout=m.dropout,
+    )
+
+
+def network_spec(settings: Settings, game: Game | None = None) -> NetworkSpec:
+    """The run's game and network sizes, for a worker to rebuild in its own process."""
+    game = game or build_game(settings)
+    return _spec(settings, model_config(settings, game, build_encoder(settings, game)))
+
+
+def _spec(settings: Settings, model: ModelConfig) -> NetworkSpec:
+    g = settings.game
+    return NetworkSpec(g.name, dict(g.params), model, settings.model.init_seed)
+
+
+def build_model(settings: Settings, game: Game, encoder: Encoder) -> PolicyValueNet:
+    """A freshly initialised network (seeded by ``model.init_seed``: the first champion)."""
+    spec = _spec(settings, model_config(settings, game, encoder))
+    return spec.fresh_model(encoder)
+
+
+# -- self-play, the learner, the warm start ---------------------------------------------------
+def leaf_spec(settings: Settings) -> LeafSpec:
+    s = settings.search
+    return LeafSpec(s.leaf, rollouts=s.rollouts, network_value_weight=s.network_value_weight)
+
+
+def search_config(settings: Settings) -> ISMCTSConfig:
+    """The full search's knobs of ``search.*``, validated by the search itself."""
+    return ISMCTSConfig(**{name: getattr(settings.search, name) for name in SEARCH_KNOBS})
+
+
+def selfplay_config(
+    settings: Settings, *, games: int, seed: int, champion_version: int, actor: str
+) -> SelfPlayConfig:
+    s = settings.search
+    return SelfPlayConfig(
+        games=games,
+        concurrent_games=min(settings.cluster.concurrent_games, games),
+        mode="search",
+        search=search_config(settings),
+        fast_simulations=s.fast_simulations,
+        full_search_probability=s.full_search_probability,
+        temperature=s.temperature,
+        temperature_moves=s.temperature_moves,
+        final_temperature=s.final_temperature,
+        max_moves=s.max_moves,
+        seed=seed,
+        champion_version=champion_version,
+        actor=actor,
+    )
+
+
+def selfplay_worker_config(settings: Settings) -> SelfPlayWorkerConfig:
+    c = settings.cluster
+    template = selfplay_config(settings, games=c.concurrent_games, seed=0, champion_version=0,
+                               actor="selfplay")  # fmt: skip
+    return SelfPlayWorkerConfig(network_spec(settings), leaf_spec(settings), template,
+                                run_seed=settings.run.seed, torch_threads=c.torch_threads)  # fmt: skip
+
+
+def learner_config(settings: Settings, *, seed: int) -> LearnerConfig:
+    lr = settings.learner
+    return LearnerConfig(
+        mode=lr.mode,
+        value_target=lr.value_target,
+        lr=lr.lr,
+        weight_decay=lr.weight_decay,
+        schedule=lr.schedule,
+        warmup_steps=lr.warmup_steps,
+        batch_size=lr.batch_size,
+        steps_per_call=lr.steps_per_candidate,
+        grad_clip=lr.grad_clip,
+        device=lr.device,
+        threads=lr.threads,
+        seed=seed,
+    )
+
+
+def learner_worker_config(settings: Settings) -> LearnerWorkerConfig:
+    lr = settings.learner
+    learner = learner_config(settings, seed=derive_seed(settings.run.seed, "learner"))
+    return LearnerWorkerConfig(network_spec(settings), learner, window_rows=lr.window_rows,
+                               min_rows=lr.min_rows,
+                               max_samples_per_row=lr.max_samples_per_row)  # fmt: skip
+
+
+def warm_start_config(settings: Settings) -> _warm_start.WarmStartConfig:
+    lr = settings.learner
+    learner = learner_config(settings, seed=derive_seed(settings.run.seed, "warm_start"))
+    return _warm_start.WarmStartConfig(games=lr.warm_start_games, steps=lr.warm_start_steps,
+                                       learner=learner,
+                                       max_moves=settings.search.max_moves)  # fmt: skip
+
+
+def selfplay_worker(settings: Settings, *, actor: int, store_uri: str) -> SelfPlayWorker:
+    return SelfPlayWorker(selfplay_worker_config(settings), actor=actor, store_uri=store_uri)
+
+
+def learner_worker(settings: Settings, *, run_dir: str | Path, store_uri: str) -> LearnerWorker:
+    return LearnerWorker(learner_worker_config(settings), run_dir=run_dir, store_uri=store_uri)
+
+
+def warm_start(
+    settings: Settings, game: Game, encoder: Encoder, model: PolicyValueNet, directory: Path
+) -> _warm_start.WarmStartStats:
+    """The run's ``v0`` from the game's rule-based teacher (:mod:`omega_cluster.train.warm_start`)."""
+    return _warm_start.warm_start(warm_start_config(settings), game, encoder, model, directory)
+
+
+# -- the gate ---------------------------------------------------------------------------------
+def gate_config(settings: Settings) -> GateConfig:
+    g = settings.gate
+    return GateConfig(
+        mode=g.mode,
+        games_per_slice=g.games_per_slice,
+        margin=g.margin,
+        elo0=g.elo0,
+        elo1=g.elo1,
+        alpha=g.alpha,
+        beta=g.beta,
+        min_games=g.min_games,
+        max_games=g.max_games,
+        slice_level=g.slice_level,
+        require_no_worse_slice=g.require_no_worse_slice,
+    )
+
+
+def model_player_spec(settings: Settings) -> ModelPlayerSpec:
+    """How the run's checkpoints play at the gate (``gate.player``, the run's search leaf)."""
+    s = settings.search
+    return ModelPlayerSpec(settings.gate.player, leaf_spec(settings),
+                           simulations=settings.gate.bench_simulations, c_uct=s.c_uct,
+                           c_puct=s.c_puct)  # fmt: skip
+
+
+def gate_service_config(settings: Settings) -> GateServiceConfig:
+    g = settings.gate
+    return GateServiceConfig(
+        game=settings.game.name,
+        game_params=dict(settings.game.params),
+        gate=gate_config(settings),
+        player=model_player_spec(settings),
+        run_seed=settings.run.seed,
+        chunk_games=g.chunk_games,
+        paired=g.paired,
+        anchors=tuple(g.anchors),
+        anchor_games=g.anchor_games,
+        torch_threads=settings.cluster.torch_threads,
+    )
+
+
+def gate_service(settings: Settings) -> GateService:
+    """The gatekeeper with one in-process bench worker (no Ray)."""
+    return GateService(gate_service_config(settings))
+
+
+# -- a run's champion at an arena table -------------------------------------------------------
+def load_run_settings(run_dir: str | Path, overrides: Sequence[str] = ()) -> Settings:
+    """A run's resolved config, with ``key=value`` overrides (e.g. ``gate.bench_simulations=400``)."""
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir}: not a run directory (no config.yaml)")
+    merged = OmegaConf.merge(OmegaConf.structured(Settings), OmegaConf.load(path),
+                             OmegaConf.from_dotlist(list(overrides)))  # fmt: skip
+    settings = OmegaConf.to_object(merged)
+    assert isinstance(settings, Settings)
+    return validate(settings)
+
+
+def champion_player(
+    game: Game, run: str, simulations: int | None = None, version: int | None = None
+) -> Player:
+    """The champion of the run in directory ``run`` (or its model ``version``), playing ``game``
+    the way the run's gate plays it (:func:`omega_cluster.eval.gatekeeper.model_player`): under
+    ``gate.player=search`` the run's own search with the checkpoint's network in its leaf, else
+    the greedy network. ``simulations`` overrides the bench budget ("extended thinking" with the
+    same weights: a model trained and gated at 64 simulations per move can play at 400)::
+
+        omega-cluster arena game=mexican_train seats=champion:runs/default:400,commander games=200
+
+    The run's resolved ``config.yaml`` decides the search; the table's game must be the run's
+    game (same name and number of players), else a clear error names both. Other game parameters
+    may differ (a network trained on single rounds of Mexican Train plays a full campaign)."""
+    if simulations is not None and (isinstance(simulations, bool) or simulations < 1):
+        raise ValueError(f"champion: simulations must be a positive int, got {simulations!r}")
+    settings = load_run_settings(run)
+    trained = build_game(settings)
+    if (trained.spec.name, trained.num_players) != (game.spec.name, game.num_players):
+        raise ValueError(
+            f"champion: run {run} trained {trained.spec.name} with {trained.num_players} "
+            f"players; this table is {game.spec.name} with {game.num_players}"
+        )
+    registry = ModelRegistry(run, game=trained.spec.name)  # what the run recorded
+    model = registry.champion if version is None else registry.get(int(version))
+    if model is None:
+        raise ValueError(f"champion: run {run} has no champion yet")
+    budget = settings.gate.bench_simulations if simulations is None else simulations
+    player = model_player(model_player_spec(settings), game, model.uri, simulations=budget)
+    searched = settings.gate.player != "network"
+    player.name = f"champion:{Path(run).name}:v{model.version}" + (f":{budget}" if searched else "")
+    return player
