@@ -443,11 +443,12 @@ submit() {
     # gitwildmatch patterns, relative to the working dir (Ray also honours .gitignore)
     runtime_env='{"excludes": [".venv", ".git", ".local-cluster", "runs", "mlruns", "mlartifacts",
         "outputs", "*.egg-info", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis",
-        "__pycache__", "*.db", "*.onnx", "*.safetensors"]'
+        "__pycache__", "*.db", "*.onnx", "*.safetensors"]}'
     # JOB_PYTHONPATH (e.g. examples): where the job finds a game of your own
     # (game.name=<module>:<Class>), relative to the uploaded repository or absolute
-    [ -n "${JOB_PYTHONPATH:-}" ] && runtime_env="$runtime_env, \"env_vars\": {\"PYTHONPATH\": \"$JOB_PYTHONPATH\"}"
-    runtime_env="$runtime_env}"
+    if [ -n "${JOB_PYTHONPATH:-}" ]; then
+        runtime_env="${runtime_env%\}}, \"env_vars\": {\"PYTHONPATH\": \"$JOB_PYTHONPATH\"}}"
+    fi
     say "submitting job $job (run dir $run_dir)"
     ray job submit --address "$DASHBOARD_URL" --submission-id "$job" --working-dir "$ROOT" \
         --runtime-env-json "$runtime_env" --no-wait --log-style record -- \

@@ -13,19 +13,19 @@ Play it in the arena (``heuristic`` is the plugin's :class:`CheapWinner`)::
 
     PYTHONPATH=examples omega-cluster arena game=blind_war:BlindWarGame seats=heuristic,random
 
-Train it: ``~game.params`` drops the parameters of the default game (Mexican Train), so the
-game's own defaults apply (2 players, 13 cards, 3 tricks); ``game.params.players=3`` etc. set
-them. The trainer ships this package to the embedded Ray's workers (a ``py_modules`` runtime env)::
+Train it: ``game.name`` naming another game than the preset's starts from that game's own
+defaults (2 players, 13 cards, 3 tricks), not the default preset's Mexican Train parameters;
+``game.params.players=3`` etc. set them. The trainer ships this package to the embedded Ray's
+workers (a ``py_modules`` runtime env)::
 
-    PYTHONPATH=examples omega-cluster train run=smoke game.name=blind_war:BlindWarGame \
-        '~game.params'
+    PYTHONPATH=examples omega-cluster train run=smoke game.name=blind_war:BlindWarGame
 
 On the local cluster (``make local-cluster``) or with ``ray job submit``, the job's driver runs in
 the uploaded copy of the repository, so give it the path relative to the repository
 (``ray job submit``: ``--runtime-env-json '{"env_vars": {"PYTHONPATH": "examples"}}'``)::
 
     make local-cluster JOB_PYTHONPATH=examples \
-        ARGS="run=smoke game.name=blind_war:BlindWarGame '~game.params'"
+        ARGS="run=smoke game.name=blind_war:BlindWarGame"
 
 Then the run's champion plays like any other player: ``seats=network:<run dir>/models/v<k>,
 heuristic`` (the greedy network) or ``champion:<run dir>`` (as the run's gate plays it).

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import (
@@ -92,7 +93,8 @@ def load_settings(
     if isinstance(overrides, str):
         raise ConfigError(f"overrides must be a list of strings, got the string {overrides!r}")
     directory = conf_dir() if config_dir is None else _check_dir(Path(config_dir), "config_dir")
-    composed = _compose(directory, [_dict_entry_override(o) for o in overrides])
+    overrides = [_dict_entry_override(o) for o in overrides]
+    composed = _compose(directory, _game_params_reset(directory, overrides) + overrides)
     return validate(_to_settings(composed))
 
 
@@ -104,6 +106,32 @@ def _dict_entry_override(override: str) -> str:
     if any(key.startswith(f"{field}.") for field in _DICT_FIELDS):
         return f"++{bare}"
     return text
+
+
+def _game_params_reset(directory: Path, overrides: Sequence[str]) -> list[str]:
+    """``["~game.params"]`` when ``game.name=`` names another game than the game preset's and no
+    ``game.params=`` says which parameters to use: the preset's parameters belong to its own game
+    (``rounds`` of Mexican Train), not to ``kuhn_poker`` or a user's ``<module>:<Class>``.
+    Entries given as ``game.params.x=v`` still apply, after the reset."""
+    values = dict(o.lstrip("+~").partition("=")[::2] for o in overrides)
+    values = {k.strip(): v.strip() for k, v in values.items()}
+    if "game.name" not in values or "game.params" in values:
+        return []
+    if values["game.name"] == _preset_game_name(directory, values.get("game")):
+        return []
+    return ["~game.params"]
+
+
+def _preset_game_name(directory: Path, option: str | None) -> str | None:
+    """``name`` of the game preset ``option`` (None: the defaults list's), or None if unreadable."""
+    try:
+        if option is None:
+            defaults = yaml.safe_load((directory / f"{_PRIMARY}.yaml").read_text())["defaults"]
+            option = next(d["game"] for d in defaults if isinstance(d, dict) and "game" in d)
+        name = yaml.safe_load((directory / "game" / f"{option}.yaml").read_text())["name"]
+    except (OSError, KeyError, TypeError, StopIteration, yaml.YAMLError):
+        return None
+    return str(name)
 
 
 def _compose(directory: Path, overrides: list[str]) -> DictConfig:

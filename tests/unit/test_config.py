@@ -145,6 +145,19 @@ def test_game_params_entries_add_or_replace_with_or_without_plus() -> None:
     assert load_settings(["~game.params.rounds"]).game.params == {"players": 2}
 
 
+def test_another_game_name_starts_from_its_own_parameters() -> None:
+    """``game.name=`` naming another game than the preset's drops the preset's parameters (they
+    are Mexican Train's); the same name, a chosen preset or ``game.params=`` keep them."""
+    assert load_settings(["game.name=kuhn_poker"]).game.params == {}
+    assert load_settings(["game.name=kuhn_poker", "game.params.players=3"]).game.params == {
+        "players": 3
+    }
+    kept = load_settings(["game.name=mexican_train", "game.params.players=3"]).game.params
+    assert kept == {"players": 3, "rounds": 1}
+    goof = load_settings(["game=goofspiel", "game.name=goofspiel"]).game.params
+    assert goof["num_cards"] == 6
+
+
 def test_command_line_beats_the_smoke_preset() -> None:
     s = load_settings(["run=smoke", "model=default", "search.simulations=32", "gate=sprt"])
     assert (s.model.hidden_size, s.search.simulations, s.gate.mode) == (128, 32, "sprt")
