@@ -10,17 +10,15 @@ class as ``package.module:Class``.
 from __future__ import annotations
 
 import argparse
-import importlib
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from rich.table import Table
 
 from omega_cluster.cli.args import Command, UsageError, flag, integer, parse_key_values, parse_value
 from omega_cluster.eval.arena import play_match, print_table
 from omega_cluster.eval.table import wide_console
-from omega_cluster.games.api import Game, ParamSpec
-from omega_cluster.games.registry import available_games, game_class, make_game
+from omega_cluster.games.api import Game, GameError, ParamSpec
+from omega_cluster.games.registry import available_games, game_class, game_parameters, make_game
 
 __all__ = ["ARENA", "ARENA_KEYS", "GAMES", "build_game"]
 
@@ -35,30 +33,12 @@ ARENA_KEYS: dict[str, str] = {
 }
 
 
-def _resolve_game(name: str) -> tuple[Callable[..., Game], Mapping[str, ParamSpec], dict[str, Any]]:
-    """The factory, its parameters and fixed keywords for a ``game=`` value."""
-    if ":" in name and not name.startswith("openspiel:"):
-        module, _, attr = name.partition(":")
-        try:
-            factory = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as err:
-            raise UsageError(f"game={name!r}: cannot import {attr} from {module}: {err}") from None
-        return factory, getattr(factory, "parameters", {}), {}
-    if name.startswith("openspiel:"):
-        factory = game_class("openspiel")
-        pyspiel_name = name.split(":", 1)[1]
-        parameters_of = getattr(factory, "parameters_of", None)
-        params = parameters_of(pyspiel_name) if parameters_of else factory.parameters  # type: ignore[attr-defined]
-        return factory, {k: v for k, v in params.items() if k != "name"}, {"name": pyspiel_name}
-    factory = game_class(name)
-    return factory, getattr(factory, "parameters", {}), {}
-
-
 def build_game(name: str, pairs: dict[str, str]) -> Game:
     """The game of a ``game=`` value and its parameters (``pairs``, raw text)."""
-    if name == "openspiel" and "name" in pairs:  # game=openspiel name=liars_dice
-        name = f"openspiel:{pairs.pop('name')}"
-    factory, parameters, fixed = _resolve_game(name)
+    try:
+        name, parameters = game_parameters(name, pairs)
+    except GameError as err:
+        raise UsageError(str(err)) from None
     unknown = [key for key in pairs if key not in parameters]
     if unknown:
         raise UsageError(
@@ -66,9 +46,7 @@ def build_game(name: str, pairs: dict[str, str]) -> Game:
             f"parameters of {name}: {', '.join(parameters) or 'none'}"
         )
     kwargs = {key: parse_value(text, parameters.get(key)) for key, text in pairs.items()}
-    if name in available_games() or name.startswith("openspiel:"):
-        return make_game(name, **kwargs)
-    return factory(**fixed, **kwargs)
+    return make_game(name, **kwargs)
 
 
 def _configure_arena(parser: argparse.ArgumentParser) -> None:

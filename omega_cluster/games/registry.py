@@ -21,15 +21,16 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from omega_cluster.games.api import Game, InvalidParameterError
+from omega_cluster.games.api import Game, InvalidParameterError, ParamSpec
 from omega_cluster.games.plugin import GamePlugin
 
 __all__ = [
     "available_games",
     "game_class",
+    "game_parameters",
     "game_plugin",
     "is_import_path",
     "make_game",
@@ -196,6 +197,25 @@ def game_class(name: str) -> GameFactory:
         " (any OpenSpiel game: 'openspiel:<pyspiel name>'; a game of your own: "
         "'<module>:<Class>')"
     )
+
+
+def game_parameters(
+    name: str, params: dict[str, Any] | None = None
+) -> tuple[str, Mapping[str, ParamSpec]]:
+    """The canonical name of a game and the parameters ``make_game`` accepts for it.
+
+    ``openspiel:<name>`` has that pyspiel game's own parameters; ``openspiel`` with a ``name`` in
+    ``params`` (popped) is ``openspiel:<name>``. Unknown names raise like :func:`game_class`.
+    """
+    if name == "openspiel" and params is not None and "name" in params:
+        name = f"openspiel:{params.pop('name')}"
+    if name.startswith("openspiel:"):
+        factory = game_class("openspiel")
+        parameters_of = getattr(factory, "parameters_of", None)
+        pyspiel_name = name.split(":", 1)[1]
+        found = parameters_of(pyspiel_name) if parameters_of else factory.parameters  # type: ignore[attr-defined]
+        return name, {k: v for k, v in found.items() if k != "name"}
+    return name, getattr(game_class(name), "parameters", {})
 
 
 def make_game(name: str, /, **params: Any) -> Game:

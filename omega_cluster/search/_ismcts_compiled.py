@@ -23,6 +23,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from omega_cluster._optional import numba_available
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.player import RandomPlayer
@@ -51,8 +53,6 @@ class CompiledRun:
 def _uct_tables(c: float, size: int) -> tuple[Any, Any]:
     """``c·sqrt(ln n)`` and ``1/sqrt(n)`` for n < size, as the Python tree builds them (shared by
     every search with this constant and budget; the kernel only reads them)."""
-    import numpy as np
-
     explore = np.array([c * math.sqrt(math.log(n)) if n > 0 else 0.0 for n in range(size)])
     inv_sqrt = np.array([1.0 / math.sqrt(n) if n else 0.0 for n in range(size)])
     return explore, inv_sqrt  # shared: the kernel only reads them
@@ -107,8 +107,7 @@ def run_compiled(
     game: Game, state: State, player: int, config: ISMCTSConfig, rng: random.Random
 ) -> CompiledRun:
     """Run the compiled search (``unsupported`` said it can) and read back the root."""
-    import numpy as np
-
+    # numba is an optional dependency: the compiled tree is imported only when it runs
     from omega_cluster.search._ismcts_jit import EDGES, FIRST, Arrays
 
     kernel, _ = _kernel(game)

@@ -110,7 +110,7 @@ class SelfPlay:
     def __init__(
         self, game: Game, encoder: Encoder, config: SelfPlayConfig, *, evaluator: Evaluator
     ) -> None:
-        if encoder.game_name != game.spec.name and not game.spec.name.startswith("openspiel:"):
+        if encoder.game_name != game.spec.name:
             raise SelfPlayError(
                 f"encoder {encoder.name} v{encoder.version} serves {encoder.game_name}, "
                 f"not {game.spec.name}"
