@@ -7,7 +7,7 @@ first champion (the randomly initialised network), each candidate gets the next 
 
 Status moves ``candidate → champion`` (promoted; the previous champion becomes ``retired``) or
 ``candidate → rejected``. The champion is never replaced by anything but a promotion: the
-"never regress" rule of DESIGN.md lives in the gate, and the registry refuses any other path.
+"never regress" rule of docs/design.md lives in the gate, and the registry refuses any other path.
 
 Pure Python, in the model layer so that training (which adds and promotes versions) and
 evaluation (which plays a run's champion) both read it;

@@ -3,10 +3,10 @@
 Self-play (:mod:`.selfplay`) keeps a :class:`PendingDecision` per recorded decision while a game
 runs (everything known at decision time: the encoded inputs, the search's visit distribution, the
 chosen action); when the game ends, :func:`game_records` adds what only the end knows — the final
-returns of every player and, where the game has rounds, each decision's **round outcome**: the
-Ω reference's per-round credit assignment ("label each decision by its round's outcome, not the
-campaign winner": campaign points are the sum of independent rounds, so the round's result is the
-target that the decision actually affects) — and, where the encoder offers auxiliary heads with
+returns of every player and, where the game has rounds, each decision's **round outcome**: per-round
+credit assignment (label each decision by its round's outcome, not the campaign winner: campaign
+points are the sum of independent rounds, so the round's result is the target that the decision
+actually affects) — and, where the encoder offers auxiliary heads with
 end-of-round labels (Mexican Train: this round's pips per seat and who went out), each decision's
 flat **aux targets** (:func:`aux_targets`).
 """

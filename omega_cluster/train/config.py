@@ -165,7 +165,7 @@ class LearnerConfig:
 
     mode: str = "alphazero"  # "alphazero" (visit targets) or "actor_critic" (REINFORCE)
     value_target: str = "final"  # "final", "round" (per-round credit), "search", "mixed"
-    lr: float = 3e-4  # peak AdamW learning rate (the Ω reference: 3e-4 for warm starts)
+    lr: float = 3e-4  # peak AdamW learning rate (the warm starts of bench/bench_training.py)
     weight_decay: float = 1e-4  # AdamW decoupled weight decay
     betas: tuple[float, float] = (0.9, 0.999)  # AdamW moments
     schedule: str = "constant"  # "constant" or "cosine" (after warmup, down to min_lr_fraction)
@@ -178,7 +178,7 @@ class LearnerConfig:
     policy_coef: float = 1.0  # alphazero: weight of the policy cross-entropy
     value_coef: float = 1.0  # weight of the value MSE
     aux_coef: float = 0.25  # weight of the auxiliary losses (when the batch has aux targets)
-    entropy_coef: float = 0.05  # actor_critic: entropy bonus (the Ω reference: 0.05)
+    entropy_coef: float = 0.05  # actor_critic: entropy bonus (0.05 by default)
     advantage_clip: float = 3.0  # actor_critic: clip standardised advantages at ±k σ
     grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
     device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"

@@ -1,6 +1,6 @@
 """The service's workers as pure classes: self-play chunks, candidate training, weights.
 
-Each class does one job of DESIGN.md's data flow in one process; :mod:`omega_cluster.cluster`
+Each class does one job of the data flow in docs/design.md in one process; :mod:`omega_cluster.cluster`
 wraps each in a Ray actor (a thin shell: same methods, same arguments) and
 :mod:`omega_cluster.pipeline.driver` drives them, with or without Ray.
 
