@@ -8,7 +8,8 @@ best ``mean + c·sqrt(ln N / n)``; PUCT (Silver et al. 2017) the best ``mean + c
 candidate was available (``node.n - born``, the subset-armed bandit of Cowling, Powley &
 Whitehouse 2012) when progressive widening admits candidates over time. Ties break uniformly at
 random. Inner-loop code, written for CPython speed like the tree (precomputed tables, locals,
-one ``rnd()`` per random choice); splitting it out of the loop measured no slower.
+one ``rnd()`` per random choice). Its own function costs one call per tree node: measured ~1-2 %
+of a 2,000-simulation Leduc search in the Python loop (within the noise), none on Mexican Train.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ if TYPE_CHECKING:
 __all__ = ["chooser", "select"]
 
 
-def chooser(tree: Tree, rnd: Callable[[], float]) -> Callable[[Node], int]:
-    """``choose(node)``: the candidate index one simulation takes at ``node`` (a closure
+def chooser(tree: Tree, rnd: Callable[[], float]) -> Callable[[Node, int], int]:
+    """``choose(node, node.n)``: the candidate index one simulation takes at ``node`` (a closure
     over ``tree``'s constants, built once per search by :meth:`Tree.simulator`). UCT tries
     untried candidates first, in random order; PUCT and widening go to :func:`select`; plain
     UCT with every candidate admitted (the hot path) is inlined here."""
     general = tree.pw_base is not None or tree.puct
     explore, inv_sqrt = tree.explore, tree.inv_sqrt
 
-    def choose(node: Node) -> int:
+    def choose(node: Node, big_n: int) -> int:
         fresh = node.fresh
         if fresh:  # UCT: untried candidates first, in random order
             m = len(fresh)
@@ -43,9 +44,9 @@ def chooser(tree: Tree, rnd: Callable[[], float]) -> Callable[[Node], int]:
             fresh.pop()
             return i
         if general:
-            return select(tree, node, node.n, rnd)
+            return select(tree, node, big_n, rnd)
         visits, means = node.visits, node.means
-        e = explore[node.n]
+        e = explore[big_n]
         k = len(visits)
         # two or three candidates (the poker games): unrolled, ~2x faster
         if k == 2:

@@ -260,11 +260,12 @@ class Tree:
                     return p, key
                 if widen and len(node.means) < len(node.acts):
                     self.widen(node)
-                i = choose(node)
+                big_n = node.n
+                i = choose(node, big_n)
                 action = node.acts[i]
                 if not state.is_legal(p, action):
                     raise inconsistent_error(state, p, key, action)
-                node.n += 1
+                node.n = big_n + 1
                 visits = node.visits
                 n_i = visits[i] + 1
                 visits[i] = n_i
