@@ -84,6 +84,13 @@ class ISMCTSConfig:
     compiled: bool | None = None  # compiled loop: None when available, True required, False off
 
     def __post_init__(self) -> None:
+        self._check_budget()
+        self._check_selection()
+        self._check_tree_shape()
+        self._check_hooks()
+
+    def _check_budget(self) -> None:
+        """The simulations, the D×S pair (both or neither) and the time limit."""
         _check_int("simulations", self.simulations, 1)
         _check_int("determinizations", self.determinizations, 1, optional=True)
         _check_int(
@@ -100,6 +107,9 @@ class ISMCTSConfig:
             )
         if self.time_limit_s is not None:
             _check_float("time_limit_s", self.time_limit_s, 0.0, open_low=True)
+
+    def _check_selection(self) -> None:
+        """The bandit rule and its constants, the final policy and the root noise."""
         if self.selection not in _SELECTIONS:
             raise ValueError(
                 f"ISMCTSConfig.selection must be one of {_SELECTIONS}, got {self.selection!r}"
@@ -120,6 +130,9 @@ class ISMCTSConfig:
                 "selection='puct' uses; set selection='puct' (a rollout evaluator gives a "
                 "uniform prior) or dirichlet_fraction=0"
             )
+
+    def _check_tree_shape(self) -> None:
+        """Progressive widening, the candidate caps, tree reuse and the leaves in flight."""
         if self.pw_base is not None:
             _check_float("pw_base", self.pw_base, 0.0, open_low=True)
         _check_float("pw_scale", self.pw_scale, 0.0)
@@ -128,6 +141,9 @@ class ISMCTSConfig:
         if not isinstance(self.reuse_tree, bool):
             raise ValueError(f"ISMCTSConfig.reuse_tree must be a bool, got {self.reuse_tree!r}")
         _check_int("leaves_in_flight", self.leaves_in_flight, 1)
+
+    def _check_hooks(self) -> None:
+        """The functions passed in (root schedule, world constraints) and the compiled switch."""
         if not callable(self.root_schedule):
             raise ValueError(
                 "ISMCTSConfig.root_schedule must be a function (run) -> root move index, e.g. "

@@ -227,6 +227,7 @@ def search(
     Fills the tree arrays (node 0 is the root), the root's summed values ``total`` and the
     depth ``histogram``; the caller reads the root's edges.
     """
+    # kept whole: the compiled loop in one place, to read beside the Python loop it reproduces
     world = np.empty_like(root)
     legal = np.empty(3, np.int64)
     values = np.zeros(2, np.float64)

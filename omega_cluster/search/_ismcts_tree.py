@@ -1,10 +1,11 @@
-"""The ISMCTS tree: nodes keyed by information set, selection (UCT / PUCT), expansion, backup.
+"""The ISMCTS tree: nodes keyed by information set, the selection loop, expansion, backup.
 
 Internal to :mod:`omega_cluster.search.ismcts` (which owns the configuration, the generator that
 talks to the evaluator and the result). Everything here is the inner loop, so it is written for
 CPython speed rather than elegance: integer-keyed dicts (one per player), ``__slots__`` nodes with
 parallel lists, precomputed tables for ``c·sqrt(ln N)`` / ``1/sqrt(n)`` / ``c·sqrt(N)``, local
-variables, list comprehensions for the bandit scores and one ``rng.random()`` per random choice.
+variables and one ``rng.random()`` per random choice. The bandit that picks a candidate at a node
+(UCT / PUCT) is :mod:`._ismcts_bandit`.
 
 A node is the information set of the player to act (Cowling, Powley & Whitehouse 2012, as
 OpenSpiel's ``ISMCTSBot`` keys nodes by (player, information state)). Per candidate action it holds
@@ -23,12 +24,26 @@ from collections.abc import Callable, Sequence
 
 from omega_cluster.games.api import CHANCE, State
 from omega_cluster.games.chance import sample_chance
+from omega_cluster.search._ismcts_bandit import chooser
 
 __all__ = ["Descend", "IllegalSearchStateError", "Node", "Tree"]
 
 
 Descend = Callable[[State, list["Node"], list[int]], "tuple[int, object] | None"]
 """``descend(state, nodes, picks)``: one simulation's selection (see :meth:`Tree.simulator`)."""
+
+
+_STEPS: dict[type[State], Callable[[State, int], None]] = {}
+"""Per state class, the function that applies an action without checks (see :func:`_step_of`)."""
+
+
+def _step_of(kind: type[State]) -> Callable[[State, int], None]:
+    """``kind._apply_action`` unless the game overrides ``apply_action_unchecked``: one call
+    fewer per step of the selection loop (cached in ``_STEPS``)."""
+    unchecked = kind.apply_action_unchecked
+    fn = kind._apply_action if unchecked is State.apply_action_unchecked else unchecked
+    _STEPS[kind] = fn
+    return fn
 
 
 class IllegalSearchStateError(ValueError):
@@ -223,21 +238,11 @@ class Tree:
         tables = self.tables
         rnd = rng.random
         widen = self.pw_base is not None
-        general = widen or self.puct
-        explore, inv_sqrt = self.explore, self.inv_sqrt
         vloss = self.virtual_loss
-        backup, select = self.backup, self.select
-        steps: dict[type[State], Callable[[State, int], None]] = {}
-
-        def step_of(kind: type[State]) -> Callable[[State, int], None]:
-            # apply_action_unchecked is _apply_action unless a game overrides it: skip one call
-            unchecked = kind.apply_action_unchecked
-            fn = kind._apply_action if unchecked is State.apply_action_unchecked else unchecked
-            steps[kind] = fn
-            return fn
+        backup, choose = self.backup, chooser(self, rnd)
 
         def descend(state: State, nodes: list[Node], picks: list[int]) -> tuple[int, object] | None:
-            apply = steps.get(type(state)) or step_of(type(state))
+            apply = _STEPS.get(type(state)) or _step_of(type(state))
             while True:
                 acting = state.current_players
                 if not acting:
@@ -255,52 +260,13 @@ class Tree:
                     return p, key
                 if widen and len(node.means) < len(node.acts):
                     self.widen(node)
-                fresh = node.fresh
                 big_n = node.n
-                visits = node.visits
-                if fresh:  # UCT: untried candidates first, in random order
-                    m = len(fresh)
-                    if m == 1:
-                        i = fresh.pop()
-                    else:
-                        j = int(rnd() * m)
-                        i = fresh[j]
-                        fresh[j] = fresh[-1]
-                        fresh.pop()
-                elif general:
-                    i = select(node, big_n, rnd)
-                else:  # UCT, every candidate admitted: the hot path, inlined
-                    means = node.means
-                    e = explore[big_n]
-                    k = len(visits)
-                    # two or three candidates (the poker games): unrolled, ~2x faster
-                    if k == 2:
-                        s0 = means[0] + e * inv_sqrt[visits[0]]
-                        s1 = means[1] + e * inv_sqrt[visits[1]]
-                        # a tie draws as the reservoir below would: 1 if rnd() < 1/2
-                        i = 0 if s0 > s1 else 1 if s1 > s0 else (1 if rnd() < 0.5 else 0)
-                    elif k == 3 and (
-                        (s0 := means[0] + e * inv_sqrt[visits[0]])
-                        != (s1 := means[1] + e * inv_sqrt[visits[1]])
-                        and s0 != (s2 := means[2] + e * inv_sqrt[visits[2]])
-                        and s1 != s2
-                    ):
-                        i = (0 if s0 > s2 else 2) if s0 > s1 else (1 if s1 > s2 else 2)
-                    else:
-                        best = -math.inf
-                        i = ties = 0
-                        for j in range(k):
-                            score = means[j] + e * inv_sqrt[visits[j]]
-                            if score > best:
-                                best, i, ties = score, j, 1
-                            elif score == best:  # random tie-break (reservoir: uniform)
-                                ties += 1
-                                if rnd() * ties < 1.0:
-                                    i = j
+                i = choose(node, big_n)
                 action = node.acts[i]
                 if not state.is_legal(p, action):
                     raise inconsistent_error(state, p, key, action)
                 node.n = big_n + 1
+                visits = node.visits
                 n_i = visits[i] + 1
                 visits[i] = n_i
                 if vloss is not None:  # virtual loss: in flight counts as a loss until backup
@@ -310,40 +276,6 @@ class Tree:
                 apply(state, action)
 
         return descend
-
-    def select(self, node: Node, big_n: int, rnd: Callable[[], float]) -> int:
-        """PUCT and/or widening (availability = ``node.n - born``): the best candidate index,
-        random among ties. Under PUCT an unvisited candidate is valued at the node's running
-        mean for the acting player (its own evaluation counted once): first-play urgency that
-        does not hang on one noisy rollout."""
-        means, visits, prior, born = node.means, node.visits, node.prior, node.born
-        explore = self.explore
-        puct = self.puct
-        bonus = self.inv_succ if puct else self.inv_sqrt
-        fpu = 0.0
-        if puct:
-            total, count = node.fpu, 1
-            for j in range(len(visits)):
-                if visits[j]:
-                    total += means[j] * visits[j]
-                    count += visits[j]
-            fpu = total / count
-        best = -math.inf
-        i = ties = 0
-        for j in range(len(visits)):
-            e = explore[big_n - born[j]] if born is not None else explore[big_n]
-            if puct:
-                n = visits[j]
-                score = (means[j] if n else fpu) + e * prior[j] * bonus[n]
-            else:
-                score = means[j] + e * bonus[visits[j]]
-            if score > best:
-                best, i, ties = score, j, 1
-            elif score == best:
-                ties += 1
-                if rnd() * ties < 1.0:
-                    i = j
-        return i
 
     def force_root(self, i: int, state: State, nodes: list[Node], picks: list[int]) -> None:
         """Start a simulation with the root's candidate ``i`` (the root chosen by a root
