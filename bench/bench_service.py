@@ -36,7 +36,7 @@ from omega_cluster.cluster import init_ray
 from omega_cluster.cluster.actors import SelfPlayActor
 from omega_cluster.config import Settings, load_settings
 from omega_cluster.train.workers import ChunkReport, Weights
-from omega_cluster.wiring import build_encoder, build_game, build_model
+from omega_cluster.wiring import build_encoder, build_game, build_model, selfplay_worker_config
 
 RAY_CPUS = 2
 WARMUP_CHUNK = 1_000_000  # chunk index of the warm-up games (not among the measured ones)
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             handles = [
                 SelfPlayActor.options(num_cpus=1, max_restarts=0).remote(  # type: ignore[attr-defined]
-                    settings, i, str(Path(tmp) / f"actor{i}")
+                    selfplay_worker_config(settings), i, str(Path(tmp) / f"actor{i}")
                 )
                 for i in range(2)
             ]
