@@ -40,17 +40,10 @@ __all__ = [
 
 GameFactory = Callable[..., Game]
 
-# name -> "module:attribute" (lazy) or a factory (registered at run time)
-_BUILTIN: dict[str, str] = {
-    "mexican_train": "omega_cluster.games.mexican_train:MexicanTrainGame",
-    "goofspiel": "omega_cluster.games.goofspiel:GoofspielGame",
-    "kuhn_poker": "omega_cluster.games.kuhn_poker:KuhnPokerGame",
-    "leduc_poker": "omega_cluster.games.leduc_poker:LeducPokerGame",
-    "openspiel": "omega_cluster.games.openspiel:OpenSpielGame",
-}
-_REGISTERED: dict[str, GameFactory] = {}
+_REGISTERED: dict[str, GameFactory] = {}  # name -> factory, registered at run time
 
-# name -> "module:attribute" of the game's GamePlugin (lazy); a game without one gets a bare plugin
+# the built-in games: name -> "module:attribute" of the game's GamePlugin (imported when asked
+# for); the plugin's rules are the game's factory
 _PLUGINS: dict[str, str] = {
     "mexican_train": "omega_cluster.games.mexican_train.plugin:PLUGIN",
     "goofspiel": "omega_cluster.games.goofspiel:PLUGIN",
@@ -64,7 +57,7 @@ _IMPORTED: dict[str, GamePlugin] = {}  # "<module>:<Class>" -> the plugin it res
 
 def register_game(name: str, factory: GameFactory, *, replace: bool = False) -> None:
     """Make ``make_game(name, **params)`` build a game with ``factory(**params)``."""
-    if not replace and (name in _REGISTERED or name in _BUILTIN):
+    if not replace and (name in _REGISTERED or name in _PLUGINS):
         raise InvalidParameterError(f"a game named {name!r} is already registered")
     _REGISTERED[name] = factory
 
@@ -85,12 +78,16 @@ def game_plugin(game: Game | str) -> GamePlugin:
     if key in _REGISTERED_PLUGINS:
         return _REGISTERED_PLUGINS[key]
     if key in _PLUGINS:
-        module, attr = _PLUGINS[key].split(":")
-        plugin: GamePlugin = getattr(importlib.import_module(module), attr)
-        return plugin
+        return _builtin_plugin(key)
     if isinstance(game, str):
         return GamePlugin(name=name, game=game_class(name))
     return _module_plugin(type(game)) or GamePlugin(name=name, game=type(game))
+
+
+def _builtin_plugin(name: str) -> GamePlugin:
+    module, attr = _PLUGINS[name].split(":")
+    plugin: GamePlugin = getattr(importlib.import_module(module), attr)
+    return plugin
 
 
 def register_plugin(plugin: GamePlugin, *, replace: bool = False) -> None:
@@ -152,7 +149,7 @@ def _register_imported(path: str, plugin: GamePlugin) -> None:
     name = getattr(rules, "name", None)
     if not isinstance(name, str):
         name = plugin.name
-    if name in _BUILTIN or name.startswith("openspiel:") or is_import_path(name):
+    if name in _PLUGINS or name.startswith("openspiel:") or is_import_path(name):
         raise InvalidParameterError(
             f"game {path!r} is named {name!r}, a name the registry reserves; "
             "give the game (and its plugin) another name"
@@ -178,7 +175,7 @@ def _module_plugin(cls: type) -> GamePlugin | None:
 
 
 def available_games() -> list[str]:
-    return sorted(set(_BUILTIN) | set(_REGISTERED))
+    return sorted(set(_PLUGINS) | set(_REGISTERED))
 
 
 def game_class(name: str) -> GameFactory:
@@ -188,9 +185,8 @@ def game_class(name: str) -> GameFactory:
         return _import_game(name).rules()
     if name in _REGISTERED:
         return _REGISTERED[name]
-    if name in _BUILTIN:
-        module, attr = _BUILTIN[name].split(":")
-        factory: GameFactory = getattr(importlib.import_module(module), attr)
+    if name in _PLUGINS:
+        factory: GameFactory = _builtin_plugin(name).rules()
         return factory
     raise InvalidParameterError(
         f"unknown game {name!r}; available games: {', '.join(available_games())}"
