@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from omega_cluster.games.api import Game, State
+from omega_cluster.games.chance import sample_chance
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.encoders import encoder_from_info
@@ -255,12 +256,7 @@ class NetworkPlayer:
         legal, probs = self.policy(state, player)
         if self.greedy:
             return legal[int(np.argmax(probs))]
-        r = rng.random()
-        for action, p in zip(legal, probs, strict=True):
-            r -= p
-            if r < 0.0:
-                return action
-        return legal[-1]
+        return sample_chance(list(zip(legal, probs, strict=True)), rng.random())
 
     def __repr__(self) -> str:
         mode = "greedy" if self.greedy else f"sampled, temperature {self.temperature:g}"
