@@ -150,25 +150,3 @@ def test_compiled_option_is_checked() -> None:
         Commander(game, compiled="yes")  # type: ignore[arg-type]
     python = Commander(game, compiled=False)
     assert python.playout_returns(game.new_initial_state(seed=1), random.Random(0)) is None
-
-
-def test_seated_commanders_play_each_seat_with_its_own_weights() -> None:
-    """The searcher's seat plays the tuned Commander and the others the default one, compiled
-    or in Python alike (the compiled table gets the weights seat by seat)."""
-    from omega_cluster.games.mexican_train.officers.commander import SeatedCommanders
-
-    game = make_game("mexican_train", players=4, rounds=1)
-    tuned, default = Commander(game, weights="tuned_4p"), Commander(game)
-    seated = SeatedCommanders(tuned, default)
-    rng = random.Random(11)
-    differs = 0
-    for seed in range(20):
-        state = _played(game, seed, rng.randrange(0, 25), default, rng)
-        if state.is_terminal():
-            continue
-        owner = seed % 4
-        seated.owner = owner
-        seats = [default] * 4
-        seats[owner] = tuned
-        differs += _checked_playout(state, seats, seated.playout_returns, default, rng)
-    assert differs > 0

@@ -1,5 +1,4 @@
-"""Deductions from the public record of Mexican Train (``deal_constraints``) and the score-margin
-value (``pip_margin_value``): sound (the real hands never hold a tile said to be absent), the
+"""Deductions from the public record of Mexican Train (``deal_constraints``): sound (the real hands never hold a tile said to be absent), the
 same for states one player cannot tell apart, honoured by ISMCTS's determinizations, and off for
 rule variants where a draw or a pass proves nothing."""
 
@@ -16,7 +15,6 @@ from omega_cluster.games.mexican_train import DealConstraints
 from omega_cluster.games.mexican_train.belief import CommanderBelief
 from omega_cluster.games.mexican_train.inference import _limits, deal_constraints
 from omega_cluster.games.mexican_train.officers import Commander
-from omega_cluster.games.mexican_train.officers.values import pip_margin_value
 from omega_cluster.search import Leaf, LeafEvaluation, RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS
 
@@ -188,24 +186,6 @@ def test_ismcts_determinizations_honour_the_deductions() -> None:
     assert opponent_untouched
     for world in opponent_untouched:
         assert not world.hands[1] & facts.forbidden[1]
-
-
-def test_pip_margin_value_blends_win_share_and_margin() -> None:
-    game = make_game("mexican_train", players=2, rounds=1)
-    commander = Commander(game)
-    state = game.new_initial_state(1)
-    while not state.is_terminal():
-        state.apply_action(commander.act(state, state.current_players[0], random.Random(0)))
-    shares = state.returns()
-    assert pip_margin_value(0.0)(state) == pytest.approx(shares)
-    blended = pip_margin_value(0.5)(state)
-    winner = shares.index(max(shares))
-    assert blended[winner] > 0.75 > 0.25 > blended[1 - winner]  # a margin > 0 on top of the win
-    assert all(0.0 <= v <= 1.0 for v in blended)
-    with pytest.raises(ValueError, match="margin weight"):
-        pip_margin_value(1.5)
-    with pytest.raises(ValueError, match="scale"):
-        pip_margin_value(0.5, scale=0.0)
 
 
 # -- CommanderBelief ------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ latter it plays whole rounds compiled (:meth:`Commander.playout_returns`,
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderW
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainGame, MexicanTrainState
 
-__all__ = ["Commander", "MoveExplanation", "SeatedCommanders", "format_explanation"]
+__all__ = ["Commander", "MoveExplanation", "format_explanation"]
 
 
 @dataclass(frozen=True)
@@ -156,23 +155,6 @@ class Commander:
             )
         return cast("tuple[float, ...] | None", self._jit.playout_returns(state))
 
-    def policy(
-        self, state: State, player: int, legal: Sequence[int], temperature: float = 5.0
-    ) -> list[float]:
-        """A distribution over ``legal``: softmax of the move scores / ``temperature``.
-
-        Score gaps between a position's best two moves run from under 1 to ~50 points (median
-        ~7 at 4p), so the default 5 keeps clear choices near-certain and close ones shared. It
-        is the search's PUCT prior with ``prior=commander``.
-        """
-        if not temperature > 0.0:
-            raise ValueError(f"temperature must be > 0, got {temperature!r}")
-        scores = self._scores(state, player, legal)
-        top = max(scores)
-        weights = [math.exp((x - top) / temperature) for x in scores]
-        total = sum(weights)
-        return [w / total for w in weights]
-
     def explain(self, state: State, player: int) -> tuple[MoveExplanation, ...]:
         """Every legal move of ``player`` with its per-term contributions, best first.
 
@@ -202,47 +184,6 @@ class Commander:
             k: v for k, v in self.weights.as_dict().items() if v != getattr(CommanderWeights, k)
         }
         return f"Commander(weights={changed or 'defaults'})"
-
-
-class SeatedCommanders:
-    """A rollout policy: one seat (:attr:`owner`) plays Commander ``own``, every other seat
-    Commander ``others`` — a search's own continuation with tuned weights while its model of
-    the opponents stays the Commander they are. Set :attr:`owner` before each search
-    (:class:`~omega_cluster.players.search.SearchPlayer` does); ``playout_returns`` runs the
-    mixed table compiled when it can, like :meth:`Commander.playout_returns`.
-    """
-
-    def __init__(self, own: Commander, others: Commander) -> None:
-        if own.chain_budget != others.chain_budget:
-            raise ValueError("SeatedCommanders: both Commanders need the same chain_budget")
-        self.own, self.others = own, others
-        self.owner: int | None = None
-        self.name = f"commanders(own={own!r})"
-        self._jit: dict[int, Any] = {}
-
-    def act(self, state: State, player: int, rng: random.Random) -> int:
-        return (self.own if player == self.owner else self.others).act(state, player, rng)
-
-    def playout_returns(self, state: State, rng: random.Random) -> tuple[float, ...] | None:
-        owner = self.owner
-        if owner is None or not (self.own.compiled and self.others.compiled):
-            return None
-        jit = self._jit.get(owner)
-        if jit is None:
-            n = self.own.game.num_players
-            weights = [self.others.weights] * n
-            weights[owner] = self.own.weights
-            jit = self._jit[owner] = _compiled_commander(
-                self.own.game,
-                [w.vector() for w in weights],
-                [w.danger_hand_size for w in weights],
-                self.own.chain_budget,
-            )
-        returns = jit.playout_returns(cast("MexicanTrainState", state))
-        return cast("tuple[float, ...] | None", returns)
-
-    def __repr__(self) -> str:
-        return f"SeatedCommanders(own={self.own!r}, others={self.others!r})"
 
 
 def format_explanation(
