@@ -13,8 +13,9 @@ takes too; one module per command:
 * ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
   (:mod:`.export`).
 
-Bad input (an unknown key, game, player or parameter value) exits with status 2 and one line on
-stderr, no traceback. A new subcommand is one more module with its :class:`Command`, listed in
+Bad input (an unknown key, game, player or parameter value) and every other expected error (an
+:class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
+traceback. A new subcommand is one more module with its :class:`Command`, listed in
 :data:`COMMANDS`.
 """
 
@@ -30,9 +31,7 @@ from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, 
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.train import TRAIN
-from omega_cluster.eval.arena import ArenaError
-from omega_cluster.games.api import InvalidParameterError
-from omega_cluster.players.registry import PlayerSpecError
+from omega_cluster.errors import UserError, one_line
 
 __all__ = [
     "ARENA_KEYS",
@@ -80,8 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         status: int = args.run(args)
-    except (UsageError, InvalidParameterError, PlayerSpecError, ArenaError) as err:
-        message = " ".join(str(err).split())
-        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
+    except UserError as err:  # expected: one line, no traceback (omega_cluster.errors)
+        print(f"{PROG} {args.command}: error: {one_line(err)}", file=sys.stderr)
         return 2
     return status

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import ParamSpec
 from omega_cluster.players.registry import parse_scalar
 
@@ -30,7 +31,7 @@ __all__ = [
 PROG = "omega-cluster"
 
 
-class UsageError(ValueError):
+class UsageError(UserError, ValueError):
     """Bad command-line input: reported in one line, exit status 2."""
 
 

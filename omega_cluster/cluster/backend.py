@@ -36,6 +36,7 @@ from omega_cluster.cluster.actors import (
 )
 from omega_cluster.cluster.runtime_env import run_runtime_env
 from omega_cluster.config.schema import Settings
+from omega_cluster.errors import UserError
 from omega_cluster.eval.gatekeeper import GateServiceConfig
 from omega_cluster.train.workers import LearnerWorkerConfig, SelfPlayWorkerConfig
 
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 
-class ClusterError(RuntimeError):
+class ClusterError(UserError, RuntimeError):
     """The configuration does not fit the cluster (names the key and what the cluster has)."""
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from omega_cluster.errors import UserError
+
 __all__ = ["ConfigError"]
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration that cannot run: an unknown key, group option or game, a value of the
     wrong type or outside its allowed set. ``problems`` holds one line per problem."""
 

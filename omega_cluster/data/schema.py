@@ -50,6 +50,7 @@ from omega_cluster.data._columns import (
     nested_int_list_array,
     nested_list_parts,
 )
+from omega_cluster.errors import UserError
 
 __all__ = [
     "SCHEMA",
@@ -72,7 +73,7 @@ HistoryEntry = int | tuple[int, ...]  # an action, or a joint action of >= 2 sim
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-class SchemaError(ValueError):
+class SchemaError(UserError, ValueError):
     """A record or table that does not fit :data:`SCHEMA` (the message names the problem)."""
 
 

@@ -49,6 +49,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from omega_cluster.errors import UserError
 from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, wilson_interval
 from omega_cluster.eval.table import format_table, print_table, results_table
 from omega_cluster.games.api import CHANCE, Game, State
@@ -77,7 +78,7 @@ CountsHook = Callable[[State], Mapping[str, Sequence[float]]]
 DEFAULT_MAX_STEPS = 1_000_000  # a game that runs longer is taken to be stuck in a loop
 
 
-class ArenaError(ValueError):
+class ArenaError(UserError, ValueError):
     """Bad match arguments (table size, game count, seed) or a game that does not end."""
 
 

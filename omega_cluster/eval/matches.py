@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from omega_cluster.errors import UserError
 from omega_cluster.eval.arena import (
     DEFAULT_MAX_STEPS,
     CountsHook,
@@ -60,7 +61,7 @@ METRICS = ("win_share", "fair_share", "score", "return")
 """Per-game figures of a seat a paired contrast can compare; any counts key works too."""
 
 
-class BenchError(ValueError):
+class BenchError(UserError, ValueError):
     """Bad bench input: empty or inconsistent results, unpaired arms, malformed specs."""
 
 

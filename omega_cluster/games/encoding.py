@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import State
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 
-class EncoderError(ValueError):
+class EncoderError(UserError, ValueError):
     """A game an encoder cannot serve, or a position it cannot encode (naming the problem)."""
 
 

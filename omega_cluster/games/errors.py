@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from omega_cluster.errors import UserError
+
 if TYPE_CHECKING:
     from omega_cluster.games.api import State
 
@@ -24,7 +26,7 @@ __all__ = [
 ]
 
 
-class GameError(Exception):
+class GameError(UserError):
     """Base class of every error the game layer raises."""
 
 

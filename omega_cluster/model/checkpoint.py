@@ -36,6 +36,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder, EncoderInfo
 from omega_cluster.model._atomic import atomic_directory
@@ -65,7 +66,7 @@ OPTIMIZER_TENSORS_FILE = "optimizer.safetensors"
 OPTIMIZER_JSON_FILE = "optimizer.json"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError, ValueError):
     """A checkpoint that is missing, corrupt, or does not fit what the caller expects."""
 
 

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.chance import sample_chance
 from omega_cluster.games.encoding import Encoder, EncoderInfo
@@ -53,7 +54,7 @@ __all__ = [
 INPUT_NAMES = ("observations", "action_features", "legal_mask")
 
 
-class ExportError(RuntimeError):
+class ExportError(UserError, RuntimeError):
     """The export failed, or ONNX Runtime disagrees with torch."""
 
 

@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import AuxHeadSpec, Encoder
 
@@ -55,7 +56,7 @@ __all__ = [
 TRUNKS = ("mlp", "transformer")
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(UserError, ValueError):
     """A model configuration value outside its allowed range (naming the field)."""
 
 

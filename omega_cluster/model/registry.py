@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omega_cluster.errors import UserError
+
 __all__ = ["STATUSES", "ModelRegistry", "ModelVersion", "RegistryError"]
 
 STATUSES = ("candidate", "champion", "retired", "rejected")
 
 
-class RegistryError(RuntimeError):
+class RegistryError(UserError, RuntimeError):
     """An impossible registry change (unknown version, promoting twice, a foreign run)."""
 
 

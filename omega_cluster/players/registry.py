@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import game_plugin, register_plugin
@@ -49,7 +50,7 @@ Target: TypeAlias = str | PlayerFactory
 ANY_GAME = "*"  # key of a target that serves every game
 
 
-class PlayerSpecError(ValueError):
+class PlayerSpecError(UserError, ValueError):
     """An unknown player name, a player that does not support the game, or bad spec arguments."""
 
 

@@ -24,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from omega_cluster.errors import UserError
+
 __all__ = [
     "CHAMPION_ALIAS",
     "RUN_DIR_TAG",
@@ -42,7 +44,7 @@ CHAMPION_ALIAS = "champion"  # the registered model's alias that points at the c
 RUN_DIR_TAG = "omega.run_dir"  # the tag the service sets on every run: where its state lives
 
 
-class TrackingError(RuntimeError):
+class TrackingError(UserError, RuntimeError):
     """The tracking store cannot be used: unreachable URI, unknown run id, a failed MLflow call."""
 
 

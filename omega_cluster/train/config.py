@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from omega_cluster.errors import UserError
 from omega_cluster.model.network import select_device
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train.losses import VALUE_TARGETS
@@ -39,7 +40,7 @@ __all__ = [
 MODES = ("search", "network")
 
 
-class SelfPlayError(ValueError):
+class SelfPlayError(UserError, ValueError):
     """A bad self-play configuration or an evaluator that cannot serve the chosen mode."""
 
 
