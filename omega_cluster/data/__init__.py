@@ -3,13 +3,15 @@
 Self-play turns decisions into :class:`Record` rows; a :class:`ShardWriter` writes tables of them
 as Arrow IPC shards to a :class:`ShardStore` (any ``pyarrow.fs`` URI: local, ``s3://``); the
 learner's :class:`ReplayWindow` reads new shards from the manifest and samples
-:class:`TrainingBatch` arrays. This is the only package that imports pyarrow: everything it hands
+:class:`TrainingBatch` arrays; :func:`audit_store` repairs a store's orphans at the start of a run
+and :func:`store_totals` recounts what its manifest holds. This is the only package that imports pyarrow: everything it hands
 out to the model and learner is numpy or plain Python.
 """
 
 from omega_cluster.data._columns import count_distinct
+from omega_cluster.data.audit import AuditReport, StoreTotals, audit_store, store_totals
 from omega_cluster.data.batch import TrainingBatch, table_to_batch
-from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
+from omega_cluster.data.manifest import LegacyPosition, ManifestEntry, ManifestPosition
 from omega_cluster.data.reader import ShardReader
 from omega_cluster.data.replay import GrowingWindow, ReplayWindow
 from omega_cluster.data.schema import (
@@ -32,8 +34,10 @@ from omega_cluster.data.shards import (
 __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
+    "AuditReport",
     "CorruptShardError",
     "GrowingWindow",
+    "LegacyPosition",
     "ManifestEntry",
     "ManifestPosition",
     "QuarantineNote",
@@ -44,9 +48,12 @@ __all__ = [
     "ShardReader",
     "ShardStore",
     "ShardWriter",
+    "StoreTotals",
     "TrainingBatch",
+    "audit_store",
     "count_distinct",
     "records_to_table",
+    "store_totals",
     "table_to_batch",
     "table_to_records",
     "validate_table",

@@ -1,25 +1,41 @@
 """Manifest entries (one small JSON file per shard), sequence keys and reader positions.
 
 A shard becomes visible when its manifest entry exists (:mod:`.shards`). Entries are named by a
-sequence key ``<time_ns, 20 digits>-<writer_id>-<counter, 6 digits>`` that sorts by creation time
-and is unique per writer; a reader's :class:`ManifestPosition` is the newest key it consumed plus
-the keys it consumed just before it, so that an entry published a little late (its writer took its
-key, then a slower upload finished after a newer entry was already read) is still picked up (see
-:class:`.shards.ShardReader`). Positions go into learner checkpoints as JSON
-(:meth:`ManifestPosition.to_dict`).
+sequence key ``<time_ns, 20 digits>-<writer_id>-<counter, 6 digits>`` that is unique (a writer's
+time part never repeats) and roughly sorts by creation time; nothing relies on that order, since
+it comes from the writers' clocks. A reader's :class:`ManifestPosition` is the set of entry names
+it consumed (:class:`.reader.ShardReader`): an entry it has not consumed is new, whenever and by
+whatever clock it was named. Positions go into learner checkpoints as JSON
+(:meth:`ManifestPosition.to_dict`); an older checkpoint's position loads as a
+:class:`LegacyPosition` that the reader converts.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import time
+import zlib
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Final
 
-__all__ = ["KeyClock", "ManifestEntry", "ManifestPosition", "key_time_ns"]
+__all__ = [
+    "KeyClock",
+    "LegacyPosition",
+    "ManifestEntry",
+    "ManifestPosition",
+    "key_time_ns",
+    "key_writer",
+]
 
 _WRITER_ID: Final = re.compile(r"^[A-Za-z0-9_.]{1,64}$")
 _KEY: Final = re.compile(r"^\d{20}-[A-Za-z0-9_.]{1,64}-\d{6,}$")
+
+
+def key_writer(key: str) -> str | None:
+    """The writer id of a sequence key ``<time_ns>-<writer_id>-<counter>`` (None: not a key)."""
+    return key.split("-")[1] if _KEY.match(key) else None
 
 
 def key_time_ns(key: str) -> int:
@@ -118,20 +134,89 @@ class ManifestEntry:
 
 @dataclass(frozen=True)
 class ManifestPosition:
-    """How far a reader has consumed the manifest; a restarted learner resumes from it."""
+    """How far a reader has consumed the manifest: the names of the entries it consumed.
 
-    key: str = ""  # newest sequence key consumed ("" = nothing yet)
+    The position is the *set* of consumed entry names, kept in consumption order, not "the newest
+    key": keys are chosen by writers (their clocks), so one key that sorts after every other (a
+    node whose clock runs ahead, a hand-made ``09999...`` entry) would otherwise hide every entry
+    written after it. Here any name not in ``consumed`` is new, whatever it sorts like, and the
+    order is the reader's own (the replay window keeps its newest shards by it).
+
+    Why names and not per-writer counters: a writer id is reused (a retried self-play chunk has
+    its chunk's id, its counter starts again at 1), so counters would take a new entry for a
+    consumed one. Names never repeat. Their cost: the set grows with the run; :meth:`to_dict`
+    stores it zlib-compressed, about 10 bytes per consumed shard (about 1 MB per 100k shards).
+    """
+
+    consumed: tuple[str, ...] = ()  # names of consumed manifest entries, oldest consumed first
     rows_seen: int = 0  # rows of every shard consumed so far (grows the replay window)
-    recent: tuple[str, ...] = ()  # keys consumed within the settle time before `key`, ascending
+
+    def to_dict(self) -> dict[str, Any]:
+        packed = zlib.compress("\n".join(self.consumed).encode(), 9)
+        return {
+            "consumed": base64.b64encode(packed).decode(),
+            "count": len(self.consumed),
+            "rows_seen": self.rows_seen,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ManifestPosition | LegacyPosition:
+        """Parse :meth:`to_dict`'s JSON, or an old checkpoint's ``{key, rows_seen, recent}``."""
+        if isinstance(data, dict) and set(data) == set(_LEGACY_FIELDS):
+            return LegacyPosition.from_dict(data)
+        if not isinstance(data, dict) or set(data) != {"consumed", "count", "rows_seen"}:
+            raise ValueError(
+                f"a manifest position is {{consumed, count, rows_seen}} (or, from an older "
+                f"checkpoint, {{{', '.join(_LEGACY_FIELDS)}}}), got {data!r}"
+            )
+        packed, count, rows = data["consumed"], data["count"], data["rows_seen"]
+        if not isinstance(packed, str) or not isinstance(rows, int) or not isinstance(count, int):
+            raise ValueError(f"malformed manifest position {data!r}")
+        try:
+            text = zlib.decompress(base64.b64decode(packed, validate=True)).decode()
+        except (ValueError, zlib.error) as err:  # binascii.Error is a ValueError
+            raise ValueError(f"manifest position: 'consumed' does not decode: {err}") from err
+        names = tuple(text.split("\n")) if text else ()
+        if len(names) != count:
+            raise ValueError(f"manifest position lists {len(names)} names, 'count' says {count}")
+        return cls(consumed=names, rows_seen=rows)
+
+
+_LEGACY_FIELDS: Final = ("key", "rows_seen", "recent")
+LEGACY_SETTLE_NS: Final = 60 * 10**9  # the settle time every old reader used (its default)
+
+
+@dataclass(frozen=True)
+class LegacyPosition:
+    """A position as older checkpoints stored it: the newest key consumed, plus ``recent``.
+
+    The old reader took every entry with a key up to ``key`` as consumed, except those in the
+    last minute before it (its settle time) that are not in ``recent``: it would still read
+    those. :meth:`resolve` turns that rule into the consumed names of a manifest listing, in
+    key order (the order the old reader consumed them in), so an old run resumes where it was.
+    """
+
+    key: str
+    rows_seen: int
+    recent: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "rows_seen": self.rows_seen, "recent": list(self.recent)}
 
     @classmethod
-    def from_dict(cls, data: Any) -> ManifestPosition:
-        if not isinstance(data, dict) or set(data) != {"key", "rows_seen", "recent"}:
-            raise ValueError(f"a manifest position is {{key, rows_seen, recent}}, got {data!r}")
+    def from_dict(cls, data: dict[str, Any]) -> LegacyPosition:
         key, rows, recent = data["key"], data["rows_seen"], data["recent"]
         if not isinstance(key, str) or not isinstance(rows, int) or not isinstance(recent, list):
             raise ValueError(f"malformed manifest position {data!r}")
+        if key and not _KEY.match(key):
+            raise ValueError(f"manifest position key {key!r} is not <time_ns>-<writer>-<counter>")
         return cls(key=key, rows_seen=rows, recent=tuple(sorted(str(k) for k in recent)))
+
+    def resolve(self, names: Iterable[str]) -> ManifestPosition:
+        """The same position over the manifest entry ``names`` listed now."""
+        if not self.key:
+            return ManifestPosition(rows_seen=self.rows_seen)
+        horizon = f"{max(key_time_ns(self.key) - LEGACY_SETTLE_NS, 0):020d}"
+        recent = set(self.recent)
+        consumed = sorted(n for n in names if n <= self.key and (n <= horizon or n in recent))
+        return ManifestPosition(consumed=tuple(consumed), rows_seen=self.rows_seen)

@@ -1,62 +1,66 @@
-"""Reading a shard store in manifest order, once each, from a remembered position.
+"""Reading a shard store's manifest once each entry, from a remembered position.
 
 :class:`ShardReader` is what the replay window (:mod:`.replay`) reads new shards with: it lists
-only manifest entries it has not consumed (:class:`.manifest.ManifestPosition`), still picks up
-an entry published a little late, and skips (and counts) a shard that fails its checks, which
-:meth:`.shards.ShardStore.read` has moved to quarantine.
+the manifest and takes every entry whose name it has not consumed (:class:`.manifest.
+ManifestPosition`), however that name sorts: a writer whose clock runs ahead, or one published
+late, neither hides nor loses anything. A shard that fails its checks is skipped (and counted);
+:meth:`.shards.ShardStore.read` has moved it to quarantine.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from omega_cluster.data.manifest import ManifestEntry, ManifestPosition, key_time_ns
+from omega_cluster.data.manifest import LegacyPosition, ManifestEntry, ManifestPosition
 from omega_cluster.data.shards import CorruptShardError, ShardStore
 
 __all__ = ["ShardReader"]
 
 
 class ShardReader:
-    """Reads a store's shards in manifest order, once each, remembering its position.
+    """Reads a store's new manifest entries, once each, remembering which it consumed.
 
-    ``settle_s``: a manifest entry whose key is older than the newest consumed key by less than
-    this is still picked up when it appears late (writers take the key just before the manifest
-    PUT, and node clocks differ a little); older late arrivals are ignored. Keep it above the
-    clock skew between nodes plus the slowest manifest PUT.
+    Each call of :meth:`new_entries` lists the manifest names (a listing, no file reads) and
+    loads only the entries not consumed yet, in name order; :meth:`consume` records them in the
+    order they were consumed (the position's order).
     """
 
     def __init__(
-        self, store: ShardStore, *, start: ManifestPosition | None = None, settle_s: float = 60.0
+        self, store: ShardStore, *, start: ManifestPosition | LegacyPosition | None = None
     ) -> None:
         self.store = store
-        self.settle_ns = int(settle_s * 1e9)
-        self._position = start or ManifestPosition()
+        if isinstance(start, LegacyPosition):  # an old checkpoint: its rule over today's listing
+            start = start.resolve(store.entry_names())
+        start = start or ManifestPosition()
+        self._consumed = list(start.consumed)
+        self._seen = set(self._consumed)
+        self._rows_seen = start.rows_seen
         self.quarantined = 0  # shards that failed their checks while this reader read them
 
     @property
     def position(self) -> ManifestPosition:
-        return self._position
+        return ManifestPosition(tuple(self._consumed), self._rows_seen)
 
-    def horizon(self, key: str) -> str:
-        return f"{max(key_time_ns(key) - self.settle_ns, 0):020d}" if key else ""
+    @property
+    def rows_seen(self) -> int:
+        """Rows of every shard consumed so far."""
+        return self._rows_seen
+
+    def consumed_names(self) -> list[str]:
+        """Names of the consumed entries, in the order they were consumed (a copy)."""
+        return list(self._consumed)
 
     def new_entries(self) -> list[ManifestEntry]:
-        """Entries not consumed yet, in key order (reads only manifest files it has not seen)."""
-        pos = self._position
-        recent = set(pos.recent)
-        return [
-            e
-            for e in self.store.entries(after=self.horizon(pos.key))
-            if e.key > pos.key or e.key not in recent
-        ]
+        """Entries not consumed yet, in name order (loads only manifest files it has not seen)."""
+        return self.store.entries(skip=self._seen)
 
     def consume(self, entry: ManifestEntry, rows: int) -> None:
         """Mark an entry consumed (``rows``: rows it added; 0 for a quarantined shard)."""
-        pos = self._position
-        newest = max(pos.key, entry.key)
-        horizon = self.horizon(newest)
-        recent = tuple(sorted(k for k in {*pos.recent, entry.key} if k > horizon))
-        self._position = ManifestPosition(newest, pos.rows_seen + rows, recent)
+        if entry.key in self._seen:
+            return
+        self._seen.add(entry.key)
+        self._consumed.append(entry.key)
+        self._rows_seen += rows
 
     def read_new(self) -> list[tuple[ManifestEntry, pa.Table]]:
         """Read every new shard; quarantined ones are skipped and counted in ``quarantined``."""

@@ -1,15 +1,15 @@
 """The replay window: the most recent N rows of a shard store, sampled into training batches.
 
 The learner (:mod:`omega_cluster.train`) owns a :class:`ReplayWindow`; self-play actors write
-shards (:mod:`.shards`). :meth:`ReplayWindow.refresh` reads only manifest entries it has not seen
-(:class:`.reader.ShardReader`), appends their shards in key order and drops whole shards from the
-old end once the newer ones alone hold N rows; :meth:`ReplayWindow.sample` draws a batch among the
-newest N rows, uniformly or in proportion to the record ``weight``, with an explicit
-``numpy.random.Generator``. :attr:`ReplayWindow.position` goes into the learner's checkpoint;
-``ReplayWindow(store, start=position)`` rebuilds the same window (the newest shards up to that
-position) and continues from there. Quarantined shards are skipped and counted. (One difference:
-an entry published more than ``settle_s`` late, ignored by a running window, cannot be told from
-a consumed one when a window is rebuilt, so the rebuilt window may hold it.)
+shards (:mod:`.shards`). :meth:`ReplayWindow.refresh` reads only manifest entries it has not
+consumed (:class:`.reader.ShardReader`), appends their shards in the order it consumes them (not
+by key: keys come from the writers' clocks, and a far-future key must not stay "newest" forever)
+and drops whole shards from the old end once the newer ones alone hold N rows;
+:meth:`ReplayWindow.sample` draws a batch among the newest N rows, uniformly or in proportion to
+the record ``weight``, with an explicit ``numpy.random.Generator``. :attr:`ReplayWindow.position`
+goes into the learner's checkpoint; ``ReplayWindow(store, start=position)`` rebuilds the same
+window (the last consumed shards, by the position's consumption order) and continues from there.
+Quarantined shards are skipped and counted.
 
 N is fixed (``window_rows``) or grows with the rows seen (:class:`GrowingWindow`, KataGo's rule):
 early on, when the network changes fast, old data is stale and the window is small; later it grows
@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from omega_cluster.data.batch import TrainingBatch, table_to_batch
-from omega_cluster.data.manifest import ManifestEntry, ManifestPosition
+from omega_cluster.data.manifest import LegacyPosition, ManifestEntry, ManifestPosition
 from omega_cluster.data.reader import ShardReader
 from omega_cluster.data.shards import CorruptShardError, ShardStore
 
@@ -79,9 +79,8 @@ class ReplayWindow:
         *,
         window_rows: int = 250_000,
         growing: GrowingWindow | None = None,
-        start: ManifestPosition | None = None,
+        start: ManifestPosition | LegacyPosition | None = None,
         accept: Callable[[ManifestEntry], bool] | None = None,
-        settle_s: float = 60.0,
     ) -> None:
         if window_rows < 1:
             raise ValueError(f"window_rows must be >= 1, got {window_rows}")
@@ -89,13 +88,13 @@ class ReplayWindow:
         self.window_rows = window_rows  # N when `growing` is None
         self.growing = growing
         self.accept = accept or (lambda entry: True)
-        self._reader = ShardReader(store, start=start, settle_s=settle_s)
+        self._reader = ShardReader(store, start=start)
         self._shards: list[tuple[ManifestEntry, pa.Table]] = []
         self._table: pa.Table | None = None  # concatenation of the window's shards (lazy)
         self._cumulative: np.ndarray | None = None  # cumulative weights of sampled rows (lazy)
         self._backfill_quarantined = 0
-        if start is not None and start.key:
-            self._backfill(start)
+        if start is not None:
+            self._backfill()
 
     @property
     def position(self) -> ManifestPosition:
@@ -107,7 +106,7 @@ class ReplayWindow:
         """N, the rows sampled from: fixed, or grown from the rows seen."""
         if self.growing is None:
             return self.window_rows
-        return self.growing.rows(self.position.rows_seen)
+        return self.growing.rows(self._reader.rows_seen)
 
     @property
     def rows(self) -> int:
@@ -130,20 +129,19 @@ class ReplayWindow:
     def _held(self) -> int:
         return sum(table.num_rows for _, table in self._shards)
 
-    def _backfill(self, start: ManifestPosition) -> None:
-        """Reload the shards the window held at ``start``: the newest consumed ones up to N rows."""
-        horizon = self._reader.horizon(start.key)
-        recent = set(start.recent)
-        consumed = [
-            e
-            for e in self.store.entries()
-            if e.key <= start.key and (e.key <= horizon or e.key in recent) and self.accept(e)
-        ]
+    def _backfill(self) -> None:
+        """Reload the shards the window held at its start position: the last consumed (and
+        accepted) shards, newest first, until they hold N rows."""
+        listed = set(self.store.entry_names())
         chosen: list[ManifestEntry] = []
-        for entry in reversed(consumed):
-            if sum(e.rows for e in chosen) >= self.capacity:
+        held = 0
+        for name in reversed(self._reader.consumed_names()):
+            if held >= self.capacity:
                 break
-            chosen.append(entry)
+            entry = self.store.entry(name) if name in listed else None
+            if entry is not None and self.accept(entry):
+                chosen.append(entry)
+                held += entry.rows
         for entry in reversed(chosen):
             try:
                 self._shards.append((entry, self.store.read(entry)))
@@ -168,7 +166,6 @@ class ReplayWindow:
             self._shards.append((entry, table))
             added += table.num_rows
         if added:
-            self._shards.sort(key=lambda item: item[0].key)  # late arrivals go in key order
             self._evict()
             self._table = self._cumulative = None
         return added

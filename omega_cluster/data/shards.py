@@ -9,7 +9,7 @@ Layout under a store root::
 A :class:`ShardWriter` writes the IPC file to a temporary name, renames it, then writes the manifest
 entry. On S3 a rename is a copy, so a half-copied shard can exist: readers therefore trust only the
 manifest (written last, in one PUT) and never list ``shards/``. A shard without a manifest entry (its
-writer died in between) is an orphan: invisible, and :meth:`ShardStore.sweep_orphans` finds it.
+writer died in between) is an orphan: invisible until :func:`.audit.audit_store` re-commits it.
 :meth:`ShardStore.read` checks size, sha256, schema version and schema; a shard that fails is moved
 to ``quarantine/`` with a ``<key>.reason.json``, logged, and :class:`CorruptShardError` is raised
 (:class:`.reader.ShardReader` and the replay window skip it and count it): it is never trained on.
@@ -38,7 +38,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,22 +154,33 @@ class ShardStore:
         if temp != target:
             self.fs.move(temp, target)
 
-    def entries(self, *, after: str = "") -> list[ManifestEntry]:
-        """Manifest entries with key > ``after``, ordered by key (only these shards exist for readers)."""
+    def entry_names(self) -> list[str]:
+        """Names (keys) of the manifest entries, sorted; one listing, no file read."""
         selector = pafs.FileSelector(self.path("manifest"), allow_not_found=True)
-        names = sorted(
+        return sorted(
             info.base_name[:-5]
             for info in self.fs.get_file_info(selector)
             if info.is_file and info.base_name.endswith(".json")
         )
+
+    def entries(self, *, skip: Container[str] = ()) -> list[ManifestEntry]:
+        """Manifest entries ordered by name, except those named in ``skip`` (never loaded).
+
+        Only these shards exist for readers. The order is the writers' (their clocks): use it
+        for a stable listing, never as "what came first".
+        """
         out = []
-        for key in names:
-            if key <= after:
+        for key in self.entry_names():
+            if key in skip:
                 continue
-            entry = self._cache.get(key) or self._load_entry(key)
+            entry = self.entry(key)
             if entry is not None:
                 out.append(entry)
         return out
+
+    def entry(self, key: str) -> ManifestEntry | None:
+        """The manifest entry named ``key`` (None if it is gone or was unreadable)."""
+        return self._cache.get(key) or self._load_entry(key)
 
     def _load_entry(self, key: str) -> ManifestEntry | None:
         relative = f"manifest/{key}.json"
@@ -243,30 +254,15 @@ class ShardStore:
                 )
         return notes
 
-    def sweep_orphans(self, older_than_s: float, *, quarantine: bool = False) -> list[str]:
-        """Files in ``shards/`` that no manifest entry names and older than ``older_than_s``.
+    def quarantine_orphan(self, relative: str, reason: str) -> None:
+        """Move a file of ``shards/`` that no entry names to ``quarantine/`` with a reason file."""
+        self._quarantine_files(relative.rsplit("/", 1)[-1], reason, [(relative, "shard")])
 
-        Such files come from writers that died between the rename and the manifest entry (or
-        during the upload: temporary files). Returned as paths relative to the root; moved to
-        ``quarantine/`` when ``quarantine`` is true. Keep ``older_than_s`` well above the longest
-        shard write, or a shard still being published is taken for an orphan.
-        """
-        named = {e.shard_path for e in self.entries()}
-        cutoff = time.time_ns() - int(older_than_s * 1e9)
-        selector = pafs.FileSelector(self.path("shards"), allow_not_found=True)
-        orphans = []
-        for info in self.fs.get_file_info(selector):
-            relative = f"shards/{info.base_name}"
-            if info.is_file and relative not in named:
-                mtime = info.mtime_ns
-                if mtime is None or mtime <= cutoff:
-                    orphans.append(relative)
-        orphans.sort()
-        if quarantine:
-            for relative in orphans:
-                name = relative.rsplit("/", 1)[-1]
-                self._quarantine_files(name, "orphan: no manifest entry", [(relative, "shard")])
-        return orphans
+    def commit(self, entry: ManifestEntry) -> str:
+        """Write ``entry`` to the manifest (its shard becomes visible); its file's path."""
+        manifest = f"manifest/{entry.key}.json"
+        self.put(manifest, json.dumps(entry.to_dict(), indent=1).encode())
+        return self.path(manifest)
 
 
 class ShardWriter:
@@ -316,26 +312,14 @@ class ShardWriter:
                 out.write(payload)
             sha256 = digest.result()
         self.store.fs.move(temp, self.store.path(shard_path))
-        # The manifest key is taken after the upload, so keys sort by when shards became
-        # complete: a reader's settle window then only has to cover the manifest PUT itself.
-        entry = ManifestEntry(
-            key=self._clock.next_key(),
-            shard_path=shard_path,
-            rows=table.num_rows,
-            bytes=payload.size,
-            sha256=sha256,
-            schema_version=SCHEMA_VERSION,
-            encoder_versions=_distinct(table, "encoder_version"),
-            champion_versions=_distinct(table, "champion_version"),
-            games=_distinct(table, "game"),
-            writer_id=self.writer_id,
-            node_id=self.node_id,
-            created_unix=time.time(),
-        )
-        manifest = f"manifest/{entry.key}.json"
-        self.store.put(manifest, json.dumps(entry.to_dict(), indent=1).encode())
+        # The manifest key is another key of this writer's clock than the shard's name: an
+        # orphan's recovered entry (.audit) can then take the shard's name without a clash.
+        entry = new_entry(table, key=self._clock.next_key(), shard_path=shard_path,
+                          size=payload.size, sha256=sha256, writer_id=self.writer_id,
+                          node_id=self.node_id)  # fmt: skip
+        manifest_file = self.store.commit(entry)
         seconds = time.perf_counter() - start
-        return ShardInfo(entry, self.store.path(shard_path), self.store.path(manifest), seconds)
+        return ShardInfo(entry, self.store.path(shard_path), manifest_file, seconds)
 
     def append(self, records: Sequence[Record]) -> list[ShardInfo]:
         """Buffer records; write a shard each time ``rows_per_shard`` are buffered."""
@@ -376,6 +360,33 @@ def _checked_table(entry: ManifestEntry, payload: pa.Buffer) -> pa.Table:
     if table.num_rows != entry.rows:
         raise ValueError(f"shard has {table.num_rows} rows, manifest says {entry.rows}")
     return table
+
+
+def new_entry(
+    table: pa.Table,
+    *,
+    key: str,
+    shard_path: str,
+    size: int,
+    sha256: str,
+    writer_id: str,
+    node_id: str,
+) -> ManifestEntry:
+    """The manifest entry of a shard holding ``table`` (``size`` bytes, hex ``sha256``)."""
+    return ManifestEntry(
+        key=key,
+        shard_path=shard_path,
+        rows=table.num_rows,
+        bytes=size,
+        sha256=sha256,
+        schema_version=SCHEMA_VERSION,
+        encoder_versions=_distinct(table, "encoder_version"),
+        champion_versions=_distinct(table, "champion_version"),
+        games=_distinct(table, "game"),
+        writer_id=writer_id,
+        node_id=node_id,
+        created_unix=time.time(),
+    )
 
 
 def _distinct(table: pa.Table, name: str) -> tuple[Any, ...]:

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from omega_cluster.data import (
+    LegacyPosition,
     ManifestEntry,
     ManifestPosition,
     ReplayWindow,
@@ -118,7 +119,7 @@ class Learner:
         self.scaler = torch.amp.GradScaler("cuda") if self.amp else None
         self.step = 0
         self.sampling_rng = np.random.default_rng(config.seed)
-        self.window_position: ManifestPosition | None = None
+        self.window_position: ManifestPosition | LegacyPosition | None = None
         lo, hi = model.config.value_range or (-1.0, 1.0)
         self.value_scale = (hi - lo) / 2.0  # value errors in half-ranges of the head
         self.seats = model.config.num_value_seats
@@ -349,7 +350,10 @@ class Learner:
         if loaded.optimizer_state is not None:
             learner.optimizer.load_state_dict(loaded.optimizer_state)
         learner.step = meta.step
-        learner._restore(state)
+        try:
+            learner._restore(state)
+        except ValueError as err:  # a malformed replay position or generator state
+            raise CheckpointError(f"checkpoint {directory}: {err}") from err
         return learner
 
     def _restore(self, state: dict[str, Any]) -> None:
@@ -363,7 +367,8 @@ class Learner:
         position = state.get("window_position")
         if position is not None:
             data = dict(position)
-            data["recent"] = list(data.get("recent", ()))
+            if "recent" in data:  # an older checkpoint's position: its list comes back a tuple
+                data["recent"] = list(data["recent"])
             self.window_position = ManifestPosition.from_dict(data)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from omega_cluster.data import (
     GrowingWindow,
-    ManifestEntry,
+    LegacyPosition,
     ManifestPosition,
     Record,
     ReplayWindow,
@@ -116,35 +116,82 @@ def test_resume_from_a_position_rebuilds_the_same_window(tmp_path: Path) -> None
     )
 
 
-def _rekey(store_root: Path, entry: ManifestEntry, key: str) -> None:
-    """Publish ``entry`` late under an older key (as a writer whose PUT was slow would)."""
-    data = entry.to_dict() | {"key": key}
-    (store_root / "manifest" / f"{entry.key}.json").unlink()
-    (store_root / "manifest" / f"{key}.json").write_text(json.dumps(data))
+FAR_FUTURE_NS = 9_999_999_999_000_000_000  # year 2286: a node whose clock runs far ahead
 
 
-def test_late_manifest_entries_within_the_settle_time_are_read(tmp_path: Path) -> None:
+def _skewed_writer(store: ShardStore, writer_id: str = "skewed") -> ShardWriter:
+    """A writer whose clock runs ahead: every key it takes sorts after every real one."""
+    writer = ShardWriter(store, writer_id=writer_id)
+    writer._clock._last_ns = FAR_FUTURE_NS
+    return writer
+
+
+def _small(seed: int) -> list[Record]:
+    return synthetic_records(3, np.random.default_rng(seed), observation_size=4, feature_size=2)
+
+
+def test_a_writer_whose_clock_runs_ahead_hides_no_later_shard(tmp_path: Path) -> None:
     store = ShardStore(tmp_path)
     _write_shards(store, 2)
-    window = ReplayWindow(store, window_rows=1000, settle_s=60)
+    window = ReplayWindow(store, window_rows=25)
+    assert window.refresh() == 20
+    skewed = _skewed_writer(store).write(_small(9)).entry
+    assert skewed.key.startswith("0999999999")
+    assert window.refresh() == 3
+    saved = json.loads(json.dumps(window.position.to_dict()))
+    for first in (2, 3, 4):  # normal writers keep writing: every shard is still new
+        _write_shards(store, 1, first=first)
+        assert window.refresh() == SHARD_ROWS
+    assert window.position.rows_seen == 53 and window.refresh() == 0
+    # consumption order, not key order: the far-future shard ages out like any other
+    assert [e.writer_id for e in window.entries] == ["w2", "w3", "w4"]
+    resumed = ReplayWindow(store, window_rows=25, start=ManifestPosition.from_dict(saved))
+    assert [e.writer_id for e in resumed.entries] == ["w0", "w0", "skewed"]  # as at `saved`
+    assert resumed.refresh() == 3 * SHARD_ROWS and resumed.entries == window.entries
+    assert resumed.position == window.position
+
+
+def test_an_entry_published_late_under_an_old_key_is_read(tmp_path: Path) -> None:
+    store = ShardStore(tmp_path)
+    _write_shards(store, 2)
+    window = ReplayWindow(store, window_rows=1000)
     window.refresh()
-    newest = int(window.position.key[:20])
-    late, stale = (
-        ShardWriter(store, writer_id=w)
-        .write(synthetic_records(3, np.random.default_rng(9), observation_size=4, feature_size=2))
-        .entry
-        for w in ("late", "stale")
+    late = ShardWriter(store, writer_id="late").write(_small(9)).entry
+    data = late.to_dict() | {"key": "00000000000000000001-late-000009"}  # long before the rest
+    (tmp_path / "manifest" / f"{late.key}.json").rename(
+        tmp_path / "manifest" / f"{data['key']}.json"
     )
-    _rekey(tmp_path, late, f"{newest - 1:020d}-late-000009")  # 1 ns before the newest
-    _rekey(tmp_path, stale, f"{newest - 120 * 10**9:020d}-stale-000009")  # 2 min before
-    saved = window.position
-    assert window.refresh() == 3  # the late one only; the stale one is taken as consumed
-    assert [e.writer_id for e in window.entries] == ["w0", "late", "w0"]  # key order
-    assert window.refresh() == 0
-    resumed = ReplayWindow(store, window_rows=1000, start=saved, settle_s=60)
-    assert resumed.refresh() == 3
-    # a rebuilt window cannot tell the stale entry from a consumed one: it loads it (documented)
-    assert [e for e in resumed.entries if e.writer_id != "stale"] == window.entries
+    (tmp_path / "manifest" / f"{data['key']}.json").write_text(json.dumps(data))
+    assert window.refresh() == 3 and window.refresh() == 0
+    assert [e.writer_id for e in window.entries] == ["w0", "w0", "late"]  # consumption order
+    resumed = ReplayWindow(store, window_rows=1000, start=window.position)
+    assert resumed.entries == window.entries and resumed.refresh() == 0
+
+
+def test_an_old_checkpoints_position_converts_to_the_consumed_names(tmp_path: Path) -> None:
+    """The old ``{key, rows_seen, recent}``: keys up to ``key`` count as consumed, except those
+    within its minute of settle time that are not in ``recent`` (the old reader still read those)."""
+    store = ShardStore(tmp_path)
+    _write_shards(store, 3)
+    names = store.entry_names()
+    settle = int(60e9)
+    newest = int(names[-1][:20])
+    unread = f"{newest - 1:020d}-late-000001"  # just before the old key, not in recent: unread
+    stale = f"{newest - 2 * settle:020d}-stale-000001"  # long before: the old reader skipped it
+    for key, seed in ((unread, 7), (stale, 8)):
+        entry = ShardWriter(store, writer_id="x").write(_small(seed)).entry
+        (tmp_path / "manifest" / f"{entry.key}.json").unlink()
+        (tmp_path / "manifest" / f"{key}.json").write_text(
+            json.dumps(entry.to_dict() | {"key": key})
+        )
+    old = {"key": names[-1], "rows_seen": 30, "recent": names}  # written within its minute
+    legacy = ManifestPosition.from_dict(json.loads(json.dumps(old)))
+    assert isinstance(legacy, LegacyPosition) and legacy.to_dict() == old
+    window = ReplayWindow(store, window_rows=1000, start=legacy)
+    assert window.position == ManifestPosition((stale, *names), 30)  # in key order
+    assert [e.key for e in window.entries] == [stale, *names]  # the window it had, rebuilt
+    assert window.refresh() == 3 and window.entries[-1].key == unread
+    assert ManifestPosition.from_dict(window.position.to_dict()) == window.position
 
 
 def test_quarantined_shards_are_counted_and_never_sampled(tmp_path: Path) -> None:
@@ -206,5 +253,12 @@ def test_sampling_is_reproducible_and_checks_its_arguments(tmp_path: Path) -> No
         window.sample(0, np.random.default_rng(0))
     with pytest.raises(ValueError, match="window_rows must be >= 1"):
         ReplayWindow(window.store, window_rows=0)
-    with pytest.raises(ValueError, match="key, rows_seen, recent"):
+    with pytest.raises(ValueError, match="consumed, count, rows_seen"):
         ManifestPosition.from_dict({"key": ""})
+    packed = ManifestPosition(("a", "b"), 5).to_dict()
+    with pytest.raises(ValueError, match="lists 2 names, 'count' says 3"):
+        ManifestPosition.from_dict(packed | {"count": 3})
+    with pytest.raises(ValueError, match="does not decode"):
+        ManifestPosition.from_dict(packed | {"consumed": "not base64!"})
+    with pytest.raises(ValueError, match="is not <time_ns>"):
+        ManifestPosition.from_dict({"key": "x", "rows_seen": 0, "recent": []})

@@ -16,7 +16,13 @@ import pyarrow.fs as pafs
 import pytest
 from moto.server import ThreadedMotoServer
 
-from omega_cluster.data import CorruptShardError, ReplayWindow, ShardStore, ShardWriter
+from omega_cluster.data import (
+    CorruptShardError,
+    ReplayWindow,
+    ShardStore,
+    ShardWriter,
+    audit_store,
+)
 from omega_cluster.data.synthetic import synthetic_records
 
 KEY, SECRET, REGION, BUCKET = "testing", "moto-secret", "us-east-1", "omega-shards"
@@ -100,11 +106,19 @@ def test_write_list_read_quarantine_cycle_on_s3(s3_endpoint: str) -> None:
     assert f"run1/quarantine/{damaged.key}.json.manifest.json" in quarantine
     assert store.quarantined()[0].name == damaged.key
 
-    # an orphan (no manifest entry) stays invisible and is found by the sweep
+    # an orphan (no manifest entry) stays invisible; the audit quarantines it (it is not a shard)
     with fs.open_output_stream(f"{BUCKET}/run1/shards/orphan.arrow") as out:
         out.write(b"half a shard")
     assert len(store.entries()) == 2
-    assert store.sweep_orphans(older_than_s=0) == ["shards/orphan.arrow"]
+    report = audit_store(store, grace_s=0)
+    assert [name for name, _ in report.quarantined] == ["shards/orphan.arrow"]
+    assert "run1/quarantine/orphan.arrow" in _objects(s3_endpoint, "run1/quarantine/")
+    # an entry deleted on the server: the audit re-commits its shard from the file itself
+    lost = entries[2]
+    client.delete_object(Bucket=BUCKET, Key=f"run1/manifest/{lost.key}.json")
+    assert len(ShardStore(f"s3://{BUCKET}/run1", filesystem=fs).entries()) == 1
+    assert audit_store(store, grace_s=0).recommitted == (lost.shard_path,)
+    assert [e.writer_id for e in store.entries()] == ["actor_0", "actor_0"]
 
 
 def test_store_from_an_s3_uri_with_options(s3_endpoint: str) -> None:

@@ -21,6 +21,7 @@ from omega_cluster.data import (
     ShardReader,
     ShardStore,
     ShardWriter,
+    audit_store,
     records_to_table,
     table_to_records,
 )
@@ -66,7 +67,8 @@ def test_keys_sort_by_time_across_writers_and_uris(tmp_path: Path) -> None:
     keys = [first.write(_records(3)).entry.key, second.write(_records(3)).entry.key]
     keys.append(first.write(_records(3)).entry.key)
     assert [e.key for e in ShardStore(str(tmp_path)).entries()] == keys  # creation order
-    assert [e.key for e in store.entries(after=keys[0])] == keys[1:]
+    assert store.entry_names() == keys
+    assert [e.key for e in store.entries(skip={keys[1]})] == [keys[0], keys[2]]
 
 
 def test_append_buffers_and_flushes(tmp_path: Path) -> None:
@@ -92,7 +94,7 @@ def test_writer_rejects_bad_input(tmp_path: Path) -> None:
     assert store.entries() == []
 
 
-def test_a_shard_without_manifest_entry_is_invisible_and_swept(
+def test_a_shard_without_manifest_entry_is_invisible_until_the_audit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ShardStore(tmp_path)
@@ -109,12 +111,13 @@ def test_a_shard_without_manifest_entry_is_invisible_and_swept(
     assert len(_files(tmp_path, "shards")) == 2
     assert store.entries() == [kept]  # the reader never sees the orphan
     assert ShardReader(store).new_entries() == [kept]
-    assert store.sweep_orphans(older_than_s=3600) == []  # too young: may still be publishing
-    orphans = store.sweep_orphans(older_than_s=0)
-    assert len(orphans) == 1 and orphans[0] != kept.shard_path
-    assert store.sweep_orphans(older_than_s=0, quarantine=True) == orphans
-    assert _files(tmp_path, "shards") == [kept.shard_path.split("/")[1]]
-    assert [n.reason for n in store.quarantined()] == ["orphan: no manifest entry"]
+    young = audit_store(store)  # too young: its writer may still be publishing the entry
+    assert young.recommitted == () and len(young.pending) == 1
+    assert "younger than" in young.lines()[0]
+    report = audit_store(store, grace_s=0)  # a complete shard that passes its checks
+    assert report.pending == () and report.quarantined == ()
+    assert len(report.recommitted) == 1 and report.recommitted[0] != kept.shard_path
+    assert len(store.entries()) == 2 and audit_store(store, grace_s=0).clean
 
 
 def _flip_bytes(path: Path) -> None:
@@ -189,7 +192,8 @@ def test_a_shard_of_another_schema_version_written_by_hand_is_quarantined(
     reader = ShardReader(store)
     tables = reader.read_new()
     assert [t.num_rows for _, t in tables] == [3] and reader.quarantined == 1
-    assert reader.position.rows_seen == 3 and reader.position.key == entry["key"]
+    assert reader.position.rows_seen == 3 and len(reader.position.consumed) == 2
+    assert reader.position.consumed[-1] == entry["key"]  # consumed, though quarantined
     assert f"schema version {version} (" in store.quarantined()[0].reason
     assert reader.read_new() == [] and reader.quarantined == 1
 
