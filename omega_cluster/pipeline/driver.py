@@ -40,6 +40,7 @@ the Elo log). An :class:`Observer` receives every event (tracking and the live d
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -48,6 +49,7 @@ from functools import partial
 from typing import Any
 
 from omega_cluster.config.schema import Settings
+from omega_cluster.data import ShardStore, audit_store
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
@@ -69,6 +71,8 @@ __all__ = [
     "PipelineState",
     "RunPaths",
 ]
+
+log = logging.getLogger(__name__)
 
 INITIAL_ELO = 1000.0  # the first champion (random weights) sits level with the random anchor
 CALL_ATTEMPTS = 5  # tries of a learner or gatekeeper call that fails retryably
@@ -122,6 +126,8 @@ class Pipeline:
         paths.root.mkdir(parents=True, exist_ok=True)
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
+        for line in audit_store(ShardStore(paths.store_uri)).lines():  # orphans, lost files
+            log.warning("%s", line)
         self.backend = backend_factory(settings, paths)
         self.registry = self.backend.registry
         if self.registry.champion is None:

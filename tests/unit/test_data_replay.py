@@ -13,6 +13,7 @@ import pytest
 from omega_cluster.data import (
     GrowingWindow,
     LegacyPosition,
+    ManifestEntry,
     ManifestPosition,
     Record,
     ReplayWindow,

@@ -102,7 +102,7 @@ def test_a_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the store refuses NaN records (test_data_values); the learner's own guard is the last line
-    monkeypatch.setattr("omega_cluster.data.schema._validate_values", lambda table: None)
+    monkeypatch.setattr("omega_cluster.data.schema.value_problem", lambda table: None)
     store = ShardStore(tmp_path / "store")
     writer = ShardWriter(store, writer_id="w")
     writer.write(list(leduc_records()))
