@@ -145,14 +145,15 @@ class ManifestPosition:
     Why names and not per-writer counters: a writer id is reused (a retried self-play chunk has
     its chunk's id, its counter starts again at 1), so counters would take a new entry for a
     consumed one. Names never repeat. Their cost: the set grows with the run; :meth:`to_dict`
-    stores it zlib-compressed, about 10 bytes per consumed shard (about 1 MB per 100k shards).
+    stores it zlib-compressed, about 15 bytes of JSON per consumed shard (1.5 MB and 0.1 s per
+    100k shards).
     """
 
     consumed: tuple[str, ...] = ()  # names of consumed manifest entries, oldest consumed first
     rows_seen: int = 0  # rows of every shard consumed so far (grows the replay window)
 
     def to_dict(self) -> dict[str, Any]:
-        packed = zlib.compress("\n".join(self.consumed).encode(), 9)
+        packed = zlib.compress("\n".join(self.consumed).encode(), 1)  # fast: every checkpoint
         return {
             "consumed": base64.b64encode(packed).decode(),
             "count": len(self.consumed),
