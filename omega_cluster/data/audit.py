@@ -49,6 +49,7 @@ class AuditReport:
     recommitted: tuple[str, ...] = ()  # orphan shard files given a new manifest entry
     quarantined: tuple[tuple[str, str], ...] = ()  # (shard file or entry name, reason)
     pending: tuple[str, ...] = ()  # orphans younger than the grace period, left alone
+    grace_s: float = GRACE_S  # the grace period
 
     @property
     def clean(self) -> bool:
@@ -61,7 +62,7 @@ class AuditReport:
             *(f"{head} re-committed orphan shard {path} (no manifest entry)" for path in
               self.recommitted),
             *(f"{head} quarantined {name}: {reason}" for name, reason in self.quarantined),
-            *(f"{head} orphan {path} is younger than {GRACE_S:.0f} s: left for its writer"
+            *(f"{head} orphan {path} is younger than {self.grace_s:.0f} s: left for its writer"
               for path in self.pending),
         ]  # fmt: skip
 
@@ -93,7 +94,7 @@ def audit_store(store: ShardStore, *, grace_s: float = GRACE_S) -> AuditReport:
             continue
         store.quarantine_orphan(relative, f"orphan shard file: {refused}")
         quarantined.append((relative, f"orphan shard file: {refused}"))
-    return AuditReport(store.uri, tuple(recommitted), tuple(quarantined), tuple(pending))
+    return AuditReport(store.uri, tuple(recommitted), tuple(quarantined), tuple(pending), grace_s)
 
 
 def _recommit(store: ShardStore, relative: str, names: set[str]) -> str | None:

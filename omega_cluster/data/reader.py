@@ -1,9 +1,9 @@
 """Reading a shard store's manifest once each entry, from a remembered position.
 
 :class:`ShardReader` is what the replay window (:mod:`.replay`) reads new shards with: it lists
-the manifest and takes every entry whose name it has not consumed (:class:`.manifest.
-ManifestPosition`), however that name sorts: a writer whose clock runs ahead, or one published
-late, neither hides nor loses anything. A shard that fails its checks is skipped (and counted);
+the manifest and takes every entry whose name it has not consumed
+(:class:`.manifest.ManifestPosition`), however that name sorts: a writer whose clock runs ahead,
+or an entry published late, neither hides nor loses anything. A shard that fails its checks is skipped (and counted);
 :meth:`.shards.ShardStore.read` has moved it to quarantine.
 """
 

@@ -10,7 +10,8 @@ A :class:`ShardWriter` writes the IPC file to a temporary name, renames it, then
 entry. On S3 a rename is a copy, so a half-copied shard can exist: readers therefore trust only the
 manifest (written last, in one PUT) and never list ``shards/``. A shard without a manifest entry (its
 writer died in between) is an orphan: invisible until :func:`.audit.audit_store` re-commits it.
-:meth:`ShardStore.read` checks size, sha256, schema version and schema; a shard that fails is moved
+:meth:`ShardStore.read` checks size, sha256, schema version, schema and values (finite, in range:
+:func:`.schema.validate_table`, which writers apply too); a shard that fails is moved
 to ``quarantine/`` with a ``<key>.reason.json``, logged, and :class:`CorruptShardError` is raised
 (:class:`.reader.ShardReader` and the replay window skip it and count it): it is never trained on.
 
