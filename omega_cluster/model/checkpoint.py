@@ -210,7 +210,12 @@ def read_metadata(directory: str | Path) -> CheckpointMetadata:
     try:
         data = json.loads(meta_path.read_text())
         meta = CheckpointMetadata.from_json(data)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+    except KeyError as err:
+        raise CheckpointError(
+            f"{meta_path} is not valid checkpoint metadata: no key {err} (truncated or not "
+            "written by omega_cluster)"
+        ) from err
+    except (OSError, TypeError, ValueError) as err:  # ValueError: bad JSON, bytes not UTF-8
         raise CheckpointError(f"{meta_path} is not valid checkpoint metadata: {err}") from err
     if meta.format != CHECKPOINT_FORMAT:
         raise CheckpointError(
