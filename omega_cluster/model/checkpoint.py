@@ -206,7 +206,10 @@ def read_metadata(directory: str | Path) -> CheckpointMetadata:
         raise CheckpointError(f"checkpoint {path} does not exist or is not a directory")
     meta_path = path / METADATA_FILE
     if not meta_path.is_file():
-        raise CheckpointError(f"{path} is not a checkpoint: {METADATA_FILE} is missing")
+        hint = ""
+        if (path / "registry.json").is_file():  # a run directory (model.registry's file)
+            hint = f"; it is a training run: its checkpoints are {path}/models/v<k>"
+        raise CheckpointError(f"{path} is not a checkpoint: {METADATA_FILE} is missing{hint}")
     try:
         data = json.loads(meta_path.read_text())
         meta = CheckpointMetadata.from_json(data)

@@ -92,6 +92,8 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
      ["{ck_garbage}/metadata.json", "not valid checkpoint metadata"]),
     ("network-json-without-keys", "arena", [*ARENA, "seats=network:{ck_no_keys},random"],
      ["{ck_no_keys}/metadata.json", "no key 'game'"]),
+    ("network-run-dir", "arena", [*ARENA, "seats=network:{run},random"],
+     ["{run} is not a checkpoint", "it is a training run: its checkpoints are {run}/models/v<k>"]),
     ("network-foreign-game", "arena",
      ["game=leduc_poker", "games=2", "quiet=true", "seats=network:{ckpt},random"],
      ["checkpoint {ckpt} is for game 'kuhn_poker', not 'leduc_poker'"]),
@@ -216,3 +218,18 @@ def test_no_traceback_reaches_the_terminal(
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert _fill([words], paths)[0] in done.stderr.strip().splitlines()[-1]
+
+
+def test_ctrl_c_is_one_line_and_status_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import omega_cluster.cli.arena as arena
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(arena, "play_match", interrupted)
+    status = main(["arena", *ARENA])
+    err = capsys.readouterr().err
+    assert status == 130
+    assert err == "omega-cluster arena: interrupted\n"
