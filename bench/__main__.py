@@ -4,7 +4,8 @@ Each ``bench/bench_<topic>.py`` exposes ``main()`` and prints its figures, each 
 against a reference measured in the same run. Benchmarks run one after another on one process so
 they do not compete for the cores. The strength benches (:data:`STRENGTH`: a run's champion
 against the anchors, training runs; long) run only when named (``python -m bench champion``);
-research studies live in ``experiments/``.
+research studies live in ``experiments/``. An expected error (bad input: a
+:class:`omega_cluster.errors.UserError`) stops with one line and exit status 2.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import pkgutil
 import sys
 import time
 from pathlib import Path
+
+from omega_cluster.errors import UserError, one_line
 
 STRENGTH = ("bench_champion", "bench_training")  # run when named: long strength measurements
 
@@ -42,10 +45,14 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         # main(argv) or main() reading sys.argv: both styles are accepted
         sys.argv = [f"bench.{name}", *flags]
-        if inspect.signature(module.main).parameters:
-            module.main(flags)
-        else:
-            module.main()
+        try:
+            if inspect.signature(module.main).parameters:
+                module.main(flags)
+            else:
+                module.main()
+        except UserError as err:  # bad input (a run directory, a setting): one line, no traceback
+            print(f"bench {name}: error: {one_line(err)}", file=sys.stderr)
+            return 2
         print(f"({name}: {time.perf_counter() - start:.1f} s)", flush=True)
     return 0
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -27,7 +28,7 @@ from typing import Any
 
 from omega_cluster import wiring
 from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable, shutdown_ray
-from omega_cluster.config import flat_params
+from omega_cluster.config import ConfigError, flat_params
 from omega_cluster.config.schema import Settings
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult
@@ -74,13 +75,13 @@ def resolve_run_dir(settings: Settings) -> Path:
         path = Path(resume).expanduser()
         if not path.exists() and _looks_like_run_id(resume):
             if not settings.tracking.uri:
-                raise FileNotFoundError(
+                raise wiring.RunDirError(
                     f"run.resume={resume!r} looks like an MLflow run id: give the tracking "
                     "server too (tracking.uri=...) or resume from the run directory"
                 )
             path = find_run_dir(settings.tracking.uri, resume)
         if not (path / "pipeline.json").exists():
-            raise FileNotFoundError(
+            raise wiring.RunDirError(
                 f"run.resume={resume!r}: {path} is not a run directory (no pipeline.json)"
             )
         return path.resolve()
@@ -285,13 +286,26 @@ def ray_backend(settings: Settings, paths: RunPaths) -> RayBackend:
     return RayBackend(plan, run_dir=paths.root, store_uri=paths.store_uri)
 
 
+def _make_run_dir(root: Path, key: str) -> None:
+    """Create the run directory and check it takes files: one that cannot (under a file, on a
+    read-only disk, without permission) stops the run before anything starts, naming ``key``."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=root):
+            pass
+    except OSError as err:
+        file = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+        why = f"{file} is a file" if file else err.strerror or str(err)
+        raise ConfigError(f"{key}={str(root)!r}: cannot write the run directory: {why}") from err
+
+
 def run_training(
     settings: Settings, *, config_yaml: str = "", progress: bool | None = None
 ) -> RunResult:
     """Run one training (module docstring); returns where it wrote and how it stopped."""
     root = resolve_run_dir(settings)
     paths = RunPaths(root, settings.run.shard_store)
-    root.mkdir(parents=True, exist_ok=True)
+    _make_run_dir(root, "run.resume" if settings.run.resume else "run.dir")
     prior = PipelineState.load(paths.state, game=_game_name(settings))
     if config_yaml:  # the resolved config beside the run's state (the MLflow run has it too)
         (root / "config.yaml").write_text(config_yaml)

@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
-from omega_cluster.config import Settings, validate
+from omega_cluster.config import ConfigError, Settings, validate
 from omega_cluster.config.schema import SEARCH_KNOBS
+from omega_cluster.errors import UserError, one_line
 from omega_cluster.eval.gate import GateConfig
 from omega_cluster.eval.gatekeeper import (
     GateService,
@@ -42,6 +45,7 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.players.registry import PlayerSpecError
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import warm_start as _warm_start
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
@@ -54,6 +58,7 @@ from omega_cluster.train.workers import (
 )
 
 __all__ = [
+    "RunDirError",
     "build_encoder",
     "build_game",
     "build_model",
@@ -256,14 +261,24 @@ def gate_service(settings: Settings) -> GateService:
 
 
 # -- a run's champion at an arena table -------------------------------------------------------
+class RunDirError(UserError, FileNotFoundError):
+    """A directory given as a run (``run.resume``, ``champion:<run>``) that is not one."""
+
+
 def load_run_settings(run_dir: str | Path, overrides: Sequence[str] = ()) -> Settings:
-    """A run's resolved config, with ``key=value`` overrides (e.g. ``gate.bench_simulations=400``)."""
+    """A run's resolved config, with ``key=value`` overrides (e.g. ``gate.bench_simulations=400``).
+    A config that does not parse or no longer fits the schema is a :class:`ConfigError` naming
+    the file."""
     path = Path(run_dir) / "config.yaml"
     if not path.is_file():
-        raise FileNotFoundError(f"{run_dir}: not a run directory (no config.yaml)")
-    merged = OmegaConf.merge(OmegaConf.structured(Settings), OmegaConf.load(path),
-                             OmegaConf.from_dotlist(list(overrides)))  # fmt: skip
-    settings = OmegaConf.to_object(merged)
+        raise RunDirError(f"{run_dir}: not a run directory (no config.yaml)")
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(Settings), OmegaConf.load(path),
+                                 OmegaConf.from_dotlist(list(overrides)))  # fmt: skip
+        settings = OmegaConf.to_object(merged)
+    except (OSError, yaml.YAMLError, OmegaConfBaseException) as err:
+        given = f" with overrides {' '.join(overrides)}" if overrides else ""
+        raise ConfigError(f"{path}{given} is not a valid run config: {one_line(err)}") from err
     assert isinstance(settings, Settings)
     return validate(settings)
 
@@ -282,19 +297,23 @@ def champion_player(
     The run's resolved ``config.yaml`` decides the search; the table's game must be the run's
     game (same name and number of players), else a clear error names both. Other game parameters
     may differ (a network trained on single rounds of Mexican Train plays a full campaign)."""
-    if simulations is not None and (isinstance(simulations, bool) or simulations < 1):
-        raise ValueError(f"champion: simulations must be a positive int, got {simulations!r}")
+    for key, value, low, kind in (("simulations", simulations, 1, "a positive"),
+                                  ("version", version, 0, "a non-negative")):  # fmt: skip
+        if value is not None and (type(value) is not int or value < low):
+            raise PlayerSpecError(f"champion: {key} must be {kind} int, got {value!r}")
+    run = str(run)  # a spec argument that looks like a number parses as one
     settings = load_run_settings(run)
     trained = build_game(settings)
     if (trained.spec.name, trained.num_players) != (game.spec.name, game.num_players):
-        raise ValueError(
+        raise PlayerSpecError(
             f"champion: run {run} trained {trained.spec.name} with {trained.num_players} "
             f"players; this table is {game.spec.name} with {game.num_players}"
         )
     registry = ModelRegistry(run, game=trained.spec.name)  # what the run recorded
-    model = registry.champion if version is None else registry.get(int(version))
+    model = registry.champion if version is None else registry.get(version)
     if model is None:
-        raise ValueError(f"champion: run {run} has no champion yet")
+        why = "" if registry.path.exists() else f" (no {registry.path.name})"
+        raise PlayerSpecError(f"champion: run {run} has no champion yet{why}")
     budget = settings.gate.bench_simulations if simulations is None else simulations
     player = model_player(model_player_spec(settings), game, model.uri, simulations=budget)
     searched = settings.gate.player != "network"

@@ -15,8 +15,8 @@ takes too; one module per command:
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
-traceback. A new subcommand is one more module with its :class:`Command`, listed in
-:data:`COMMANDS`.
+traceback; Ctrl-C exits with status 130 and one line. A new subcommand is one more module with
+its :class:`Command`, listed in :data:`COMMANDS`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a command; returns the exit status (0 ok, 2 bad input)."""
+    """Run a command; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
@@ -82,4 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:  # expected: one line, no traceback (omega_cluster.errors)
         print(f"{PROG} {args.command}: error: {one_line(err)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the user's choice, not a bug (train reports its own)
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+        return 130
     return status

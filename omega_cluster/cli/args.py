@@ -8,8 +8,10 @@ the CLI reports in one line with exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from omega_cluster.errors import UserError
@@ -20,6 +22,7 @@ __all__ = [
     "PROG",
     "Command",
     "UsageError",
+    "check_writable",
     "flag",
     "integer",
     "number",
@@ -96,3 +99,15 @@ def number(key: str, text: str, *, low: float, high: float) -> float:
 def slug(spec: str) -> str:
     """``spec`` as a file name: characters other than letters, digits, ``-_.`` become ``_``."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in spec)
+
+
+def check_writable(key: str, path: str | Path) -> None:
+    """Refuse, with a :class:`UsageError` naming ``key``, a directory ``path`` that could not be
+    made or written (a parent is a file; no permission; a read-only disk), before a command's
+    work starts so that its results are not lost at the end. Nothing is created."""
+    folder = Path(path).absolute()
+    existing = next(p for p in (folder, *folder.parents) if p.exists())
+    if not existing.is_dir():
+        raise UsageError(f"{key}={str(path)!r}: cannot write there: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{key}={str(path)!r}: cannot write there: {existing} is not writable")

@@ -12,6 +12,7 @@ import argparse
 from omega_cluster.cli.args import (
     Command,
     UsageError,
+    check_writable,
     flag,
     integer,
     number,
@@ -24,6 +25,8 @@ from omega_cluster.eval.report import contrast_table, write_bench_report
 from omega_cluster.eval.table import wide_console
 
 __all__ = ["BENCH", "BENCH_KEYS"]
+
+DEFAULT_OUT = "outputs/bench"  # the default report goes to a folder of its own in here
 
 BENCH_KEYS: dict[str, str] = {
     "a": "player spec of arm A, the candidate (e.g. commander)",
@@ -61,6 +64,8 @@ def run_bench(args: argparse.Namespace) -> int:
     progress = flag("progress", pairs.get("progress", "true"))
     if flag("quiet", pairs.get("quiet", "false")):
         progress = False
+    # before the match: a report that cannot be written would lose it
+    check_writable("out", pairs.get("out") or DEFAULT_OUT)
     try:
         cohort = load_cohort(pairs["cohort"])
         result = run_cohort(
@@ -76,10 +81,13 @@ def run_bench(args: argparse.Namespace) -> int:
         )
     except BenchError as err:  # cohort errors name the registered cohorts themselves
         raise UsageError(str(err)) from None
-    default_out = f"outputs/bench/{cohort.name}-{slug(result.a)}-vs-{slug(result.b)}"
-    files = write_bench_report(result, pairs.get("out") or default_out)
     console = wide_console()
-    console.print(contrast_table(result))
+    console.print(contrast_table(result))  # first: the figures are shown even if writing fails
+    out = pairs.get("out") or f"{DEFAULT_OUT}/{cohort.name}-{slug(result.a)}-vs-{slug(result.b)}"
+    try:
+        files = write_bench_report(result, out)
+    except OSError as err:
+        raise UsageError(f"out={out!r}: cannot write the report: {err.strerror or err}") from err
     console.print("wrote " + ", ".join(str(p) for p in files.all))
     return 0
 

@@ -206,11 +206,19 @@ def read_metadata(directory: str | Path) -> CheckpointMetadata:
         raise CheckpointError(f"checkpoint {path} does not exist or is not a directory")
     meta_path = path / METADATA_FILE
     if not meta_path.is_file():
-        raise CheckpointError(f"{path} is not a checkpoint: {METADATA_FILE} is missing")
+        hint = ""
+        if (path / "registry.json").is_file():  # a run directory (model.registry's file)
+            hint = f"; it is a training run: its checkpoints are {path}/models/v<k>"
+        raise CheckpointError(f"{path} is not a checkpoint: {METADATA_FILE} is missing{hint}")
     try:
         data = json.loads(meta_path.read_text())
         meta = CheckpointMetadata.from_json(data)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+    except KeyError as err:
+        raise CheckpointError(
+            f"{meta_path} is not valid checkpoint metadata: no key {err} (truncated or not "
+            "written by omega_cluster)"
+        ) from err
+    except (OSError, TypeError, ValueError) as err:  # ValueError: bad JSON, bytes not UTF-8
         raise CheckpointError(f"{meta_path} is not valid checkpoint metadata: {err}") from err
     if meta.format != CHECKPOINT_FORMAT:
         raise CheckpointError(

@@ -242,19 +242,29 @@ def export_bundle(
     target = Path(out)
     if target.exists() and not overwrite:
         raise ExportError(f"{target} already exists; pass overwrite=True or use a new directory")
-    with atomic_directory(target) as tmp:
-        onnx_path = export_onnx(loaded.model, tmp / "model.onnx", opset=opset)
-        worst = None
-        if verify_positions > 0:
-            params = {k: v for k, v in meta.game_params.items() if k != "name"}
-            game = make_game(meta.game, **params)
-            encoder = encoder_from_info(game, meta.encoder)
-            batch = encode_batch(encoder, random_positions(game, verify_positions, seed=1))
-            worst = verify_onnx(loaded.model, onnx_path, *batch)
-        description = _bundle_description(meta, loaded.model, worst)
-        (tmp / "encoder.json").write_text(json.dumps(description, indent=2) + "\n")
-        (tmp / "README.md").write_text(_readme(meta.encoder, loaded.model, description))
+    try:
+        with atomic_directory(target) as tmp:
+            onnx_path = export_onnx(loaded.model, tmp / "model.onnx", opset=opset)
+            worst = None
+            if verify_positions > 0:
+                params = {k: v for k, v in meta.game_params.items() if k != "name"}
+                game = make_game(meta.game, **params)
+                encoder = encoder_from_info(game, meta.encoder)
+                batch = encode_batch(encoder, random_positions(game, verify_positions, seed=1))
+                worst = verify_onnx(loaded.model, onnx_path, *batch)
+            description = _bundle_description(meta, loaded.model, worst)
+            (tmp / "encoder.json").write_text(json.dumps(description, indent=2) + "\n")
+            (tmp / "README.md").write_text(_readme(meta.encoder, loaded.model, description))
+    except OSError as err:  # a folder that cannot be made or written (nothing is left behind)
+        why = _why_unwritable(target, err)
+        raise ExportError(f"cannot write the bundle to {target}: {why}") from err
     return BundleResult(target, target / "model.onnx", worst)
+
+
+def _why_unwritable(target: Path, err: OSError) -> str:
+    """The cause of ``err`` in words: a parent of ``target`` that is a file, or the OS's reason."""
+    file = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+    return f"{file} is a file" if file else err.strerror or str(err)
 
 
 def _bundle_description(meta: Any, model: PolicyValueNet, worst: float | None) -> dict[str, Any]:

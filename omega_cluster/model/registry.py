@@ -180,15 +180,20 @@ class ModelRegistry:
     def _load(self) -> None:
         try:
             data = json.loads(self.path.read_text())
-        except (OSError, json.JSONDecodeError) as err:
+        except (OSError, ValueError) as err:  # ValueError: bad JSON, bytes not UTF-8
             raise RegistryError(f"cannot read the model registry {self.path}: {err}") from err
+        if not isinstance(data, dict) or not isinstance(data.get("versions", []), list):
+            raise RegistryError(f"{self.path} is not a model registry (no list of versions)")
         if data.get("game") != self.game:
             raise RegistryError(
                 f"{self.path} belongs to a run of game {data.get('game')!r}, not {self.game!r}: "
                 "use another run directory"
             )
         for raw in data.get("versions", []):
-            row = ModelVersion(**raw)
+            try:
+                row = ModelVersion(**raw)
+            except TypeError as err:  # a row with missing or unknown fields
+                raise RegistryError(f"{self.path}: a version row does not fit: {err}") from err
             if row.status not in STATUSES:
                 raise RegistryError(f"{self.path}: v{row.version} has unknown status {row.status}")
             self._versions[row.version] = row

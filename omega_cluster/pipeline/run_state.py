@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omega_cluster.config import ConfigError
 from omega_cluster.eval.rating import EloRow
 
 __all__ = ["PipelineState", "RunPaths", "elo_log_row"]
@@ -69,13 +70,20 @@ class PipelineState:
     def load(cls, path: Path, *, game: str) -> PipelineState:
         if not path.exists():
             return cls(game=game)
-        data = json.loads(path.read_text())
-        if data.get("game") != game:
-            raise ValueError(
-                f"{path.parent} is a run of game {data.get('game')!r}, not {game!r}: use another "
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as err:  # ValueError: bad JSON or bytes that are not UTF-8
+            raise ConfigError(f"{path} is unreadable ({err}): not a run's state") from err
+        if not isinstance(data, dict) or data.get("game") != game:
+            found = data.get("game") if isinstance(data, dict) else None
+            raise ConfigError(
+                f"{path.parent} is a run of game {found!r}, not {game!r}: use another "
                 "run directory (run.dir) or the matching game"
             )
-        return cls(**data)
+        try:
+            return cls(**data)
+        except TypeError as err:
+            raise ConfigError(f"{path} is not a run's state: {err}") from err
 
 
 def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:

@@ -108,7 +108,7 @@ _ENTRIES: dict[str, PlayerEntry] = {
     ),
     "network": PlayerEntry(
         "network",
-        {ANY_GAME: "omega_cluster.model.inference:network_player_from_checkpoint"},
+        {ANY_GAME: "omega_cluster.players.network:network_player"},
         ("checkpoint", "greedy", "temperature"),
         doc="the policy network alone, no search: network:<checkpoint dir>[:greedy[:temperature]]",
     ),
