@@ -21,6 +21,7 @@ from omega_cluster.data.schema import (
     table_to_records,
     validate_table,
 )
+from omega_cluster.data.totals import StoreTotals, store_totals
 from omega_cluster.data.shards import (
     CorruptShardError,
     QuarantineNote,
@@ -44,9 +45,11 @@ __all__ = [
     "ShardReader",
     "ShardStore",
     "ShardWriter",
+    "StoreTotals",
     "TrainingBatch",
     "count_distinct",
     "records_to_table",
+    "store_totals",
     "table_to_batch",
     "table_to_records",
     "validate_table",

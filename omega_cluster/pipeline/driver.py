@@ -40,6 +40,7 @@ the Elo log). An :class:`Observer` receives every event (tracking and the live d
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -48,6 +49,7 @@ from functools import partial
 from typing import Any
 
 from omega_cluster.config.schema import Settings
+from omega_cluster.data import ShardStore, store_totals
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
@@ -70,6 +72,7 @@ __all__ = [
     "RunPaths",
 ]
 
+log = logging.getLogger(__name__)
 INITIAL_ELO = 1000.0  # the first champion (random weights) sits level with the random anchor
 CALL_ATTEMPTS = 5  # tries of a learner or gatekeeper call that fails retryably
 RETRY_PAUSE_S = 1.0  # before the next try: time for the actor to restart
@@ -120,7 +123,12 @@ class Pipeline:
         self.paths = paths
         self.game = build_game(settings)
         paths.root.mkdir(parents=True, exist_ok=True)
+        resuming = paths.state.exists()
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
+        if resuming:
+            self._recount()
+        elif self.state.root is None:
+            self.state.root = str(paths.root.absolute())  # where the run was created
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
         self.backend = backend_factory(settings, paths)
         self.registry = self.backend.registry
@@ -143,6 +151,22 @@ class Pipeline:
         self._rows_read = 0  # rows the learner has read (what back-pressure counts against)
 
     # -- setup ------------------------------------------------------------------------------
+    def _recount(self) -> None:
+        """Games, records and shards from the manifest: a driver killed after a shard was
+        committed but before it saved its counters undercounts it."""
+        totals = store_totals(ShardStore(self.paths.store_uri))
+        saved = (self.state.shards, self.state.records, self.state.games)
+        if saved == (totals.shards, totals.records, totals.games):
+            return
+        log.warning(
+            "%s counted %d shards, %d records, %d games; the shard store holds %d, %d, %d: the "
+            "counters now follow the manifest", self.paths.state, *saved, totals.shards,
+            totals.records, totals.games,
+        )  # fmt: skip
+        self.state.shards, self.state.records, self.state.games = (
+            totals.shards, totals.records, totals.games)  # fmt: skip
+        self.state.save(self.paths.state)
+
     def _initial_champion(self) -> None:
         encoder = build_encoder(self.settings, self.game)
         model = build_model(self.settings, self.game, encoder)

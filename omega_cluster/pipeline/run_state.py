@@ -4,6 +4,12 @@ counters and Elo log (:class:`PipelineState`, ``pipeline.json``).
 The Elo log has one row per champion and gate decision: the version, its parent, its Elo and
 interval (chained from the parent's by the gate's measured gap), the games behind it, whether it
 was promoted and the verdict. Non-finite figures are written as NaN so the JSON stays plain.
+
+``root`` is where the run directory was created (or last adopted, after a copy or a move) and
+``tracking_uri`` the MLflow store its ``mlflow_run_id`` lives in: a resumed run compares them with
+where it is now (:mod:`omega_cluster.service`). ``resumes`` logs each resume: when, where, the
+settings it changed (the safe ones, :func:`omega_cluster.config.resume_changes`), counters the
+manifest corrected, and which MLflow run it continued or started.
 """
 
 from __future__ import annotations
@@ -56,6 +62,9 @@ class PipelineState:
     elo_log: list[dict[str, Any]] = field(default_factory=list)
     mlflow_run_id: str | None = None
     warm_start: dict[str, float] = field(default_factory=dict)  # WarmStartStats.metrics(), if any
+    root: str | None = None  # the run directory's absolute path when created (or last adopted)
+    tracking_uri: str | None = None  # the MLflow store of mlflow_run_id
+    resumes: list[dict[str, Any]] = field(default_factory=list)  # one entry per resume
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".json.tmp")
