@@ -27,8 +27,9 @@ from typing import Any
 
 from omega_cluster import wiring
 from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable, shutdown_ray
-from omega_cluster.config import flat_params
+from omega_cluster.config import flat_params, read_saved_settings, resume_changes
 from omega_cluster.config.schema import Settings
+from omega_cluster.errors import UserError
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
@@ -44,17 +45,30 @@ from omega_cluster.pipeline.driver import (
 from omega_cluster.progress import ProgressDisplay
 from omega_cluster.tracking import (
     RUN_DIR_TAG,
+    ResumeTarget,
     Tracker,
     check_tracking_uri,
     default_tracking_uri,
     find_run_dir,
+    resume_target,
 )
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
-__all__ = ["RunResult", "TrackingObserver", "ray_backend", "resolve_run_dir", "run_training"]
+__all__ = [
+    "ResumeError",
+    "RunResult",
+    "TrackingObserver",
+    "ray_backend",
+    "resolve_run_dir",
+    "run_training",
+]
 
 log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class ResumeError(UserError, FileNotFoundError):
+    """``run.resume`` names no run directory (nor an MLflow run id with a tracking URI)."""
 
 
 @dataclass(frozen=True)
@@ -74,13 +88,13 @@ def resolve_run_dir(settings: Settings) -> Path:
         path = Path(resume).expanduser()
         if not path.exists() and _looks_like_run_id(resume):
             if not settings.tracking.uri:
-                raise FileNotFoundError(
+                raise ResumeError(
                     f"run.resume={resume!r} looks like an MLflow run id: give the tracking "
                     "server too (tracking.uri=...) or resume from the run directory"
                 )
             path = find_run_dir(settings.tracking.uri, resume)
         if not (path / "pipeline.json").exists():
-            raise FileNotFoundError(
+            raise ResumeError(
                 f"run.resume={resume!r}: {path} is not a run directory (no pipeline.json)"
             )
         return path.resolve()
@@ -127,7 +141,12 @@ class TrackingObserver(Observer):
                     "omega.mode": self.settings.cluster.mode})  # fmt: skip
         if pipeline.state.warm_start:  # v0 from the teacher (learner.warm_start_games)
             t.log_metrics(pipeline.state.warm_start, step=0)
-        pipeline.state.mlflow_run_id = t.run_id
+        pipeline.state.mlflow_run_id, pipeline.state.tracking_uri = t.run_id, t.tracking_uri
+        if pipeline.state.games:  # a resumed run: its totals as recounted from the manifest
+            st = pipeline.state
+            t.log_metrics({"selfplay/games_total": float(st.games), "selfplay/records_total":
+                           float(st.records), "selfplay/shards_total": float(st.shards)},
+                          step=st.games)  # fmt: skip
         pipeline.state.save(self.paths.state)
 
     def _elapsed(self) -> float:
@@ -293,6 +312,9 @@ def run_training(
     paths = RunPaths(root, settings.run.shard_store)
     root.mkdir(parents=True, exist_ok=True)
     prior = PipelineState.load(paths.state, game=_game_name(settings))
+    resuming = paths.state.exists()
+    # before anything is written: a resume that would change what was trained is refused
+    changes = _resume_changes(settings, root) if resuming else {}
     if config_yaml:  # the resolved config beside the run's state (the MLflow run has it too)
         (root / "config.yaml").write_text(config_yaml)
     observers: list[Observer] = []
@@ -315,10 +337,18 @@ def run_training(
             backend, retryable = ray_backend, is_retryable
         if uri is not None:
             print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
+            target = ResumeTarget(None)
+            if resuming:  # the same MLflow run, unless the directory or the store changed
+                target = resume_target(run_id=prior.mlflow_run_id, tracked_at=prior.tracking_uri,
+                                       created_at=prior.root, uri=uri, run_dir=root)  # fmt: skip
             tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
-                              run_name=root.name, run_id=prior.mlflow_run_id,
+                              run_name=root.name, run_id=target.run_id,
                               flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
+            if target.tags:
+                tracker.set_tags(target.tags)
             observers.append(TrackingObserver(tracker, settings, paths, config_yaml))
+        if resuming:
+            _record_resume(prior, paths, changes, tracker, target.note if tracker else "")
         pipeline = Pipeline(settings, paths, backend, observers=observers,
                             is_retryable=retryable)  # fmt: skip
         with _stop_on_signals(pipeline):
@@ -337,6 +367,41 @@ def run_training(
             shutdown_ray()
     return RunResult(root, state, reason, tracker.run_id if tracker else None,
                      tracker.tracking_uri if tracker else None)  # fmt: skip
+
+
+def _resume_changes(settings: Settings, root: Path) -> dict[str, tuple[str, str]]:
+    """The settings a resume changes from the run's saved ``config.yaml`` (ConfigError for any
+    outside SAFE_ON_RESUME: the saved config is the truth, omega_cluster.config.resume)."""
+    saved = root / "config.yaml"
+    if not saved.is_file():
+        return {}
+    return resume_changes(read_saved_settings(saved), settings, where=str(root))
+
+
+def _record_resume(
+    prior: PipelineState,
+    paths: RunPaths,
+    changes: dict[str, tuple[str, str]],
+    tracker: Any,
+    mlflow: str,
+) -> None:
+    """One entry in the run's resume log (pipeline.json): when, where from, what changed, which
+    MLflow run; the directory and the store are this resume's from now on."""
+    entry: dict[str, Any] = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                             "root": str(paths.root), "changes": {k: list(v) for k, v in
+                                                                  changes.items()}}  # fmt: skip
+    if prior.root is not None and Path(prior.root) != paths.root:
+        entry["moved_from"] = prior.root
+        log.warning("%s was created at %s: resuming it here", paths.root, prior.root)
+    if tracker is not None:
+        entry["mlflow"] = mlflow
+        prior.mlflow_run_id, prior.tracking_uri = tracker.run_id, tracker.tracking_uri
+    if changes:
+        shown = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items())
+        log.warning("resuming %s with changed settings: %s", paths.root, shown)
+    prior.root = str(paths.root)
+    prior.resumes.append(entry)
+    prior.save(paths.state)
 
 
 def _game_name(settings: Settings) -> str:

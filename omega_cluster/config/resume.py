@@ -90,13 +90,16 @@ def merge_saved(
     if saved.run.dir is not None and "run.dir" not in explicit:
         merged.run.dir = str(run_dir)  # it says where the run is now (it may have moved)
     settings = validate(_to_settings(merged))
-    resume_changes(saved, settings)
+    resume_changes(saved, settings, where=str(run_dir))
     return settings
 
 
-def resume_changes(saved: Settings, new: Settings) -> dict[str, tuple[str, str]]:
+def resume_changes(
+    saved: Settings, new: Settings, *, where: str | None = None
+) -> dict[str, tuple[str, str]]:
     """``key -> (saved, new)`` for every setting ``new`` changes (as MLflow params' text);
-    :class:`ConfigError` if one of them is not in :data:`SAFE_ON_RESUME`."""
+    :class:`ConfigError` naming each key with both values if one of them is not in
+    :data:`SAFE_ON_RESUME` (``where``: the run directory, for the message)."""
     from omega_cluster.config.load import flat_params
 
     before, after = flat_params(saved), flat_params(new)
@@ -110,8 +113,8 @@ def resume_changes(saved: Settings, new: Settings) -> dict[str, tuple[str, str]]
         shown = ", ".join(f"{k} {changed[k][0]} -> {changed[k][1]}" for k in refused[:_SHOWN])
         more = f" and {len(refused) - _SHOWN} more" if len(refused) > _SHOWN else ""
         raise ConfigError(
-            f"run.resume={new.run.resume}: the run was trained with other settings; the "
-            f"overrides change {shown}{more} (saved -> new). A resumed run keeps what it was "
+            f"resuming {where or new.run.resume}: it was trained with other settings; these "
+            f"differ: {shown}{more} (saved -> new). A resumed run keeps what it was "
             "trained with (it may change run.iterations, run.max_minutes, tracking.uri and the "
             "cluster's resources); resume without these overrides, or start a new run "
             "(run.dir=...) to train with them"

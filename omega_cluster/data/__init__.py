@@ -21,7 +21,6 @@ from omega_cluster.data.schema import (
     table_to_records,
     validate_table,
 )
-from omega_cluster.data.totals import StoreTotals, store_totals
 from omega_cluster.data.shards import (
     CorruptShardError,
     QuarantineNote,
@@ -29,6 +28,7 @@ from omega_cluster.data.shards import (
     ShardStore,
     ShardWriter,
 )
+from omega_cluster.data.totals import StoreTotals, store_totals
 
 __all__ = [
     "SCHEMA",

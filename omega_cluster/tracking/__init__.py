@@ -10,12 +10,15 @@ continues the same run.
 * :mod:`.store` — the store's URI checked before use (fail fast), the client, the look-ups by run
   id and by alias, registering a champion's version;
 * :mod:`.tracker` — :class:`Tracker`: params, tags, buffered metrics, artifacts, champions;
-* :mod:`.elo_log` — the Elo log as a JSONL file, an artifact and an MLflow table.
+* :mod:`.elo_log` — the Elo log as a JSONL file, an artifact and an MLflow table;
+* :mod:`.relocate` — which MLflow run a resumed training continues (a copied or moved run
+  directory, another store) and the copied store pointed at its own artifacts.
 
 mlflow is imported on first use (it takes seconds), so ``import omega_cluster.tracking`` is cheap.
 """
 
 from omega_cluster.tracking.elo_log import ELO_LOG_FILE
+from omega_cluster.tracking.relocate import ResumeTarget, relocate_store, resume_target
 from omega_cluster.tracking.store import (
     CHAMPION_ALIAS,
     RUN_DIR_TAG,
@@ -27,18 +30,22 @@ from omega_cluster.tracking.store import (
     read_champion,
 )
 from omega_cluster.tracking.store import client as _client  # noqa: F401 (bench_tracking reads it)
-from omega_cluster.tracking.tracker import RUN_STATUSES, Tracker
+from omega_cluster.tracking.tracker import RUN_STATUSES, STATUS_HISTORY_TAG, Tracker
 
 __all__ = [
     "CHAMPION_ALIAS",
     "ELO_LOG_FILE",
     "RUN_DIR_TAG",
     "RUN_STATUSES",
+    "STATUS_HISTORY_TAG",
     "ChampionLog",
+    "ResumeTarget",
     "Tracker",
     "TrackingError",
     "check_tracking_uri",
     "default_tracking_uri",
     "find_run_dir",
     "read_champion",
+    "relocate_store",
+    "resume_target",
 ]
