@@ -335,20 +335,19 @@ def run_training(
             # before the MLflow run opens: a cluster too small for the config fails first
             started_ray = init_ray(settings)
             backend, retryable = ray_backend, is_retryable
+        target = ResumeTarget(None)
         if uri is not None:
             print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
-            target = ResumeTarget(None)
             if resuming:  # the same MLflow run, unless the directory or the store changed
                 target = resume_target(run_id=prior.mlflow_run_id, tracked_at=prior.tracking_uri,
                                        created_at=prior.root, uri=uri, run_dir=root)  # fmt: skip
-            tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
-                              run_name=root.name, run_id=target.run_id,
-                              flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
-            if target.tags:
-                tracker.set_tags(target.tags)
+            tracker = _tracker(settings, root, uri, target)
             observers.append(TrackingObserver(tracker, settings, paths, config_yaml))
-        if resuming:
-            _record_resume(prior, paths, changes, tracker, target.note if tracker else "")
+        if resuming:  # the resume log in pipeline.json, before the pipeline reads it
+            mlflow = (
+                None if tracker is None else (tracker.run_id, tracker.tracking_uri, target.note)
+            )
+            prior.record_resume(paths, changes, mlflow)
         pipeline = Pipeline(settings, paths, backend, observers=observers,
                             is_retryable=retryable)  # fmt: skip
         with _stop_on_signals(pipeline):
@@ -378,30 +377,14 @@ def _resume_changes(settings: Settings, root: Path) -> dict[str, tuple[str, str]
     return resume_changes(read_saved_settings(saved), settings, where=str(root))
 
 
-def _record_resume(
-    prior: PipelineState,
-    paths: RunPaths,
-    changes: dict[str, tuple[str, str]],
-    tracker: Any,
-    mlflow: str,
-) -> None:
-    """One entry in the run's resume log (pipeline.json): when, where from, what changed, which
-    MLflow run; the directory and the store are this resume's from now on."""
-    entry: dict[str, Any] = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                             "root": str(paths.root), "changes": {k: list(v) for k, v in
-                                                                  changes.items()}}  # fmt: skip
-    if prior.root is not None and Path(prior.root) != paths.root:
-        entry["moved_from"] = prior.root
-        log.warning("%s was created at %s: resuming it here", paths.root, prior.root)
-    if tracker is not None:
-        entry["mlflow"] = mlflow
-        prior.mlflow_run_id, prior.tracking_uri = tracker.run_id, tracker.tracking_uri
-    if changes:
-        shown = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items())
-        log.warning("resuming %s with changed settings: %s", paths.root, shown)
-    prior.root = str(paths.root)
-    prior.resumes.append(entry)
-    prior.save(paths.state)
+def _tracker(settings: Settings, root: Path, uri: str, target: ResumeTarget) -> Tracker:
+    """The run's MLflow run: ``target``'s to continue, else a new one tagged with its origin."""
+    t = settings.tracking
+    tracker = Tracker(run_dir=root, uri=uri, experiment=t.experiment, run_name=root.name,
+                      run_id=target.run_id, flush_every_s=t.flush_every_s)  # fmt: skip
+    if target.tags:
+        tracker.set_tags(target.tags)
+    return tracker
 
 
 def _game_name(settings: Settings) -> str:

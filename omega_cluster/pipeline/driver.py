@@ -40,7 +40,6 @@ the Elo log). An :class:`Observer` receives every event (tracking and the live d
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -49,14 +48,13 @@ from functools import partial
 from typing import Any
 
 from omega_cluster.config.schema import Settings
-from omega_cluster.data import ShardStore, store_totals
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.backend import Backend, LocalBackend
-from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row
+from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row, recount
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 
 # components built from the run's settings (the service layer's wiring)
@@ -72,7 +70,6 @@ __all__ = [
     "RunPaths",
 ]
 
-log = logging.getLogger(__name__)
 INITIAL_ELO = 1000.0  # the first champion (random weights) sits level with the random anchor
 CALL_ATTEMPTS = 5  # tries of a learner or gatekeeper call that fails retryably
 RETRY_PAUSE_S = 1.0  # before the next try: time for the actor to restart
@@ -125,8 +122,8 @@ class Pipeline:
         paths.root.mkdir(parents=True, exist_ok=True)
         resuming = paths.state.exists()
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
-        if resuming:
-            self._recount()
+        if resuming:  # a driver killed after a shard's commit, before its save, undercounts
+            recount(self.state, paths)
         elif self.state.root is None:
             self.state.root = str(paths.root.absolute())  # where the run was created
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
@@ -151,22 +148,6 @@ class Pipeline:
         self._rows_read = 0  # rows the learner has read (what back-pressure counts against)
 
     # -- setup ------------------------------------------------------------------------------
-    def _recount(self) -> None:
-        """Games, records and shards from the manifest: a driver killed after a shard was
-        committed but before it saved its counters undercounts it."""
-        totals = store_totals(ShardStore(self.paths.store_uri))
-        saved = (self.state.shards, self.state.records, self.state.games)
-        if saved == (totals.shards, totals.records, totals.games):
-            return
-        log.warning(
-            "%s counted %d shards, %d records, %d games; the shard store holds %d, %d, %d: the "
-            "counters now follow the manifest", self.paths.state, *saved, totals.shards,
-            totals.records, totals.games,
-        )  # fmt: skip
-        self.state.shards, self.state.records, self.state.games = (
-            totals.shards, totals.records, totals.games)  # fmt: skip
-        self.state.save(self.paths.state)
-
     def _initial_champion(self) -> None:
         encoder = build_encoder(self.settings, self.game)
         model = build_model(self.settings, self.game, encoder)

@@ -15,6 +15,7 @@ manifest corrected, and which MLflow run it continued or started.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -22,9 +23,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omega_cluster.data import ShardStore, store_totals
 from omega_cluster.eval.rating import EloRow
 
-__all__ = ["PipelineState", "RunPaths", "elo_log_row"]
+__all__ = ["PipelineState", "RunPaths", "elo_log_row", "recount"]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,30 @@ class PipelineState:
             os.fsync(f.fileno())
         os.replace(tmp, path)
 
+    def record_resume(
+        self,
+        paths: RunPaths,
+        changes: dict[str, tuple[str, str]],
+        mlflow: tuple[str, str, str] | None,
+    ) -> None:
+        """Log this resume (``resumes``) and save: when, where, where it was before, the settings
+        it changed, and its MLflow run (``(run id, tracking URI, note)``, None if untracked);
+        the directory and the store are this resume's from now on."""
+        entry: dict[str, Any] = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                 "root": str(paths.root),
+                                 "changes": {k: list(v) for k, v in changes.items()}}  # fmt: skip
+        if self.root is not None and Path(self.root) != paths.root:
+            entry["moved_from"] = self.root
+            log.warning("%s was created at %s: resuming it here", paths.root, self.root)
+        if mlflow is not None:
+            self.mlflow_run_id, self.tracking_uri, entry["mlflow"] = mlflow
+        if changes:
+            shown = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items())
+            log.warning("resuming %s with changed settings: %s", paths.root, shown)
+        self.root = str(paths.root)
+        self.resumes.append(entry)
+        self.save(paths.state)
+
     @classmethod
     def load(cls, path: Path, *, game: str) -> PipelineState:
         if not path.exists():
@@ -85,6 +112,24 @@ class PipelineState:
                 "run directory (run.dir) or the matching game"
             )
         return cls(**data)
+
+
+def recount(state: PipelineState, paths: RunPaths) -> bool:
+    """Set the games, records and shards of ``state`` from the shard store's manifest (a driver
+    killed after a shard was committed but before it saved its counters undercounts it); saves
+    and logs a line when they differed. Returns whether they did."""
+    totals = store_totals(ShardStore(paths.store_uri))
+    saved = (state.shards, state.records, state.games)
+    if saved == (totals.shards, totals.records, totals.games):
+        return False
+    log.warning(
+        "%s counted %d shards, %d records, %d games; the shard store holds %d, %d, %d: the "
+        "counters now follow the manifest", paths.state, *saved, totals.shards, totals.records,
+        totals.games,
+    )  # fmt: skip
+    state.shards, state.records, state.games = totals.shards, totals.records, totals.games
+    state.save(paths.state)
+    return True
 
 
 def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ continues the same run.
   id and by alias, registering a champion's version;
 * :mod:`.tracker` — :class:`Tracker`: params, tags, buffered metrics, artifacts, champions;
 * :mod:`.elo_log` — the Elo log as a JSONL file, an artifact and an MLflow table;
+* :mod:`.status` — the run's status history (a run left RUNNING by a dead driver: KILLED, resumed);
 * :mod:`.relocate` — which MLflow run a resumed training continues (a copied or moved run
   directory, another store) and the copied store pointed at its own artifacts.
 
@@ -19,6 +20,7 @@ mlflow is imported on first use (it takes seconds), so ``import omega_cluster.tr
 
 from omega_cluster.tracking.elo_log import ELO_LOG_FILE
 from omega_cluster.tracking.relocate import ResumeTarget, relocate_store, resume_target
+from omega_cluster.tracking.status import STATUS_HISTORY_TAG
 from omega_cluster.tracking.store import (
     CHAMPION_ALIAS,
     RUN_DIR_TAG,
@@ -30,7 +32,7 @@ from omega_cluster.tracking.store import (
     read_champion,
 )
 from omega_cluster.tracking.store import client as _client  # noqa: F401 (bench_tracking reads it)
-from omega_cluster.tracking.tracker import RUN_STATUSES, STATUS_HISTORY_TAG, Tracker
+from omega_cluster.tracking.tracker import RUN_STATUSES, Tracker
 
 __all__ = [
     "CHAMPION_ALIAS",

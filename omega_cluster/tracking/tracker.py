@@ -7,17 +7,13 @@ artifacts, the Elo log and the registered champions.
   values are skipped and counted (:attr:`Tracker.skipped_metrics`), never fatal.
 * Champions are registered without pickle and without a model flavour: the registered version's
   source is the run's ``champions/v<version>`` artifact directory (safetensors + JSON + ONNX).
-* Status history: every change of the run's status this tracker makes (started, resumed, ended)
-  is appended to the tag ``omega.status_history`` (a JSON list of ``[UTC time, status, note]``).
-  A resumed run found RUNNING was left so by a driver that died (SIGKILL, a lost machine): it is
-  first marked KILLED (tag ``omega.killed_detected``), then RUNNING again; ``omega.resumes``
-  counts the resumes.
+* Every status change (started, resumed, ended; a run found RUNNING on resume is first marked
+  KILLED) goes to the tag ``omega.status_history`` (:mod:`.status`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import re
@@ -31,6 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from omega_cluster.tracking import elo_log
+from omega_cluster.tracking.status import StatusHistory
 from omega_cluster.tracking.store import (
     ChampionLog,
     TrackingError,
@@ -41,20 +38,14 @@ from omega_cluster.tracking.store import (
     register_version,
 )
 
-__all__ = ["RUN_STATUSES", "STATUS_HISTORY_TAG", "Tracker"]
+__all__ = ["RUN_STATUSES", "Tracker"]
 
 RUN_STATUSES = ("FINISHED", "FAILED", "KILLED")
-STATUS_HISTORY_TAG = "omega.status_history"  # JSON list of [UTC time, status, note]
-_HISTORY_KEPT = 60  # newest entries kept in the tag (a tag holds at most 8000 characters)
 # Limits of mlflow.utils.validation (MAX_PARAM_VAL_LENGTH, MAX_TAG_VAL_LENGTH, MAX_ENTITY_KEY_LENGTH,
 # MAX_PARAMS_TAGS_PER_BATCH); values longer than these are truncated rather than rejected.
 _MAX_PARAM_VALUE, _MAX_TAG_VALUE, _MAX_KEY, _PARAMS_PER_BATCH = 6000, 8000, 250, 100
 _NAME = re.compile(r"^[/\w.\- :]*$")  # mlflow's rule for metric and param names (POSIX)
 _log = logging.getLogger(__name__)
-
-
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _check_name(key: str, what: str) -> None:
@@ -119,7 +110,6 @@ class Tracker:
         self._flush_every_s, self._max_buffered = flush_every_s, max_buffered
         self._run_id = run_id or ""
         self._closed = False
-        self._history: list[list[str]] = []
         check_tracking_uri(self._uri)
         with self._errors("open the run", allow_closed=True):
             self._client = client(self._uri)  # a new sqlite store migrates its schema here
@@ -161,8 +151,8 @@ class Tracker:
         else:
             experiment_id = found.experiment_id
         run = self._client.create_run(experiment_id, run_name=run_name)
-        self._run_id = run.info.run_id
-        self._record_status("RUNNING", "started")
+        self._history = StatusHistory(self._client, run.info.run_id)
+        self._history.record("RUNNING", "started")
         return run
 
     def _resume(self, run_id: str) -> Any:
@@ -172,25 +162,9 @@ class Tracker:
             raise TrackingError(f"unknown MLflow run id {run_id!r} at {self._uri}: {e}") from e
         if run.info.lifecycle_stage != "active":
             raise TrackingError(f"MLflow run {run_id!r} at {self._uri} is deleted; cannot resume")
-        tags = run.data.tags
-        with contextlib.suppress(KeyError, ValueError, TypeError):  # absent or not ours
-            self._history = [list(map(str, e)) for e in json.loads(tags[STATUS_HISTORY_TAG])]
-        if run.info.status == "RUNNING":  # its driver died without ending it
-            now = _utc_now()
-            self._client.set_terminated(run_id, "KILLED")
-            self._client.set_tag(run_id, "omega.killed_detected", now)
-            self._record_status("KILLED", "found RUNNING on resume: its driver died", now)
-        resumes = int(tags.get("omega.resumes", "0") or 0) + 1
-        self._client.update_run(run_id, status="RUNNING")
-        self._client.set_tag(run_id, "omega.resumes", str(resumes))
-        self._record_status("RUNNING", f"resume {resumes}")
+        self._history = StatusHistory(self._client, run_id, run.data.tags)
+        self._history.resume(run)
         return self._client.get_run(run_id)
-
-    def _record_status(self, status: str, note: str, when: str | None = None) -> None:
-        """Append to the run's status history tag (module docstring)."""
-        self._history = [*self._history, [when or _utc_now(), status, note]][-_HISTORY_KEPT:]
-        text = json.dumps(self._history, separators=(",", ":"))
-        self._client.set_tag(self._run_id, STATUS_HISTORY_TAG, text)
 
     @contextlib.contextmanager
     def _errors(self, action: str, *, allow_closed: bool = False) -> Iterator[None]:
@@ -416,7 +390,7 @@ class Tracker:
             self.flush()
         finally:
             with self._errors(f"end the run as {status}", allow_closed=True):
-                self._record_status(status, "ended")
+                self._history.record(status, "ended")
                 self._client.set_terminated(self._run_id, status)
 
     def __enter__(self) -> Tracker:
