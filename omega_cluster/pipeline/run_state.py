@@ -85,19 +85,21 @@ class PipelineState:
     ) -> None:
         """Log this resume (``resumes``) and save: when, where, where it was before, the settings
         it changed, and its MLflow run (``(run id, tracking URI, note)``, None if untracked);
-        the directory and the store are this resume's from now on."""
+        the directory and the store are this resume's from now on (with tracking)."""
         entry: dict[str, Any] = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                  "root": str(paths.root),
                                  "changes": {k: list(v) for k, v in changes.items()}}  # fmt: skip
         if self.root is not None and Path(self.root) != paths.root:
             entry["moved_from"] = self.root
             log.warning("%s was created at %s: resuming it here", paths.root, self.root)
-        if mlflow is not None:
-            self.mlflow_run_id, self.tracking_uri, entry["mlflow"] = mlflow
         if changes:
             shown = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items())
             log.warning("resuming %s with changed settings: %s", paths.root, shown)
-        self.root = str(paths.root)
+        # an untracked resume keeps the old location: a later tracked resume of a copy must
+        # still see the move and not continue the original's MLflow run
+        if mlflow is not None:
+            self.mlflow_run_id, self.tracking_uri, entry["mlflow"] = mlflow
+            self.root = str(paths.root)
         self.resumes.append(entry)
         self.save(paths.state)
 

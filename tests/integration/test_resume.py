@@ -9,7 +9,8 @@ tracked in a real MLflow sqlite store inside the run directory.
   preset keeps the saved settings, a safe override (more iterations, another tracking store) is
   applied and recorded;
 * counters are recomputed from the manifest (a shard written just before the driver was killed);
-* an MLflow run left RUNNING by a dead driver is marked KILLED, then resumed, then FINISHED.
+* an MLflow run left RUNNING by a dead driver is marked KILLED, then resumed (by its run id,
+  through the CLI), then FINISHED.
 """
 
 from __future__ import annotations
@@ -207,8 +208,10 @@ def test_a_run_left_running_by_a_dead_driver_is_marked_killed_then_resumed(
     assert run_id is not None
     client = _client(run)
     client.update_run(run_id, status="RUNNING")  # what a SIGKILLed driver leaves behind
-    result = _train([f"run.resume={run}", "run.iterations=2"])
-    assert result.mlflow_run_id == run_id
+    # resumed by its MLflow run id, through the CLI: the run directory comes from the run's tag
+    uri = f"sqlite:///{run}/mlflow.db"
+    assert main(["train", f"run.resume={run_id}", f"tracking.uri={uri}", "run.iterations=2"]) == 0
+    assert _state(run)["decisions"] == 2 and _state(run)["mlflow_run_id"] == run_id
     mlflow_run = client.get_run(run_id)
     assert mlflow_run.info.status == "FINISHED"
     tags = mlflow_run.data.tags
