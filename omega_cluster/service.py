@@ -7,7 +7,11 @@ the :class:`~omega_cluster.pipeline.driver.Pipeline` with two observers: the liv
 :class:`TrackingObserver`, which turns pipeline events into MLflow records through
 :class:`omega_cluster.tracking.Tracker` (batched metrics, the Elo log, plots, the registered
 champion). SIGINT/SIGTERM stop the pipeline after the chunks in flight are written; everything
-written so far is kept and ``run.resume=<run dir>`` continues.
+written so far is kept and ``run.resume=<run dir>`` continues: the settings must agree with
+the run's saved ``config.yaml`` except for the safe keys (:mod:`omega_cluster.config.resume`),
+the pipeline recounts its games from the manifest, and the MLflow run goes on, or, for a run
+directory copied or moved since it was created, a new one starts
+(:mod:`omega_cluster.tracking.relocate`); ``pipeline.json`` logs each resume.
 
 The service layer wires; it does not reach Ray itself: :func:`ray_backend` builds the actors'
 plan from the settings (:mod:`omega_cluster.wiring`) and :mod:`omega_cluster.cluster` starts them.

@@ -5,7 +5,7 @@ One :class:`Tracker` is one MLflow run. The service opens it at start, logs the 
 self-play loop archives ``git diff`` per run), throughput and learner metrics, gate results, the
 Elo log and plots from ``omega_cluster.eval``, and each champion's checkpoint + ONNX, registered
 in the MLflow Model Registry under the alias ``champion``. Resuming passes the run id back in and
-continues the same run.
+continues the same run (a copied or moved run directory starts a new one, :mod:`.relocate`).
 
 * :mod:`.store` — the store's URI checked before use (fail fast), the client, the look-ups by run
   id and by alias, registering a champion's version;
