@@ -9,7 +9,9 @@ A run directory records where it was created and which store its MLflow run live
   apart): a **new** MLflow run, tagged ``omega.resumed_from`` (the run id it continues),
   ``omega.resumed_from_uri`` and ``omega.resumed_from_dir``. A store outside the directory (a
   server, a shared database) is shared by the original and its copies: only a new run keeps the
-  original's run (its config, Elo log, plots, champions) from being written by a copy. The run's
+  original's run (its config, Elo log, plots, champions) from being written by a copy (a shared
+  sqlite store keeps a new experiment's artifacts beside its database, not in the run directory
+  that happened to create it: :class:`~.tracker.Tracker`). The run's
   own store (the default ``sqlite:///<run dir>/mlflow.db``) travels with the directory, but MLflow
   keeps *absolute* artifact locations, so a copy would still write into the original's
   ``mlartifacts/``: :func:`relocate_store` first points the copy's store at its own

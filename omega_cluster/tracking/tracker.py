@@ -80,9 +80,9 @@ def _git(repo: Path, *args: str) -> str | None:
 class Tracker:
     """One MLflow run: params, tags, buffered metrics, artifacts, Elo log, registered champions.
 
-    ``uri`` defaults to :func:`default_tracking_uri` of ``run_dir``; for local stores (sqlite,
-    file) a new experiment keeps its artifacts in ``<run_dir>/mlartifacts`` unless
-    ``artifact_location`` says otherwise (an existing experiment keeps its own location).
+    ``uri`` defaults to :func:`default_tracking_uri` of ``run_dir``; a new experiment keeps its
+    artifacts in ``<run_dir>/mlartifacts`` in that store, beside the database in another sqlite
+    store, unless ``artifact_location`` says otherwise (an existing experiment keeps its own).
     ``run_id`` resumes that run (status back to RUNNING); :class:`TrackingError` if it does not
     exist. Not meant for concurrent use from many processes; calls from threads are safe.
     """
@@ -132,9 +132,8 @@ class Tracker:
     def _start(self, experiment: str, run_name: str, artifact_location: str | None) -> Any:
         found = self._client.get_experiment_by_name(experiment)
         if found is None:
-            local = urllib.parse.urlparse(self._uri).scheme.lower() in ("sqlite", "file", "")
-            if artifact_location is None and local:
-                artifact_location = (self._run_dir / "mlartifacts").as_uri()
+            if artifact_location is None:
+                artifact_location = self._local_artifacts()
             try:
                 experiment_id = self._client.create_experiment(
                     experiment, artifact_location=artifact_location
@@ -154,6 +153,17 @@ class Tracker:
         self._history = StatusHistory(self._client, run.info.run_id)
         self._history.record("RUNNING", "started")
         return run
+
+    def _local_artifacts(self) -> str | None:
+        """Where a new experiment of a local store keeps its artifacts: the run's own store in
+        ``<run_dir>/mlartifacts``, a shared sqlite store beside its database (never inside the
+        directory of whichever run created the experiment); None: MLflow's default."""
+        if self._uri == default_tracking_uri(self._run_dir):
+            return (self._run_dir / "mlartifacts").as_uri()
+        if self._uri.startswith("sqlite:///") and ":memory:" not in self._uri:
+            db = Path(urllib.parse.unquote(self._uri[len("sqlite:///") :].split("?", 1)[0]))
+            return (db.parent / "mlartifacts").as_uri()
+        return None  # a file store keeps them inside itself, a server where it is told
 
     def _resume(self, run_id: str) -> Any:
         try:

@@ -125,6 +125,32 @@ def test_a_copied_run_is_independent_and_a_moved_run_resumes(trained: Path, tmp_
     assert _hashes(original) == before
 
 
+def test_a_copy_tracked_in_a_shared_store_gets_its_own_mlflow_run(
+    tmp_path: Path, migrated_db: Path
+) -> None:
+    shared = tmp_path / "store"
+    shared.mkdir()
+    shutil.copy(migrated_db, shared / "mlflow.db")
+    uri = f"sqlite:///{shared}/mlflow.db"
+    original = tmp_path / "original"
+    first = _train([*TINY, f"run.dir={original}", f"tracking.uri={uri}"])
+    client = MlflowClient(uri)
+    old = client.get_run(str(first.mlflow_run_id))
+    assert old.info.artifact_uri.startswith((shared / "mlartifacts").as_uri())  # not in the run
+    before, store_before = _hashes(original), _hashes(shared / "mlartifacts")
+    copy = _copy(original, tmp_path / "copy")
+    result = _train([f"run.resume={copy}", "run.iterations=2"])  # the saved tracking.uri
+    assert result.tracking_uri == uri and result.mlflow_run_id != first.mlflow_run_id
+    new = client.get_run(str(result.mlflow_run_id))
+    assert new.data.tags["omega.resumed_from"] == first.mlflow_run_id
+    assert new.data.tags["omega.resumed_from_dir"] == str(original)
+    assert client.get_run(str(first.mlflow_run_id)).info.status == "FINISHED"
+    assert _hashes(original) == before
+    after = _hashes(shared / "mlartifacts")
+    assert {k: v for k, v in after.items() if k in store_before} == store_before  # old run intact
+    assert any(k.startswith(str(result.mlflow_run_id)) for k in after)
+
+
 def test_an_override_that_changes_what_was_trained_is_refused(
     trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
