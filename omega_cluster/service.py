@@ -388,6 +388,9 @@ def _tracker(settings: Settings, root: Path, uri: str, target: ResumeTarget) -> 
                       run_id=target.run_id, flush_every_s=t.flush_every_s)  # fmt: skip
     if target.tags:
         tracker.set_tags(target.tags)
+    copied = target.tags.get("omega.resumed_from")
+    if copied and uri == default_tracking_uri(root):  # the copy's own store holds a copy of it
+        tracker.end_copied_run(copied)
     return tracker
 
 

@@ -14,7 +14,9 @@ import json
 import time
 from typing import Any
 
-__all__ = ["KEPT", "STATUS_HISTORY_TAG", "StatusHistory"]
+from omega_cluster.tracking.store import mlflow
+
+__all__ = ["KEPT", "STATUS_HISTORY_TAG", "StatusHistory", "end_copied_run"]
 
 STATUS_HISTORY_TAG = "omega.status_history"
 KEPT = 60  # entries kept (a tag holds at most 8000 characters)
@@ -50,3 +52,21 @@ class StatusHistory:
         self.client.update_run(self.run_id, status="RUNNING")
         self.client.set_tag(self.run_id, "omega.resumes", str(resumes))
         self.record("RUNNING", f"resume {resumes}")
+
+
+def end_copied_run(client: Any, run_id: str, successor: str) -> bool:
+    """In a copied run directory's own store, the copied MLflow run ``run_id`` that was left
+    RUNNING (the copy was taken from a live or killed run) ends KILLED, noting the new run
+    ``successor`` that continues it. Only for the copy's own store: in a shared store that run
+    is the original's, and its driver may be alive. Returns whether it was ended."""
+    try:
+        run = client.get_run(run_id)
+    except mlflow().exceptions.MlflowException:  # not in this store
+        return False
+    if run.info.status != "RUNNING":
+        return False
+    client.set_terminated(run_id, "KILLED")
+    StatusHistory(client, run_id, run.data.tags).record(
+        "KILLED", f"copied; continued as {successor}"
+    )
+    return True

@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from omega_cluster.tracking import elo_log
-from omega_cluster.tracking.status import StatusHistory
+from omega_cluster.tracking.status import StatusHistory, end_copied_run
 from omega_cluster.tracking.store import (
     ChampionLog,
     TrackingError,
@@ -153,6 +153,12 @@ class Tracker:
         self._history = StatusHistory(self._client, run.info.run_id)
         self._history.record("RUNNING", "started")
         return run
+
+    def end_copied_run(self, run_id: str) -> bool:
+        """End the copied run ``run_id`` this run continues, if left RUNNING in this store
+        (:func:`.status.end_copied_run`: call it only for a copied directory's own store)."""
+        with self._errors(f"end the copied run {run_id}"):
+            return end_copied_run(self._client, run_id, self._run_id)
 
     def _local_artifacts(self) -> str | None:
         """Where a new experiment of a local store keeps its artifacts: the run's own store in

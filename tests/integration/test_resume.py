@@ -88,6 +88,7 @@ def test_a_copied_run_is_independent_and_a_moved_run_resumes(trained: Path, tmp_
     before = _hashes(original)
     run_id = _state(original)["mlflow_run_id"]
     copy = _copy(original, tmp_path / "copy")
+    _client(copy).update_run(run_id, status="RUNNING")  # as if copied from a live run
     result = _train([f"run.resume={copy}", "run.iterations=2"])
     assert result.state.decisions == 2 and result.run_dir == copy
     assert _hashes(original) == before  # not one byte of the original changed
@@ -102,8 +103,11 @@ def test_a_copied_run_is_independent_and_a_moved_run_resumes(trained: Path, tmp_
     assert run.info.artifact_uri.startswith((copy / "mlartifacts").as_uri())
     assert run.data.tags["omega.relocated_from"] == (original / "mlartifacts").as_uri()
     assert run.data.tags["omega.run_dir"] == str(copy)
-    old = client.get_run(run_id)  # the copied old run reads its copied artifacts
+    old = client.get_run(run_id)  # the copied old run reads its copied artifacts, and ended
     assert old.info.artifact_uri.startswith((copy / "mlartifacts").as_uri())
+    assert old.info.status == "KILLED"
+    last = json.loads(old.data.tags[STATUS_HISTORY_TAG])[-1]
+    assert last[1:] == ["KILLED", f"copied; continued as {result.mlflow_run_id}"]
     config = copy / "mlartifacts" / run.info.run_id / "artifacts" / "config" / "config.yaml"
     assert config.read_text() == (copy / "config.yaml").read_text()
     assert "iterations: 2" in config.read_text()
@@ -137,6 +141,7 @@ def test_a_copy_tracked_in_a_shared_store_gets_its_own_mlflow_run(
     client = MlflowClient(uri)
     old = client.get_run(str(first.mlflow_run_id))
     assert old.info.artifact_uri.startswith((shared / "mlartifacts").as_uri())  # not in the run
+    client.update_run(str(first.mlflow_run_id), status="RUNNING")  # the original still runs
     before, store_before = _hashes(original), _hashes(shared / "mlartifacts")
     copy = _copy(original, tmp_path / "copy")
     result = _train([f"run.resume={copy}", "run.iterations=2"])  # the saved tracking.uri
@@ -144,7 +149,7 @@ def test_a_copy_tracked_in_a_shared_store_gets_its_own_mlflow_run(
     new = client.get_run(str(result.mlflow_run_id))
     assert new.data.tags["omega.resumed_from"] == first.mlflow_run_id
     assert new.data.tags["omega.resumed_from_dir"] == str(original)
-    assert client.get_run(str(first.mlflow_run_id)).info.status == "FINISHED"
+    assert client.get_run(str(first.mlflow_run_id)).info.status == "RUNNING"  # not the copy's
     assert _hashes(original) == before
     after = _hashes(shared / "mlartifacts")
     assert {k: v for k, v in after.items() if k in store_before} == store_before  # old run intact
