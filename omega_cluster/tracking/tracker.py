@@ -20,7 +20,6 @@ import re
 import subprocess
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +32,7 @@ from omega_cluster.tracking.store import (
     TrackingError,
     check_tracking_uri,
     client,
+    default_artifact_location,
     default_tracking_uri,
     mlflow,
     register_version,
@@ -133,7 +133,7 @@ class Tracker:
         found = self._client.get_experiment_by_name(experiment)
         if found is None:
             if artifact_location is None:
-                artifact_location = self._local_artifacts()
+                artifact_location = default_artifact_location(self._uri, self._run_dir)
             try:
                 experiment_id = self._client.create_experiment(
                     experiment, artifact_location=artifact_location
@@ -155,21 +155,9 @@ class Tracker:
         return run
 
     def end_copied_run(self, run_id: str) -> bool:
-        """End the copied run ``run_id`` this run continues, if left RUNNING in this store
-        (:func:`.status.end_copied_run`: call it only for a copied directory's own store)."""
+        """:func:`.status.end_copied_run` of ``run_id`` (only for a copy's own store)."""
         with self._errors(f"end the copied run {run_id}"):
             return end_copied_run(self._client, run_id, self._run_id)
-
-    def _local_artifacts(self) -> str | None:
-        """Where a new experiment of a local store keeps its artifacts: the run's own store in
-        ``<run_dir>/mlartifacts``, a shared sqlite store beside its database (never inside the
-        directory of whichever run created the experiment); None: MLflow's default."""
-        if self._uri == default_tracking_uri(self._run_dir):
-            return (self._run_dir / "mlartifacts").as_uri()
-        if self._uri.startswith("sqlite:///") and ":memory:" not in self._uri:
-            db = Path(urllib.parse.unquote(self._uri[len("sqlite:///") :].split("?", 1)[0]))
-            return (db.parent / "mlartifacts").as_uri()
-        return None  # a file store keeps them inside itself, a server where it is told
 
     def _resume(self, run_id: str) -> Any:
         try:
