@@ -78,10 +78,11 @@ def merge_saved(
     saved = read_saved_settings(run_dir / SAVED_CONFIG)
     composed = _leaves(compose(list(overrides)))
     explicit = _explicit_keys(overrides, compose, groups, composed | _leaves(saved))
-    merged = OmegaConf.structured(saved)
+    merged, defaults = OmegaConf.structured(saved), _leaves(Settings())
     for key in sorted(explicit):
-        if key in composed:
-            OmegaConf.update(merged, key, composed[key], merge=False, force_add=True)
+        if key in composed or key in defaults:  # a removed schema key: its default
+            value = composed[key] if key in composed else defaults[key]
+            OmegaConf.update(merged, key, value, merge=False, force_add=True)
         else:  # an entry of a free mapping the new composition does not have
             parent, _, name = key.rpartition(".")
             node = OmegaConf.select(merged, parent) if parent else merged
