@@ -7,7 +7,11 @@ the :class:`~omega_cluster.pipeline.driver.Pipeline` with two observers: the liv
 :class:`TrackingObserver`, which turns pipeline events into MLflow records through
 :class:`omega_cluster.tracking.Tracker` (batched metrics, the Elo log, plots, the registered
 champion). SIGINT/SIGTERM stop the pipeline after the chunks in flight are written; everything
-written so far is kept and ``run.resume=<run dir>`` continues.
+written so far is kept and ``run.resume=<run dir>`` continues: the settings must agree with
+the run's saved ``config.yaml`` except for the safe keys (:mod:`omega_cluster.config.resume`),
+the pipeline recounts its games from the manifest, and the MLflow run goes on, or, for a run
+directory copied or moved since it was created, a new one starts
+(:mod:`omega_cluster.tracking.relocate`); ``pipeline.json`` logs each resume.
 
 The service layer wires; it does not reach Ray itself: :func:`ray_backend` builds the actors'
 plan from the settings (:mod:`omega_cluster.wiring`) and :mod:`omega_cluster.cluster` starts them.
@@ -28,7 +32,7 @@ from typing import Any
 
 from omega_cluster import wiring
 from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable, shutdown_ray
-from omega_cluster.config import ConfigError, flat_params
+from omega_cluster.config import ConfigError, flat_params, read_saved_settings, resume_changes
 from omega_cluster.config.schema import Settings
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult
@@ -45,14 +49,22 @@ from omega_cluster.pipeline.driver import (
 from omega_cluster.progress import ProgressDisplay
 from omega_cluster.tracking import (
     RUN_DIR_TAG,
+    ResumeTarget,
     Tracker,
     check_tracking_uri,
     default_tracking_uri,
     find_run_dir,
+    resume_target,
 )
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
-__all__ = ["RunResult", "TrackingObserver", "ray_backend", "resolve_run_dir", "run_training"]
+__all__ = [
+    "RunResult",
+    "TrackingObserver",
+    "ray_backend",
+    "resolve_run_dir",
+    "run_training",
+]
 
 log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +140,12 @@ class TrackingObserver(Observer):
                     "omega.mode": self.settings.cluster.mode})  # fmt: skip
         if pipeline.state.warm_start:  # v0 from the teacher (learner.warm_start_games)
             t.log_metrics(pipeline.state.warm_start, step=0)
-        pipeline.state.mlflow_run_id = t.run_id
+        pipeline.state.mlflow_run_id, pipeline.state.tracking_uri = t.run_id, t.tracking_uri
+        if pipeline.state.games:  # a resumed run: its totals as recounted from the manifest
+            st = pipeline.state
+            t.log_metrics({"selfplay/games_total": float(st.games), "selfplay/records_total":
+                           float(st.records), "selfplay/shards_total": float(st.shards)},
+                          step=st.games)  # fmt: skip
         pipeline.state.save(self.paths.state)
 
     def _elapsed(self) -> float:
@@ -307,6 +324,9 @@ def run_training(
     paths = RunPaths(root, settings.run.shard_store)
     _make_run_dir(root, "run.resume" if settings.run.resume else "run.dir")
     prior = PipelineState.load(paths.state, game=_game_name(settings))
+    resuming = paths.state.exists()
+    # before anything is written: a resume that would change what was trained is refused
+    changes = _resume_changes(settings, root) if resuming else {}
     if config_yaml:  # the resolved config beside the run's state (the MLflow run has it too)
         (root / "config.yaml").write_text(config_yaml)
     observers: list[Observer] = []
@@ -327,12 +347,19 @@ def run_training(
             # before the MLflow run opens: a cluster too small for the config fails first
             started_ray = init_ray(settings)
             backend, retryable = ray_backend, is_retryable
+        target = ResumeTarget(None)
         if uri is not None:
             print(f"MLflow tracking: {uri}\n  dashboard: {dashboard_hint(uri)}", flush=True)
-            tracker = Tracker(run_dir=root, uri=uri, experiment=settings.tracking.experiment,
-                              run_name=root.name, run_id=prior.mlflow_run_id,
-                              flush_every_s=settings.tracking.flush_every_s)  # fmt: skip
+            if resuming:  # the same MLflow run, unless the directory or the store changed
+                target = resume_target(run_id=prior.mlflow_run_id, tracked_at=prior.tracking_uri,
+                                       created_at=prior.root, uri=uri, run_dir=root)  # fmt: skip
+            tracker = _tracker(settings, root, uri, target)
             observers.append(TrackingObserver(tracker, settings, paths, config_yaml))
+        if resuming:  # the resume log in pipeline.json, before the pipeline reads it
+            mlflow = (
+                None if tracker is None else (tracker.run_id, tracker.tracking_uri, target.note)
+            )
+            prior.record_resume(paths, changes, mlflow)
         pipeline = Pipeline(settings, paths, backend, observers=observers,
                             is_retryable=retryable)  # fmt: skip
         with _stop_on_signals(pipeline):
@@ -351,6 +378,28 @@ def run_training(
             shutdown_ray()
     return RunResult(root, state, reason, tracker.run_id if tracker else None,
                      tracker.tracking_uri if tracker else None)  # fmt: skip
+
+
+def _resume_changes(settings: Settings, root: Path) -> dict[str, tuple[str, str]]:
+    """The settings a resume changes from the run's saved ``config.yaml`` (ConfigError for any
+    outside SAFE_ON_RESUME: the saved config is the truth, omega_cluster.config.resume)."""
+    saved = root / "config.yaml"
+    if not saved.is_file():
+        return {}
+    return resume_changes(read_saved_settings(saved), settings, where=str(root))
+
+
+def _tracker(settings: Settings, root: Path, uri: str, target: ResumeTarget) -> Tracker:
+    """The run's MLflow run: ``target``'s to continue, else a new one tagged with its origin."""
+    t = settings.tracking
+    tracker = Tracker(run_dir=root, uri=uri, experiment=t.experiment, run_name=root.name,
+                      run_id=target.run_id, flush_every_s=t.flush_every_s)  # fmt: skip
+    if target.tags:
+        tracker.set_tags(target.tags)
+    copied = target.tags.get("omega.resumed_from")
+    if copied and uri == default_tracking_uri(root):  # the copy's own store holds a copy of it
+        tracker.end_copied_run(copied)
+    return tracker
 
 
 def _game_name(settings: Settings) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from omega_cluster.cli.args import PROG, Command, UsageError
 
@@ -29,6 +30,11 @@ def run_train(args: argparse.Namespace) -> int:
 
     try:
         settings = load_settings(args.overrides)
+        if settings.run.resume and not Path(settings.run.resume).expanduser().exists():
+            # an MLflow run id: its run directory's saved config is the base (config.resume)
+            from omega_cluster.service import resolve_run_dir  # lazy: torch, pyarrow
+
+            settings = load_settings(args.overrides, run_dir=resolve_run_dir(settings))
     except ConfigError as err:
         raise UsageError(str(err)) from None
     config_yaml = to_yaml(settings)

@@ -48,6 +48,7 @@ from omegaconf.errors import (
     ValidationError,
 )
 
+from omega_cluster.config import resume
 from omega_cluster.config._checks import validate
 from omega_cluster.config.errors import ConfigError
 from omega_cluster.config.schema import Settings
@@ -86,16 +87,41 @@ def _check_dir(path: Path, source: str) -> Path:
 
 
 def load_settings(
-    overrides: Sequence[str] = (), *, config_dir: str | Path | None = None
+    overrides: Sequence[str] = (),
+    *,
+    config_dir: str | Path | None = None,
+    run_dir: str | Path | None = None,
 ) -> Settings:
     """Compose ``conf/config.yaml`` with Hydra ``overrides`` (``group=option``, ``key=value``,
-    ``+key=value``), type it with the schema and validate it. Raises :class:`ConfigError`."""
+    ``+key=value``), type it with the schema and validate it. Raises :class:`ConfigError`.
+
+    A resumed run (``run.resume=<run dir>``, or ``run_dir``: the directory an MLflow run id of
+    ``run.resume`` names) starts from the run's saved ``config.yaml`` instead, and the overrides
+    may change only what does not change what was trained (:mod:`omega_cluster.config.resume`).
+    """
     if isinstance(overrides, str):
         raise ConfigError(f"overrides must be a list of strings, got the string {overrides!r}")
     directory = conf_dir() if config_dir is None else _check_dir(Path(config_dir), "config_dir")
     overrides = [_dict_entry_override(o) for o in overrides]
-    composed = _compose(directory, _game_params_reset(directory, overrides) + overrides)
-    return validate(_to_settings(composed))
+
+    def compose(given: list[str]) -> DictConfig:
+        return _compose(directory, _game_params_reset(directory, given) + given)
+
+    saved = _saved_run(overrides) if run_dir is None else Path(run_dir).expanduser()
+    if saved is not None and (saved / resume.SAVED_CONFIG).is_file():
+        groups = {p.name for p in directory.iterdir() if p.is_dir()}
+        return resume.merge_saved(saved.resolve(), overrides, compose, groups)
+    return validate(_to_settings(compose(overrides)))
+
+
+def _saved_run(overrides: Sequence[str]) -> Path | None:
+    """The directory ``run.resume=`` names, if it is one (an MLflow run id is not)."""
+    values = [o.lstrip("+").partition("=")[2].strip() for o in overrides
+              if o.lstrip("+").partition("=")[0].strip() == "run.resume"]  # fmt: skip
+    if not values or not values[-1] or values[-1] == "null":
+        return None
+    path = Path(values[-1]).expanduser()
+    return path if path.is_dir() else None
 
 
 def _dict_entry_override(override: str) -> str:

@@ -2,7 +2,11 @@
 
 One JSON file (``<run dir>/registry.json``), rewritten atomically (temporary name + rename +
 fsync) after every change, so a restarted driver or registry actor recovers every version and
-the champion pointer exactly as they were. Versions are ints that grow with time: ``0`` is the
+the champion pointer exactly as they were. A checkpoint inside the run directory is stored
+relative to it (``models/v3``) and read back against wherever the directory is now, so a copied
+or moved run reads its own checkpoints, never the original's; a registry written with absolute
+paths (before this rule) is converted on load when the same relative path exists under the new
+root. :attr:`ModelVersion.uri` is always the absolute path (or a ``pyarrow.fs`` URI as given). Versions are ints that grow with time: ``0`` is the
 first champion (the randomly initialised network), each candidate gets the next one.
 
 Status moves ``candidate → champion`` (promoted; the previous champion becomes ``retired``) or
@@ -64,7 +68,8 @@ class ModelRegistry:
     FILE = "registry.json"
 
     def __init__(self, run_dir: str | Path, *, game: str) -> None:
-        self.path = Path(run_dir) / self.FILE
+        self.root = Path(run_dir).absolute()
+        self.path = self.root / self.FILE
         self.game = game
         self._versions: dict[int, ModelVersion] = {}
         if self.path.exists():
@@ -99,6 +104,7 @@ class ModelRegistry:
         """Register version 0 as the first champion (only in an empty registry)."""
         if self._versions:
             raise RegistryError(f"{self.path} already holds versions; the first is 0")
+        uri = self._absolute(uri)
         row = ModelVersion(0, "champion", None, uri, time.time(), elo, elo, elo)
         self._versions[0] = row
         self._save()
@@ -107,6 +113,7 @@ class ModelRegistry:
     def add_candidate(
         self, version: int, *, parent: int, uri: str, metrics: Mapping[str, float] | None = None
     ) -> ModelVersion:
+        uri = self._absolute(uri)
         if version in self._versions:
             existing = self._versions[version]
             if existing.uri == uri and existing.parent == parent:
@@ -169,7 +176,8 @@ class ModelRegistry:
     # -- persistence ------------------------------------------------------------------------
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"game": self.game, "versions": self.snapshot()}
+        rows = [{**row, "uri": self._stored(row["uri"])} for row in self.snapshot()]
+        data = {"game": self.game, "versions": rows}
         tmp = self.path.with_suffix(".json.tmp")
         with open(tmp, "w") as f:
             json.dump(data, f, indent=1)
@@ -190,6 +198,11 @@ class ModelRegistry:
                 "use another run directory"
             )
         for raw in data.get("versions", []):
+            raw = (
+                {**raw, "uri": self._resolved(str(raw.get("uri", "")))}
+                if isinstance(raw, dict)
+                else raw
+            )
             try:
                 row = ModelVersion(**raw)
             except TypeError as err:  # a row with missing or unknown fields
@@ -197,3 +210,35 @@ class ModelRegistry:
             if row.status not in STATUSES:
                 raise RegistryError(f"{self.path}: v{row.version} has unknown status {row.status}")
             self._versions[row.version] = row
+
+    # -- paths relative to the run ----------------------------------------------------------
+    def _stored(self, uri: str) -> str:
+        """``uri`` as written to the file: relative to the run directory when inside it."""
+        if "://" in uri or not Path(uri).is_absolute():
+            return uri
+        path = Path(uri)
+        for root in (self.root, self.root.resolve()):
+            for candidate in (path, path.resolve()):
+                if candidate.is_relative_to(root):
+                    return candidate.relative_to(root).as_posix()
+        return uri  # a checkpoint outside the run (kept as given)
+
+    def _absolute(self, uri: str) -> str:
+        """A relative path is relative to the run directory; anything else is kept."""
+        if "://" in uri or Path(uri).is_absolute():
+            return uri
+        return str(self.root / uri)
+
+    def _resolved(self, stored: str) -> str:
+        """A stored URI against the run directory as it is now (module docstring)."""
+        path = Path(stored)
+        if "://" in stored or not path.is_absolute():
+            return self._absolute(stored)
+        if path.is_relative_to(self.root):
+            return stored
+        # an absolute path of an older registry: the run may have been copied or moved since
+        for i in range(1, len(path.parts)):
+            moved = self.root.joinpath(*path.parts[i:])
+            if moved.exists():
+                return str(moved)
+        return stored

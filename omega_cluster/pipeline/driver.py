@@ -56,7 +56,7 @@ from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.backend import Backend, LocalBackend
-from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row
+from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row, recount
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 
 # components built from the run's settings (the service layer's wiring)
@@ -124,7 +124,12 @@ class Pipeline:
         self.paths = paths
         self.game = build_game(settings)
         paths.root.mkdir(parents=True, exist_ok=True)
+        resuming = paths.state.exists()
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
+        if resuming:  # a driver killed after a shard's commit, before its save, undercounts
+            recount(self.state, paths)
+        elif self.state.root is None:
+            self.state.root = str(paths.root.absolute())  # where the run was created
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
         for line in audit_store(ShardStore(paths.store_uri)).lines():  # orphans, lost files
             log.warning("%s", line)

@@ -4,11 +4,18 @@ counters and Elo log (:class:`PipelineState`, ``pipeline.json``).
 The Elo log has one row per champion and gate decision: the version, its parent, its Elo and
 interval (chained from the parent's by the gate's measured gap), the games behind it, whether it
 was promoted and the verdict. Non-finite figures are written as NaN so the JSON stays plain.
+
+``root`` is where the run directory was created (or last adopted, after a copy or a move) and
+``tracking_uri`` the MLflow store its ``mlflow_run_id`` lives in: a resumed run compares them with
+where it is now (:mod:`omega_cluster.service`). ``resumes`` logs each resume: when, where, the
+settings it changed (the safe ones, :func:`omega_cluster.config.resume_changes`), counters the
+manifest corrected, and which MLflow run it continued or started.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -17,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from omega_cluster.config import ConfigError
+from omega_cluster.data import ShardStore, store_totals
 from omega_cluster.eval.rating import EloRow
 
-__all__ = ["PipelineState", "RunPaths", "elo_log_row"]
+__all__ = ["PipelineState", "RunPaths", "elo_log_row", "recount"]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,9 @@ class PipelineState:
     elo_log: list[dict[str, Any]] = field(default_factory=list)
     mlflow_run_id: str | None = None
     warm_start: dict[str, float] = field(default_factory=dict)  # WarmStartStats.metrics(), if any
+    root: str | None = None  # the run directory's absolute path when created (or last adopted)
+    tracking_uri: str | None = None  # the MLflow store of mlflow_run_id
+    resumes: list[dict[str, Any]] = field(default_factory=list)  # one entry per resume
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".json.tmp")
@@ -65,6 +77,32 @@ class PipelineState:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+
+    def record_resume(
+        self,
+        paths: RunPaths,
+        changes: dict[str, tuple[str, str]],
+        mlflow: tuple[str, str, str] | None,
+    ) -> None:
+        """Log this resume (``resumes``) and save: when, where, where it was before, the settings
+        it changed, and its MLflow run (``(run id, tracking URI, note)``, None if untracked);
+        the directory and the store are this resume's from now on (with tracking)."""
+        entry: dict[str, Any] = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                 "root": str(paths.root),
+                                 "changes": {k: list(v) for k, v in changes.items()}}  # fmt: skip
+        if self.root is not None and Path(self.root) != paths.root:
+            entry["moved_from"] = self.root
+            log.warning("%s was created at %s: resuming it here", paths.root, self.root)
+        if changes:
+            shown = ", ".join(f"{k}: {a} -> {b}" for k, (a, b) in changes.items())
+            log.warning("resuming %s with changed settings: %s", paths.root, shown)
+        # an untracked resume keeps the old location: a later tracked resume of a copy must
+        # still see the move and not continue the original's MLflow run
+        if mlflow is not None:
+            self.mlflow_run_id, self.tracking_uri, entry["mlflow"] = mlflow
+            self.root = str(paths.root)
+        self.resumes.append(entry)
+        self.save(paths.state)
 
     @classmethod
     def load(cls, path: Path, *, game: str) -> PipelineState:
@@ -84,6 +122,24 @@ class PipelineState:
             return cls(**data)
         except TypeError as err:
             raise ConfigError(f"{path} is not a run's state: {err}") from err
+
+
+def recount(state: PipelineState, paths: RunPaths) -> bool:
+    """Set the games, records and shards of ``state`` from the shard store's manifest (a driver
+    killed after a shard was committed but before it saved its counters undercounts it); saves
+    and logs a line when they differed. Returns whether they did."""
+    totals = store_totals(ShardStore(paths.store_uri))
+    saved = (state.shards, state.records, state.games)
+    if saved == (totals.shards, totals.records, totals.games):
+        return False
+    log.warning(
+        "%s counted %d shards, %d records, %d games; the shard store holds %d, %d, %d: the "
+        "counters now follow the manifest", paths.state, *saved, totals.shards, totals.records,
+        totals.games,
+    )  # fmt: skip
+    state.shards, state.records, state.games = totals.shards, totals.records, totals.games
+    state.save(paths.state)
+    return True
 
 
 def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ __all__ = [
     "TrackingError",
     "check_tracking_uri",
     "client",
+    "default_artifact_location",
     "default_tracking_uri",
     "find_run_dir",
     "mlflow",
@@ -59,6 +60,19 @@ def mlflow() -> ModuleType:
 def default_tracking_uri(run_dir: str | Path) -> str:
     """The default store of a run: ``sqlite:///<absolute run_dir>/mlflow.db``."""
     return f"sqlite:///{Path(run_dir).resolve().as_posix()}/mlflow.db"
+
+
+def default_artifact_location(uri: str, run_dir: str | Path) -> str | None:
+    """Where a new experiment of store ``uri`` keeps its artifacts: in the run's own store
+    ``<run_dir>/mlartifacts``, in another sqlite store beside its database (never inside the
+    directory of whichever run created the experiment); None: MLflow's default (a file store
+    inside itself, a server where it is configured)."""
+    if uri == default_tracking_uri(run_dir):
+        return (Path(run_dir).resolve() / "mlartifacts").as_uri()
+    if uri.startswith("sqlite:///") and ":memory:" not in uri:
+        db = Path(urllib.parse.unquote(uri[len("sqlite:///") :].split("?", 1)[0]))
+        return (db.parent / "mlartifacts").as_uri()
+    return None
 
 
 def check_tracking_uri(uri: str, *, timeout_s: float = 5.0) -> None:

@@ -7,6 +7,8 @@ artifacts, the Elo log and the registered champions.
   values are skipped and counted (:attr:`Tracker.skipped_metrics`), never fatal.
 * Champions are registered without pickle and without a model flavour: the registered version's
   source is the run's ``champions/v<version>`` artifact directory (safetensors + JSON + ONNX).
+* Every status change (started, resumed, ended; a run found RUNNING on resume is first marked
+  KILLED) goes to the tag ``omega.status_history`` (:mod:`.status`).
 """
 
 from __future__ import annotations
@@ -18,18 +20,19 @@ import re
 import subprocess
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from omega_cluster.tracking import elo_log
+from omega_cluster.tracking.status import StatusHistory, end_copied_run
 from omega_cluster.tracking.store import (
     ChampionLog,
     TrackingError,
     check_tracking_uri,
     client,
+    default_artifact_location,
     default_tracking_uri,
     mlflow,
     register_version,
@@ -77,9 +80,9 @@ def _git(repo: Path, *args: str) -> str | None:
 class Tracker:
     """One MLflow run: params, tags, buffered metrics, artifacts, Elo log, registered champions.
 
-    ``uri`` defaults to :func:`default_tracking_uri` of ``run_dir``; for local stores (sqlite,
-    file) a new experiment keeps its artifacts in ``<run_dir>/mlartifacts`` unless
-    ``artifact_location`` says otherwise (an existing experiment keeps its own location).
+    ``uri`` defaults to :func:`default_tracking_uri` of ``run_dir``; a new experiment keeps its
+    artifacts in ``<run_dir>/mlartifacts`` in that store, beside the database in another sqlite
+    store, unless ``artifact_location`` says otherwise (an existing experiment keeps its own).
     ``run_id`` resumes that run (status back to RUNNING); :class:`TrackingError` if it does not
     exist. Not meant for concurrent use from many processes; calls from threads are safe.
     """
@@ -129,9 +132,8 @@ class Tracker:
     def _start(self, experiment: str, run_name: str, artifact_location: str | None) -> Any:
         found = self._client.get_experiment_by_name(experiment)
         if found is None:
-            local = urllib.parse.urlparse(self._uri).scheme.lower() in ("sqlite", "file", "")
-            if artifact_location is None and local:
-                artifact_location = (self._run_dir / "mlartifacts").as_uri()
+            if artifact_location is None:
+                artifact_location = default_artifact_location(self._uri, self._run_dir)
             try:
                 experiment_id = self._client.create_experiment(
                     experiment, artifact_location=artifact_location
@@ -147,7 +149,15 @@ class Tracker:
             )
         else:
             experiment_id = found.experiment_id
-        return self._client.create_run(experiment_id, run_name=run_name)
+        run = self._client.create_run(experiment_id, run_name=run_name)
+        self._history = StatusHistory(self._client, run.info.run_id)
+        self._history.record("RUNNING", "started")
+        return run
+
+    def end_copied_run(self, run_id: str) -> bool:
+        """:func:`.status.end_copied_run` of ``run_id`` (only for a copy's own store)."""
+        with self._errors(f"end the copied run {run_id}"):
+            return end_copied_run(self._client, run_id, self._run_id)
 
     def _resume(self, run_id: str) -> Any:
         try:
@@ -156,7 +166,8 @@ class Tracker:
             raise TrackingError(f"unknown MLflow run id {run_id!r} at {self._uri}: {e}") from e
         if run.info.lifecycle_stage != "active":
             raise TrackingError(f"MLflow run {run_id!r} at {self._uri} is deleted; cannot resume")
-        self._client.update_run(run_id, status="RUNNING")
+        self._history = StatusHistory(self._client, run_id, run.data.tags)
+        self._history.resume(run)
         return self._client.get_run(run_id)
 
     @contextlib.contextmanager
@@ -383,6 +394,7 @@ class Tracker:
             self.flush()
         finally:
             with self._errors(f"end the run as {status}", allow_closed=True):
+                self._history.record(status, "ended")
                 self._client.set_terminated(self._run_id, status)
 
     def __enter__(self) -> Tracker:
