@@ -19,7 +19,7 @@ future is ready:
   next is trained, so no candidate is stale on arrival.
 
 A call that fails retryably (its actor died or restarts) is made again after a back-off that
-doubles with each failure in a row (:data:`BACKOFF_S` up to :data:`BACKOFF_MAX_S`); a lost chunk
+doubles with each failure in a row (:mod:`.retries`); a lost chunk
 goes to the next free actor while its own actor rests. The failures of each kind — one
 self-play actor's chunks, the learner's ``train_candidate``, the gatekeeper's ``bench`` or
 ``anchors`` — are counted in a row (a success resets the count): :data:`MAX_FAILURES` in a row
@@ -55,13 +55,13 @@ from functools import partial
 from typing import Any
 
 from omega_cluster.config.schema import Settings
-from omega_cluster.errors import UserError
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.backend import Backend, LocalBackend
+from omega_cluster.pipeline.retries import MAX_FAILURES, RunFailed, backoff, brief
 from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 
@@ -80,30 +80,7 @@ __all__ = [
 ]
 
 INITIAL_ELO = 1000.0  # the first champion (random weights) sits level with the random anchor
-MAX_FAILURES = 6  # failures in a row of one kind of call that stop the run
-BACKOFF_S = 0.5  # pause before the first retry (time for the actor to restart), then doubled
-BACKOFF_MAX_S = 8.0  # the longest pause between tries
 WAIT_S = 1.0  # the longest wait on calls in flight before the driver looks at its stop flag
-
-
-class RunFailed(UserError, RuntimeError):
-    """One kind of call failed :data:`MAX_FAILURES` times in a row: the run stopped (what was
-    written is kept; ``run.resume`` continues once the cause is fixed)."""
-
-
-def backoff(failures: int) -> float:
-    """Seconds to wait after the ``failures``-th failure in a row."""
-    return min(BACKOFF_S * 2.0 ** (failures - 1), BACKOFF_MAX_S)
-
-
-def brief(err: BaseException) -> str:
-    """An error's message in one short line: its first line and, for a message with a
-    traceback inside (a remote error), its last (the original exception)."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    if not lines:
-        return type(err).__name__
-    text = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
-    return " ".join(text.split())[:400]
 
 
 class Observer:

@@ -19,17 +19,9 @@ import pytest
 from test_service_pipeline import Recorder, Run, check_shards, tiny_settings
 
 from omega_cluster.config import Settings
-from omega_cluster.pipeline import driver as pipeline_module
-from omega_cluster.pipeline.driver import (
-    MAX_FAILURES,
-    LocalBackend,
-    Observer,
-    Pipeline,
-    PipelineState,
-    RunFailed,
-    RunPaths,
-    backoff,
-)
+from omega_cluster.pipeline import retries
+from omega_cluster.pipeline.driver import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
+from omega_cluster.pipeline.retries import MAX_FAILURES, RunFailed, backoff
 
 
 class Restarting(RuntimeError):
@@ -84,7 +76,7 @@ def _run(
 
 @pytest.fixture(autouse=True)
 def _no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline_module, "BACKOFF_S", 0.0)
+    monkeypatch.setattr(retries, "BACKOFF_S", 0.0)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -129,10 +121,10 @@ def test_the_count_is_of_failures_in_a_row(tmp_path: Path) -> None:
 
 
 def test_the_back_off_doubles_up_to_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline_module, "BACKOFF_S", 0.5)  # the module's value (no _no_pause)
+    monkeypatch.setattr(retries, "BACKOFF_S", 0.5)  # the module's value (no _no_pause)
     pauses = [backoff(n) for n in range(1, 9)]
     assert pauses[:4] == [0.5, 1.0, 2.0, 4.0]
-    assert max(pauses) == pipeline_module.BACKOFF_MAX_S == pauses[-1]
+    assert max(pauses) == retries.BACKOFF_MAX_S == pauses[-1]
     assert sum(backoff(n) for n in range(1, MAX_FAILURES)) < 30  # a failing run stops soon
 
 
