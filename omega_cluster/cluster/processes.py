@@ -21,8 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import ray  # noqa: F401  (first: Ray puts its vendored psutil on the path)
+
+# isort: split
+import psutil
 
 __all__ = ["PIDS_FILE", "end_recorded", "record_ray_processes"]
 

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import psutil
 import ray  # noqa: F401  (first: Ray puts its vendored psutil on the path)
+
+# isort: split
+import psutil
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ["run=smoke", "game=kuhn_poker", "tracking.enabled=false", "run.progress=false"]
