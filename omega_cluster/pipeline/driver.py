@@ -18,13 +18,10 @@ future is ready:
   plays the anchors. The learner and the gatekeeper alternate: a candidate is benched before the
   next is trained, so no candidate is stale on arrival.
 
-A call that fails retryably (its actor died or restarts) is made again after a back-off that
-doubles with each failure in a row (:mod:`.retries`); a lost chunk
-goes to the next free actor while its own actor rests. The failures of each kind — one
-self-play actor's chunks, the learner's ``train_candidate``, the gatekeeper's ``bench`` or
-``anchors`` — are counted in a row (a success resets the count): :data:`MAX_FAILURES` in a row
-stop the run like :meth:`Pipeline.stop` does (the calls in flight finish, the state is saved)
-and :meth:`Pipeline.run` then raises :class:`RunFailed`, naming what failed and its last error.
+A call that fails retryably (its actor died) is made again after a back-off, a lost chunk by the
+next free actor while its own rests; :data:`MAX_FAILURES` failures in a row of one kind (one
+actor's chunks, the learner's or the gatekeeper's calls) stop the run as :meth:`Pipeline.stop`
+does, then :meth:`Pipeline.run` raises :class:`RunFailed` naming them (:mod:`.retries`).
 The modes differ only in when the steps start:
 
 * **sync** — per iteration: every actor plays its share of ``run.games_per_iteration`` games,
