@@ -8,7 +8,8 @@ embedded Ray it writes ``<run>/ray_pids.json``: every Ray process below it (pid,
 command line). The next start on the same run directory ends those still alive — SIGTERM, then
 SIGKILL for those that ignore it — before it starts its own Ray. A process is ended only if its
 pid *and* start time match the record and its command line still names Ray, so a pid the system
-has given to another program since is never touched.
+has given to another program since is never touched; and nothing is ended while the driver that
+wrote the record still runs (a copy of a live run's directory names the live run's processes).
 """
 
 from __future__ import annotations
@@ -54,16 +55,19 @@ def record_ray_processes(run_dir: Path) -> list[dict[str, Any]]:
             continue
     path = run_dir / PIDS_FILE
     temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps({"driver": os.getpid(), "processes": rows}, indent=1))
+    driver = {"pid": os.getpid(), "start_time": psutil.Process().create_time()}
+    temp.write_text(json.dumps({"driver": driver, "processes": rows}, indent=1))
     temp.replace(path)
     return rows
 
 
 def _still_alive(row: dict[str, Any]) -> psutil.Process | None:
-    """The recorded process if it is the same process and still running, else None."""
+    """The recorded process if it is the same process (and a Ray one, unless ``row["ray"]`` is
+    false) and still running, else None."""
     try:
         proc = psutil.Process(int(row["pid"]))
-        same = abs(proc.create_time() - float(row["start_time"])) < 0.01 and _is_ray(proc)
+        same = abs(proc.create_time() - float(row["start_time"])) < 0.01
+        same = same and (_is_ray(proc) or not row.get("ray", True))
         return proc if same and proc.status() != psutil.STATUS_ZOMBIE else None
     except (psutil.Error, KeyError, TypeError, ValueError):
         return None
@@ -74,9 +78,12 @@ def end_recorded(run_dir: Path) -> list[int]:
     returns their pids (none: an empty list)."""
     path = run_dir / PIDS_FILE
     try:
-        rows = json.loads(path.read_text()).get("processes", [])
-    except (OSError, ValueError, AttributeError):
+        record = json.loads(path.read_text())
+        rows, driver = list(record["processes"]), record["driver"]
+    except (OSError, ValueError, TypeError, KeyError):
         return []
+    if isinstance(driver, dict) and _still_alive({**driver, "ray": False}) is not None:
+        return []  # its driver runs: these are a live run's processes, not debris
     alive = [p for p in map(_still_alive, rows) if p is not None and p.pid != os.getpid()]
     left = _signal_and_wait(alive, psutil.Process.terminate)
     _signal_and_wait(left, psutil.Process.kill)  # the agents ignore SIGTERM (module docstring)

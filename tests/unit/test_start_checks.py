@@ -8,7 +8,8 @@
 * The cluster address: malformed, nothing listening, something that is not a Ray GCS, and
   ``auto`` resolved through ``RAY_ADDRESS`` — each a :class:`ClusterError` naming the value.
 * Recorded Ray processes: those still running are ended (SIGTERM, then SIGKILL for one that
-  ignores it); a recorded pid whose start time differs — the pid was reused — is left alone.
+  ignores it); a recorded pid whose start time differs — the pid was reused — is left alone, and
+  so is every process of a record whose driver still runs.
 """
 
 from __future__ import annotations
@@ -131,8 +132,12 @@ def test_recorded_ray_processes_are_ended_and_reused_pids_left_alone(tmp_path: P
         assert other.poll() is None  # not the recorded process: untouched
         assert not (tmp_path / PIDS_FILE).exists()
         assert end_recorded(tmp_path) == []  # nothing recorded: nothing to do
+        # the record of a driver that still runs (here this process) names no debris
+        me = {"pid": os.getpid(), "start_time": psutil.Process().create_time()}
+        live = {"pid": other.pid, "start_time": psutil.Process(other.pid).create_time()}
+        (tmp_path / PIDS_FILE).write_text(json.dumps({"driver": me, "processes": [live]}))
+        assert end_recorded(tmp_path) == [] and other.poll() is None
     finally:
         for proc in (polite, deaf, other):
             proc.kill()
             proc.wait()
-    assert os.getpid() not in ended
