@@ -1,9 +1,11 @@
 """``omega-cluster train``: one training run wired from its parts.
 
-:func:`run_training` resolves the run directory (new, or ``run.resume``), checks the tracking
-URI before anything starts (an unreachable MLflow server fails now, not after an hour), starts
-or joins Ray (``cluster.backend=ray``) or keeps everything in this process (``local``), and runs
-the :class:`~omega_cluster.pipeline.driver.Pipeline` with two observers: the live display and
+:func:`run_training` resolves the run directory (new, or ``run.resume``), checks what can be
+checked before anything starts — the shard store opens and takes a file, the tracking URI's
+scheme and server, the cluster address answers (in :func:`omega_cluster.cluster.init_ray`) — so
+a bad value fails now in one line, not after an hour or never; then it starts or joins Ray
+(``cluster.backend=ray``) or keeps everything in this process (``local``), and runs the
+:class:`~omega_cluster.pipeline.driver.Pipeline` with two observers: the live display and
 :class:`TrackingObserver`, which turns pipeline events into MLflow records through
 :class:`omega_cluster.tracking.Tracker` (batched metrics, the Elo log, plots, the registered
 champion). SIGINT/SIGTERM stop the pipeline after the chunks in flight are written; everything
@@ -34,6 +36,7 @@ from omega_cluster import wiring
 from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable, shutdown_ray
 from omega_cluster.config import ConfigError, flat_params, read_saved_settings, resume_changes
 from omega_cluster.config.schema import Settings
+from omega_cluster.data.probe import check_store_uri
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
@@ -323,6 +326,7 @@ def run_training(
     root = resolve_run_dir(settings)
     paths = RunPaths(root, settings.run.shard_store)
     _make_run_dir(root, "run.resume" if settings.run.resume else "run.dir")
+    check_store_uri(paths.store_uri)  # a store the actors cannot use fails here, not in each actor
     prior = PipelineState.load(paths.state, game=_game_name(settings))
     resuming = paths.state.exists()
     # before anything is written: a resume that would change what was trained is refused
@@ -345,7 +349,7 @@ def run_training(
         retryable: Any = lambda err: False  # noqa: E731
         if settings.cluster.backend == "ray":
             # before the MLflow run opens: a cluster too small for the config fails first
-            started_ray = init_ray(settings)
+            started_ray = init_ray(settings, run_dir=root)
             backend, retryable = ray_backend, is_retryable
         target = ResumeTarget(None)
         if uri is not None:

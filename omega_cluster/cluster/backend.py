@@ -3,7 +3,10 @@
 :func:`init_ray` starts an embedded Ray in this process (``cluster.address`` null: ``make
 train``) or connects to a running cluster (``auto`` or ``host:port``: ``make local-cluster``, a
 multi-node cluster), then checks the configuration against the cluster's resources: a run that
-asks for more self-play actors than the cluster has CPUs fails at start, naming the key.
+asks for more self-play actors than the cluster has CPUs fails at start, naming the key. The
+embedded Ray listens on 127.0.0.1 only, and its processes are recorded in the run directory so
+that a driver killed hard leaves none behind (:mod:`.processes`); a cluster address that does not
+answer fails within seconds, naming ``cluster.address``.
 
 Resources: each self-play actor reserves one CPU (it is busy all the time); the learner one GPU
 when the cluster has one (``cluster.learner_gpus``), else nothing; bench workers, the gatekeeper
@@ -18,12 +21,17 @@ actor reads the run's settings.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import grpc
 import ray
+import ray._private.ray_constants as ray_constants
+from ray._private.services import canonicalize_bootstrap_address
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
 from omega_cluster.cluster.actors import (
@@ -34,6 +42,7 @@ from omega_cluster.cluster.actors import (
     RegistryClient,
     SelfPlayActor,
 )
+from omega_cluster.cluster.processes import end_recorded, record_ray_processes
 from omega_cluster.cluster.runtime_env import run_runtime_env
 from omega_cluster.config.schema import Settings
 from omega_cluster.errors import UserError
@@ -41,15 +50,22 @@ from omega_cluster.eval.gatekeeper import GateServiceConfig
 from omega_cluster.train.workers import LearnerWorkerConfig, SelfPlayWorkerConfig
 
 __all__ = [
+    "ADDRESS_TIMEOUT_S",
     "ActorPlan",
     "ClusterError",
     "RayBackend",
+    "check_cluster_address",
     "init_ray",
     "is_retryable",
     "learner_gpus",
     "registry_actor_name",
     "shutdown_ray",
 ]
+
+
+LOOPBACK = "127.0.0.1"  # the embedded Ray's node IP: its servers listen on this machine only
+ADDRESS_TIMEOUT_S = 5.0  # to reach a cluster address before Ray is asked to
+_HEALTH_CHECK = "/grpc.health.v1.Health/Check"  # gRPC's standard health service (GCS has it)
 
 
 class ClusterError(UserError, RuntimeError):
@@ -61,26 +77,110 @@ def is_retryable(err: BaseException) -> bool:
     return isinstance(err, (RayActorError, ActorDiedError, ActorUnavailableError))
 
 
-def init_ray(settings: Settings) -> bool:
-    """Start or join Ray; returns True if this process started it (and must shut it down)."""
+def init_ray(settings: Settings, *, run_dir: Path | None = None) -> bool:
+    """Start or join Ray; returns True if this process started it (and must shut it down).
+
+    The embedded Ray listens on 127.0.0.1 only (:func:`_loopback_node`); with ``run_dir`` its
+    processes are recorded there, and those an earlier driver of the run left running are
+    ended first (:mod:`.processes`). A cluster address is checked within
+    :data:`ADDRESS_TIMEOUT_S` before Ray tries it (:func:`check_cluster_address`).
+    """
     c = settings.cluster
     started = False
     if not ray.is_initialized():
         runtime_env = run_runtime_env(settings)  # a game of your own: its module, to every worker
         if c.address is None:
-            ray.init(
-                num_cpus=c.num_cpus,
-                include_dashboard=c.dashboard,
-                dashboard_host=c.dashboard_host,
-                logging_level=logging.WARNING,
-                log_to_driver=True,
-                runtime_env=runtime_env,
-            )
+            if run_dir is not None:
+                end_recorded(run_dir)
+            with _loopback_node():
+                ray.init(
+                    num_cpus=c.num_cpus,
+                    include_dashboard=c.dashboard,
+                    dashboard_host=c.dashboard_host,
+                    logging_level=logging.WARNING,
+                    log_to_driver=True,
+                    runtime_env=runtime_env,
+                    _node_ip_address=LOOPBACK,
+                )
             started = True
+            if run_dir is not None:
+                record_ray_processes(run_dir)
         else:
+            check_cluster_address(c.address)
             ray.init(address=c.address, logging_level=logging.WARNING, runtime_env=runtime_env)
     check_resources(settings)
     return started
+
+
+@contextmanager
+def _loopback_node() -> Iterator[None]:
+    """Start Ray as a one-machine node whose IP is 127.0.0.1.
+
+    Every server of a Ray node (GCS, raylet, object manager, workers, dashboard agent, runtime
+    env agent, metrics export) listens on all interfaces unless the node's IP is 127.0.0.1, and
+    ``ray.init`` turns a 127.0.0.1 it is given into the machine's outward address — except on
+    machines where Ray does not form clusters (its ``ENABLE_RAY_CLUSTER`` switch, off on macOS
+    and Windows). The switch is turned off for the ``ray.init`` call only; the socket test
+    (tests/integration/test_sockets.py) fails if a Ray release stops honouring it.
+    """
+    constants = ray_constants
+    saved = constants.ENABLE_RAY_CLUSTER
+    constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        constants.ENABLE_RAY_CLUSTER = saved
+
+
+def check_cluster_address(address: str, *, timeout_s: float = ADDRESS_TIMEOUT_S) -> None:
+    """Raise :class:`ClusterError` unless a Ray cluster answers at ``address`` within
+    ``timeout_s`` (Ray itself retries an unreachable address for minutes).
+
+    ``auto`` resolves as Ray resolves it (``RAY_ADDRESS``, the address ``ray start`` recorded, a
+    GCS process of this machine). The cluster's GCS must then answer gRPC's health check: a TCP
+    connection alone is not enough, since a proxy or another server may accept it.
+    """
+    resolved: str | None = address
+    if address == "auto":
+        try:
+            resolved = canonicalize_bootstrap_address(address)
+        except ConnectionError:
+            raise ClusterError(
+                "cluster.address=auto: no running Ray cluster found on this machine (RAY_ADDRESS "
+                "is not set, no `ray start` recorded an address, no GCS process runs): start one "
+                "(make local-cluster) or set cluster.address=host:port, or null for an embedded Ray"
+            ) from None
+    if resolved is None or "://" in resolved:  # a ray:// client address: Ray's own check
+        return
+    via = f" (resolved to {resolved})" if resolved != address else ""
+    host, _, port = resolved.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"cluster.address={address!r}{via}: expected host:port, auto or null")
+    problem = _gcs_health(resolved, timeout_s)
+    if problem:
+        raise ClusterError(
+            f"cluster.address={address}{via}: {problem}: start the cluster (ray start --head) "
+            "or fix the address"
+        )
+
+
+def _gcs_health(address: str, timeout_s: float) -> str | None:
+    """None if a Ray GCS serves at ``address``, else what went wrong (one line)."""
+    if os.environ.get("RAY_USE_TLS", "").lower() in ("1", "true"):
+        return None  # a TLS cluster wants its certificates: left to ray.init
+    try:
+        with grpc.insecure_channel(address) as channel:
+            channel.unary_unary(_HEALTH_CHECK)(b"", timeout=timeout_s)
+        return None
+    except grpc.RpcError as err:
+        code = err.code() if isinstance(err, grpc.Call) else None
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"no Ray cluster answered within {timeout_s:g} s"
+        detail = " ".join(str(err.details() if isinstance(err, grpc.Call) else err).split())
+        detail = detail.split("last error: ")[-1][:200]
+        if code == grpc.StatusCode.UNAVAILABLE:
+            return f"no Ray cluster answers there ({detail})"
+        return f"what answers there is not a Ray cluster (gRPC health check: {detail})"
 
 
 def check_resources(settings: Settings) -> None:

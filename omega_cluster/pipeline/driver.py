@@ -18,8 +18,11 @@ future is ready:
   plays the anchors. The learner and the gatekeeper alternate: a candidate is benched before the
   next is trained, so no candidate is stale on arrival.
 
-A learner or gatekeeper call that fails retryably (a restarting actor) is made again, up to
-:data:`CALL_ATTEMPTS` times. The modes differ only in when the steps start:
+A call that fails retryably (its actor died) is made again after a back-off, a lost chunk by the
+next free actor while its own rests; :data:`MAX_FAILURES` failures in a row of one kind (one
+actor's chunks, the learner's or the gatekeeper's calls) stop the run as :meth:`Pipeline.stop`
+does, then :meth:`Pipeline.run` raises :class:`RunFailed` naming them (:mod:`.retries`).
+The modes differ only in when the steps start:
 
 * **sync** — per iteration: every actor plays its share of ``run.games_per_iteration`` games,
   then one candidate is trained and gated.
@@ -30,8 +33,9 @@ A learner or gatekeeper call that fails retryably (a restarting actor) is made a
   The learner starts whenever it is free and new rows arrived since it last waited for data.
 
 Both stop after ``run.iterations`` gate decisions, after ``run.max_minutes``, or on
-:meth:`Pipeline.stop` (SIGINT/SIGTERM in the CLI): the calls in flight are finished and
-written, the state saved, so ``run.resume`` continues.
+:meth:`Pipeline.stop` (SIGINT/SIGTERM in the CLI): no new call starts, the calls in flight are
+finished and written (the driver waits in steps of :data:`WAIT_S`, so a stop is seen at once),
+the state saved, so ``run.resume`` continues.
 
 State that survives a restart: the model registry (``registry.json``), the learner's checkpoint
 (``learner/``), the shards and their manifest, and ``pipeline.json`` (chunk counter, decisions,
@@ -56,6 +60,7 @@ from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.backend import Backend, LocalBackend
+from omega_cluster.pipeline.retries import MAX_FAILURES, RunFailed, backoff, brief
 from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row, recount
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 
@@ -63,20 +68,20 @@ from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 from omega_cluster.wiring import build_encoder, build_game, build_model, warm_start
 
 __all__ = [
-    "CALL_ATTEMPTS",
+    "MAX_FAILURES",
     "Backend",
     "LocalBackend",
     "Observer",
     "Pipeline",
     "PipelineState",
+    "RunFailed",
     "RunPaths",
 ]
 
 log = logging.getLogger(__name__)
 
 INITIAL_ELO = 1000.0  # the first champion (random weights) sits level with the random anchor
-CALL_ATTEMPTS = 5  # tries of a learner or gatekeeper call that fails retryably
-RETRY_PAUSE_S = 1.0  # before the next try: time for the actor to restart
+WAIT_S = 1.0  # the longest wait on calls in flight before the driver looks at its stop flag
 
 
 class Observer:
@@ -95,17 +100,17 @@ class Observer:
 class _Call:
     """A call in flight and what to do with its outcome.
 
-    ``lost`` handles a retryable failure; without it the same call is made again (at most
-    :data:`CALL_ATTEMPTS` tries in all, then the failure is raised).
+    ``lost(pause)`` handles a retryable failure; without it the same call is made again after
+    ``pause`` seconds. ``kind`` names what its failures are counted against (module docstring).
     """
 
     handle: Any
     method: str
     args: tuple[Any, ...]
     done: Callable[[Any], None]
-    lost: Callable[[], None] | None = None
+    kind: str
+    lost: Callable[[float], None] | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
-    attempt: int = 1
 
 
 class Pipeline:
@@ -126,13 +131,13 @@ class Pipeline:
         paths.root.mkdir(parents=True, exist_ok=True)
         resuming = paths.state.exists()
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
-        if resuming:  # a driver killed after a shard's commit, before its save, undercounts
-            recount(self.state, paths)
-        elif self.state.root is None:
-            self.state.root = str(paths.root.absolute())  # where the run was created
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
         for line in audit_store(ShardStore(paths.store_uri)).lines():  # orphans, lost files
             log.warning("%s", line)
+        if resuming:  # a driver killed after a shard's commit, before its save, undercounts
+            recount(self.state, paths)  # after the audit: re-committed orphans count
+        elif self.state.root is None:
+            self.state.root = str(paths.root.absolute())  # where the run was created
         self.backend = backend_factory(settings, paths)
         self.registry = self.backend.registry
         if self.registry.champion is None:
@@ -149,6 +154,10 @@ class Pipeline:
         self._calls: dict[Any, _Call] = {}
         self._free = deque(range(len(self.backend.selfplay)))
         self._retries: deque[tuple[int, int]] = deque()
+        self._resting: list[tuple[float, int]] = []  # (until, actor): backing off after a failure
+        self._delayed: list[tuple[float, _Call]] = []  # (when, call): to be made again
+        self._failures: dict[str, int] = {}  # kind -> failures in a row
+        self._failure: RunFailed | None = None  # why the run must stop as failed
         self._trainer_busy = False  # the learner trains or the gatekeeper benches (they alternate)
         self._fresh_rows = True  # rows arrived since the learner last said it was waiting for data
         self._rows_read = 0  # rows the learner has read (what back-pressure counts against)
@@ -210,6 +219,8 @@ class Pipeline:
                 reason = self._run_async()
             else:
                 reason = self._run_sync()
+            if self._failure is not None:
+                raise self._failure
         finally:
             self.state.save(self.paths.state)
             self.stop_reason = reason
@@ -240,18 +251,27 @@ class Pipeline:
                     self._play_next(self._new_chunk)
                 if not self._trainer_busy and self._fresh_rows:
                     self._train()
-            if not self._calls:
+            if not self._calls and (reason is not None or not (self._resting or self._delayed)):
                 return reason or "done"
-            self._wait(timeout=1.0)
+            self._wait()
 
     # -- the scheduler ----------------------------------------------------------------------
     def _submit(self, call: _Call) -> None:
         future = self.backend.call(call.handle, call.method, *call.args, **call.kwargs)
         self._calls[future] = call
 
-    def _wait(self, timeout: float | None) -> None:
-        """Wait for calls in flight (up to ``timeout`` s) and hand each outcome to its call."""
-        for future in self.backend.wait(list(self._calls), timeout):
+    def _wait(self, timeout: float = WAIT_S) -> None:
+        """Wait for calls in flight (up to ``timeout`` s, less when a back-off ends sooner) and
+        hand each outcome to its call; then resume what backed off and is due."""
+        due = [t for t, _ in self._resting + self._delayed]
+        if due:
+            timeout = max(0.0, min(timeout, min(due) - time.monotonic()))
+        if self._calls:
+            ready = self.backend.wait(list(self._calls), timeout)
+        else:
+            ready = []
+            time.sleep(timeout if due else 0.0)
+        for future in ready:
             call = self._calls.pop(future)
             try:
                 value = self.backend.result(future)
@@ -260,25 +280,47 @@ class Pipeline:
                     raise
                 self._failed(call, err)
                 continue
+            self._failures.pop(call.kind, None)
             call.done(value)
+        self._resume_due()
 
     def _failed(self, call: _Call, err: Exception) -> None:
+        """Count the failure against its kind; stop the run at :data:`MAX_FAILURES` in a row,
+        else try again after the back-off."""
+        n = self._failures[call.kind] = self._failures.get(call.kind, 0) + 1
+        if n >= MAX_FAILURES and self._failure is None:
+            self._failure = RunFailed(
+                f"the run stopped: {call.kind} failed {n} times in a row; the last error: "
+                f"{brief(err)} (what was written is kept: run.resume={self.paths.root} "
+                "continues once the cause is fixed)"
+            )
+            self.stop(f"failed: {call.kind} failed {n} times in a row")
+        pause = backoff(n)
         if call.lost is not None:
-            call.lost()
-        elif call.attempt < CALL_ATTEMPTS:
-            time.sleep(RETRY_PAUSE_S)
-            call.attempt += 1
+            call.lost(pause)
+        elif not self._stop_reason:
+            self._delayed.append((time.monotonic() + pause, call))
+
+    def _resume_due(self) -> None:
+        """Actors whose back-off ended are free again; calls whose back-off ended are made
+        again (not once the run stops)."""
+        now = time.monotonic()
+        self._free.extend(actor for until, actor in self._resting if until <= now)
+        self._resting = [(until, actor) for until, actor in self._resting if until > now]
+        due = [call for when, call in self._delayed if when <= now]
+        self._delayed = [(when, call) for when, call in self._delayed if when > now]
+        for call in due if not self._stop_reason else ():
             self._submit(call)
-        else:
-            raise err
 
     def _wait_all(self) -> None:
-        while self._calls:
-            self._wait(timeout=None)
+        """Until the calls in flight and those to be made again are done (or the run stops)."""
+        while self._calls or (self._delayed and not self._stop_reason):
+            self._wait()
 
     # -- collect ----------------------------------------------------------------------------
     def _collect(self, games: int) -> None:
-        """``games`` games in chunks over all actors; failed chunks re-run."""
+        """``games`` games in chunks over all actors; failed chunks re-run. Once the run
+        stops, no chunk starts: those not started are given back (``next_chunk``)."""
         per_chunk = self.settings.cluster.games_per_chunk
         sizes = [per_chunk] * (games // per_chunk)
         if games % per_chunk:
@@ -286,10 +328,13 @@ class Pipeline:
         todo = deque((self.state.next_chunk + i, n) for i, n in enumerate(sizes))
         self.state.next_chunk += len(todo)
         self.state.save(self.paths.state)
-        while todo or self._retries or self._calls:
-            while self._free and (self._retries or todo):
+        while self._calls or (not self._stop_reason and (todo or self._retries)):
+            while self._free and (self._retries or todo) and not self._stop_reason:
                 self._play_next(todo.popleft)
-            self._wait(timeout=None)
+            self._wait()
+        if todo and todo[-1][0] == self.state.next_chunk - 1:  # none of them was played
+            self.state.next_chunk = todo[0][0]
+            self.state.save(self.paths.state)
 
     def _new_chunk(self) -> tuple[int, int]:
         chunk = self.state.next_chunk
@@ -302,7 +347,8 @@ class Pipeline:
         actor = self._free.popleft()
         self._submit(_Call(
             self.backend.selfplay[actor], "play_chunk", (self.champion_weights(), chunk, n),
-            done=partial(self._chunk_played, actor), lost=partial(self._chunk_lost, actor, chunk, n),
+            done=partial(self._chunk_played, actor), kind=f"self-play actor {actor}",
+            lost=partial(self._chunk_lost, actor, chunk, n),
             kwargs={"retry": (chunk, n) in self._retried},
         ))  # fmt: skip
 
@@ -315,8 +361,9 @@ class Pipeline:
         self._fresh_rows = True
         self._emit("on_chunk", report, self.state)
 
-    def _chunk_lost(self, actor: int, chunk: int, games: int) -> None:
-        self._free.append(actor)
+    def _chunk_lost(self, actor: int, chunk: int, games: int, pause: float) -> None:
+        """The chunk goes back to the queue (re-run with ``retry=True``), its actor rests."""
+        self._resting.append((time.monotonic() + pause, actor))
         self._retried.add((chunk, games))
         self._retries.append((chunk, games))
 
@@ -324,7 +371,8 @@ class Pipeline:
     def _train(self) -> None:
         self._trainer_busy = True
         args = (self.champion_weights(), self.registry.next_version)
-        self._submit(_Call(self.backend.learner, "train_candidate", args, done=self._trained))
+        self._submit(_Call(self.backend.learner, "train_candidate", args, done=self._trained,
+                           kind="the learner's train_candidate"))  # fmt: skip
 
     def _trained(self, report: CandidateReport) -> None:
         """A candidate goes to its gate; a learner that waits for data frees the trainer."""
@@ -344,14 +392,15 @@ class Pipeline:
         assert champion is not None and report.version is not None
         args = (report.version, report.parent, report.uri, champion.version, champion.uri)
         self._submit(_Call(self.backend.gatekeeper, "bench", args,
-                           done=partial(self._gated, report)))  # fmt: skip
+                           done=partial(self._gated, report), kind="the gatekeeper's bench"))  # fmt: skip
 
     def _gated(self, report: CandidateReport, outcome: GateOutcome) -> None:
         """Record the decision; a promoted champion then plays the anchors."""
         self._decided(report, outcome)
         if outcome.promoted:
             args = (report.version, report.uri)
-            self._submit(_Call(self.backend.gatekeeper, "anchors", args, done=self._anchored))
+            self._submit(_Call(self.backend.gatekeeper, "anchors", args, done=self._anchored,
+                               kind="the gatekeeper's anchors"))  # fmt: skip
         else:
             self._trainer_busy = False
 

@@ -13,6 +13,7 @@ by run id and by the ``champion`` alias.
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import logging
 import os
 import ssl
@@ -81,10 +82,14 @@ def check_tracking_uri(uri: str, *, timeout_s: float = 5.0) -> None:
     http(s): GET ``<uri>/health`` with ``timeout_s`` and no retries (then the REST API, for a
     server behind a proxy without ``/health``). sqlite: the database's directory exists or can be
     created, and is writable. file / plain path: MLflow 3 refuses it unless
-    ``MLFLOW_ALLOW_FILE_STORE=true``, then the directory must be writable. Other schemes
-    (postgresql, mysql, databricks) are left to MLflow, which fails on the first call.
+    ``MLFLOW_ALLOW_FILE_STORE=true``, then the directory must be writable. The other schemes
+    MLflow has a store for (postgresql, mysql, mssql, each with an optional ``+driver``;
+    databricks; a plugin's, from the ``mlflow.tracking_store`` entry points) are left to MLflow,
+    which fails on the first call; any other scheme is refused here.
     """
     scheme = urllib.parse.urlparse(uri).scheme.lower()
+    if uri == "databricks":  # MLflow's name for the workspace of the default Databricks profile
+        return
     if scheme in ("http", "https"):
         _probe_http(uri, timeout_s)
     elif scheme == "sqlite":
@@ -100,6 +105,23 @@ def check_tracking_uri(uri: str, *, timeout_s: float = 5.0) -> None:
             )
         local = urllib.parse.urlparse(uri).path if scheme == "file" else uri
         _check_writable_dir(Path(urllib.parse.unquote(local)), uri)
+    elif scheme.split("+", 1)[0] not in _SERVER_SCHEMES and scheme not in _plugin_schemes():
+        parts = urllib.parse.urlsplit(uri)
+        shown = f"{scheme}://{parts.hostname or ''}{parts.path}"  # no credentials
+        raise TrackingError(
+            f"tracking URI {shown!r}: MLflow has no tracking store for scheme {scheme!r}; use "
+            "'sqlite:///<dir>/mlflow.db' (the default), an http(s):// server, or a database "
+            f"({', '.join(s + '://' for s in sorted(_SERVER_SCHEMES))})"
+        )
+
+
+# schemes of the stores MLflow itself has, besides http(s), sqlite and the file store
+_SERVER_SCHEMES = frozenset({"postgresql", "mysql", "mssql", "databricks"})
+
+
+def _plugin_schemes() -> set[str]:
+    """Schemes that installed MLflow plugins register a tracking store for."""
+    return {ep.name for ep in importlib.metadata.entry_points(group="mlflow.tracking_store")}
 
 
 def _check_writable_dir(directory: Path, uri: str) -> None:

@@ -2,8 +2,10 @@
 
 A backend whose calls fail once each with a "retryable" error (as a restarting Ray actor's do):
 a lost chunk is re-run with ``retry=True`` (and counted once), a failed learner or gatekeeper
-call is made again; the run still reaches its gate decisions. A call that keeps failing is
-raised after :data:`CALL_ATTEMPTS` tries instead of being retried forever.
+call is made again; the run still reaches its gate decisions. A call that keeps failing stops
+the run after :data:`MAX_FAILURES` failures in a row with :class:`RunFailed` naming it (the
+state saved), instead of being retried forever; the pauses between tries double up to a cap.
+A stop asked for during collection starts no further chunk and gives the unplayed ones back.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import pytest
 from test_service_pipeline import Recorder, Run, check_shards, tiny_settings
 
 from omega_cluster.config import Settings
-from omega_cluster.pipeline import driver as pipeline_module
-from omega_cluster.pipeline.driver import CALL_ATTEMPTS, LocalBackend, Pipeline, RunPaths
+from omega_cluster.pipeline import retries
+from omega_cluster.pipeline.driver import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
+from omega_cluster.pipeline.retries import MAX_FAILURES, RunFailed, backoff
 
 
 class Restarting(RuntimeError):
@@ -55,7 +58,9 @@ def _raise_restarting(err: BaseException) -> bool:
     return isinstance(err, Restarting)
 
 
-def _run(root: Path, settings: Settings, fail: dict[str, int]) -> tuple[Run, FlakyBackend]:
+def _run(
+    root: Path, settings: Settings, fail: dict[str, int], *observers: Observer
+) -> tuple[Run, FlakyBackend]:
     events = Recorder()
     made: list[FlakyBackend] = []
 
@@ -63,7 +68,7 @@ def _run(root: Path, settings: Settings, fail: dict[str, int]) -> tuple[Run, Fla
         made.append(FlakyBackend(s, paths, fail))
         return made[0]
 
-    pipeline = Pipeline(settings, RunPaths(root), factory, observers=[events],
+    pipeline = Pipeline(settings, RunPaths(root), factory, observers=[events, *observers],
                         is_retryable=_raise_restarting)  # fmt: skip
     state = pipeline.run()
     return Run(root, settings, pipeline, state, events), made[0]
@@ -71,7 +76,7 @@ def _run(root: Path, settings: Settings, fail: dict[str, int]) -> tuple[Run, Fla
 
 @pytest.fixture(autouse=True)
 def _no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pipeline_module, "RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr(retries, "BACKOFF_S", 0.0)
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -86,9 +91,59 @@ def test_each_step_survives_a_lost_call(tmp_path: Path, mode: str) -> None:
     check_shards(run)
 
 
-def test_a_call_that_keeps_failing_is_raised(tmp_path: Path) -> None:
+def test_a_call_that_keeps_failing_stops_the_run(tmp_path: Path) -> None:
     settings = tiny_settings("leduc_poker", iterations=1)
     learner = dataclasses.replace(settings.learner, min_rows=1)
     settings = dataclasses.replace(settings, learner=learner)
-    with pytest.raises(Restarting, match="train_candidate"):
-        _run(tmp_path / "run", settings, {"train_candidate": CALL_ATTEMPTS})
+    with pytest.raises(RunFailed, match=f"train_candidate failed {MAX_FAILURES} times in a row"):
+        _run(tmp_path / "run", settings, {"train_candidate": 100})
+    state = PipelineState.load(tmp_path / "run" / "pipeline.json", game="leduc_poker")
+    assert state.shards == 2 and state.decisions == 0  # what was collected is saved
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_chunks_that_keep_failing_stop_the_run(tmp_path: Path, mode: str) -> None:
+    settings = tiny_settings("leduc_poker", mode=mode, iterations=1)
+    with pytest.raises(RunFailed) as caught:
+        _run(tmp_path / "run", settings, {"play_chunk": 1000})
+    message = str(caught.value)
+    assert f"self-play actor 0 failed {MAX_FAILURES} times in a row" in message
+    assert "the last error: play_chunk" in message and f"run.resume={tmp_path / 'run'}" in message
+    assert "\n" not in message
+
+
+def test_the_count_is_of_failures_in_a_row(tmp_path: Path) -> None:
+    """Failures that a success interrupts never add up to a stop."""
+    settings = tiny_settings("leduc_poker", iterations=2)
+    fail = {"play_chunk": MAX_FAILURES - 1}
+    run, backend = _run(tmp_path / "run", settings, fail)
+    assert run.events.stopped == ["2 gate decisions"] and backend.fail["play_chunk"] == 0
+
+
+def test_the_back_off_doubles_up_to_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(retries, "BACKOFF_S", 0.5)  # the module's value (no _no_pause)
+    pauses = [backoff(n) for n in range(1, 9)]
+    assert pauses[:4] == [0.5, 1.0, 2.0, 4.0]
+    assert max(pauses) == retries.BACKOFF_MAX_S == pauses[-1]
+    assert sum(backoff(n) for n in range(1, MAX_FAILURES)) < 30  # a failing run stops soon
+
+
+class _StopAfterFirstChunk(Observer):
+    def __init__(self) -> None:
+        self.pipeline: Pipeline | None = None
+
+    def on_start(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+
+    def on_chunk(self, report: Any, state: PipelineState) -> None:
+        assert self.pipeline is not None
+        self.pipeline.stop("SIGINT")
+
+
+def test_a_stop_during_collection_starts_no_further_chunk(tmp_path: Path) -> None:
+    settings = tiny_settings("leduc_poker", iterations=3)  # two chunks per iteration
+    run, backend = _run(tmp_path / "run", settings, {}, _StopAfterFirstChunk())
+    assert run.events.stopped == ["SIGINT"]
+    assert backend.calls["play_chunk"] == 1 and backend.calls["train_candidate"] == 0
+    assert run.state.next_chunk == 1  # the chunk not played is given back for the resume
+    check_shards(run)
