@@ -44,6 +44,7 @@ from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.registry import make_game
+from omega_cluster.model.checkpoint import CheckpointError
 from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.players.leaf import LeafSpec
@@ -272,7 +273,7 @@ class LearnerWorker:
         if (state_dir / "metadata.json").exists():
             self.learner = Learner.load(state_dir, game=self.game, encoder=self.encoder,
                                         config=learner)  # fmt: skip
-            counters = json.loads((state_dir / "counters.json").read_text())
+            counters = _read_counters(state_dir / "counters.json")
         else:
             model = config.network.fresh_model(self.encoder)
             self.learner = Learner(model, learner, game=self.game, encoder=self.encoder)
@@ -346,3 +347,16 @@ class LearnerWorker:
         tmp = state_dir / "counters.json.tmp"
         tmp.write_text(json.dumps({"samples": self.samples}))
         os.replace(tmp, state_dir / "counters.json")
+
+
+def _read_counters(path: Path) -> dict[str, Any]:
+    """The learner's counters beside its checkpoint (CheckpointError naming the file if bad)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:  # ValueError: bad JSON, bytes that are not UTF-8
+        raise CheckpointError(f"learner state {path} is unreadable ({err})") from err
+    if not isinstance(data, dict) or not isinstance(data.get("samples", 0), int):
+        raise CheckpointError(
+            f"learner state {path} is not {{'samples': <int>}}: {str(data)[:80]!r}"
+        )
+    return data
