@@ -79,15 +79,16 @@ class OpenSpielState(State):
         if player == CHANCE:
             if not state.is_chance_node():
                 return []
-            return sorted(action for action, _ in state.chance_outcomes())
+            return sorted(action for action, _ in _outcomes(state))
         if player < 0:
             return []
         return state.legal_actions(player)  # a fresh list, ascending (a pyspiel guarantee)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        """pyspiel's chance outcomes that can happen (see :func:`_outcomes`)."""
         if not self._state.is_chance_node():
             raise GameError(f"{self.game.spec.name}: not a chance node")
-        return [(int(a), float(p)) for a, p in self._state.chance_outcomes()]
+        return _outcomes(self._state)
 
     def is_legal(self, player: int, action: int) -> bool:
         if player == CHANCE:
@@ -267,6 +268,23 @@ def _rebuild_state(game: OpenSpielGame, history: Sequence[HistoryEntry]) -> Open
         else:
             state.apply_action_unchecked(entry)
     return state
+
+
+def _outcomes(state: Any) -> list[tuple[int, float]]:
+    """The chance outcomes of a pyspiel chance node that can happen: probability above 0 and
+    legal there, the probabilities renormalized when some were dropped.
+
+    pyspiel may list outcomes its parameters forbid: hearts with ``pass_cards=false`` lists the
+    four pass directions at 1/4 each while only "no pass" is legal. Such an outcome is not an
+    outcome: the adapter never offers it.
+    """
+    listed = state.chance_outcomes()
+    legal = set(state.legal_actions())
+    kept = [(int(a), float(p)) for a, p in listed if p > 0 and a in legal]
+    if len(kept) == len(listed):
+        return kept
+    total = sum(p for _, p in kept)
+    return [(a, p / total) for a, p in kept]
 
 
 def _apply_entries(state: Any, entries: Sequence[HistoryEntry], *, check: bool) -> bool:
