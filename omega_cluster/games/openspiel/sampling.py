@@ -40,6 +40,7 @@ candidates break.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["REDEALS", "REPAIR_STEPS", "TRIES", "Knowledge", "Reach", "knowledge", "sample"]
 
-REDEALS: Final = 4
+REDEALS: Final = 8
 """Re-deals tried first."""
 TRIES: Final = 32
 """pyspiel proposals tried next."""
@@ -284,7 +285,9 @@ def _redeal(
             agrees = agrees and _view(state, player, kind) == expected[1]
         if not agrees:
             return None, []
-        if i in known.seen_by:  # a chance node
+        if i in known.seen_by:  # a chance node in the true game
+            if not state.is_chance_node():  # (blackjack: the dealer stands in this world)
+                return None, []
             drawn = _redraw(state, i, known, kind, rng, reserve)
             if drawn is None:
                 return None, []
@@ -332,11 +335,12 @@ def _draw_agreeing(
     """One of ``outcomes`` by probability that leaves the player's view as it was after entry
     ``i`` (a mismatch is dropped and the draw repeated), or None. Even an outcome the player did
     not see must agree: hearts' pass direction "no pass" is what the view shows before it."""
-    while outcomes:
-        action = _draw(outcomes, rng)
+    # a random order weighted by probability (Efraimidis-Spirakis keys): its first agreeing
+    # outcome is what drawing by probability, dropping mismatches and drawing again, would give
+    order = sorted(outcomes, key=lambda o: math.log(1.0 - rng.random()) / o[1], reverse=True)
+    for action, _ in order:
         if _view(state.child(action), known.player, kind) == known.after[i]:
             return action
-        outcomes = [(a, p) for a, p in outcomes if a != action]
     return None
 
 
