@@ -18,7 +18,8 @@ Candidates, in order; the first that passes the check is the world:
    player was shown stays; an outcome it knows is elsewhere — its own cards — is not dealt to
    another seat), every move of another player that the player never saw uniformly among the
    legal ones, and keeping the moves it saw. Exact for poker-like games (nothing later can
-   contradict a deal); in trick-taking games the later plays usually contradict it.
+   contradict a deal); in trick-taking games the later plays usually contradict it, so the
+   re-deals stop at the first that makes a move the player saw illegal.
 2. **pyspiel** (up to :data:`TRIES`) — ``resample_from_infostate`` at the state, else at the
    last decision node with the true entries since then re-applied.
 3. **repair** — the candidate that got furthest is repaired by a local search over what the
@@ -32,26 +33,36 @@ The true state itself is returned only at the end of a game when no candidate fi
 final information states often show everything (hearts shows the whole deal and every pass),
 so the true state is then the only member of the set, and nothing is searched from it.
 
-Every step depends only on what the player knows and on the rng (the true hidden outcomes are
-never read), so two states of one information set get the same worlds from the same rng, and
-otherwise :class:`SamplingNotSupportedError` names the game, the player and where the
-candidates break.
+Otherwise :class:`SamplingNotSupportedError` names the game, the player and where the
+candidates break. The re-deal and the repair read only what the player knows (its views, the
+moves it saw, who was shown each chance outcome) and their own rng stream, so two states of one
+information set get the same worlds from the same rng; pyspiel's resampler runs on the true
+state and some read it (blackjack's), which is why the re-deal comes first. Each stage has its
+own stream, so how long one ran never shifts what the next draws.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from omega_cluster.games.api import HistoryEntry, SamplingNotSupportedError
+from omega_cluster.games.openspiel.knowledge import (
+    Knowledge,
+    Reach,
+    acts,
+    apply_entry,
+    is_legal_entry,
+    node_kind,
+    replay_check,
+    view,
+)
 
 if TYPE_CHECKING:
     from omega_cluster.games.openspiel.state import OpenSpielState
 
-__all__ = ["REDEALS", "REPAIR_STEPS", "TRIES", "Knowledge", "Reach", "knowledge", "sample"]
+__all__ = ["REDEALS", "REPAIR_STEPS", "TRIES", "sample"]
 
 REDEALS: Final = 8
 """Re-deals tried first."""
@@ -60,157 +71,6 @@ TRIES: Final = 32
 REPAIR_STEPS: Final = 2000
 """Swaps the repair proposes before it gives up."""
 
-_SIMULTANEOUS: Final = -2
-
-
-@dataclass(frozen=True)
-class Knowledge:
-    """What ``player`` knows in the true game, as the check needs it: its view before each
-    history entry where it acts and at the end, who acts there, and who sees each chance
-    outcome (the positions of the chance nodes and the players whose view it changes)."""
-
-    player: int
-    length: int  # number of history entries
-    views: dict[int, tuple[int, str]]  # entry index (length = the end) -> (pyspiel player, view)
-    seen_by: dict[int, frozenset[int]]  # chance entry index -> players whose view it changes
-    after: dict[int, str]  # chance entry index -> the player's view just after it
-    prefix: Any  # the true pyspiel state at the last decision node (None: only chance so far)
-    cut: int  # the index of that node in the history
-    secret: frozenset[int]  # entries where another player moved and the player saw nothing
-    exact: dict[int, int]  # chance entry -> its outcome, where the player knows it exactly
-    reserved: frozenset[int]  # those outcomes (its cards, an upcard): dealt nowhere else
-
-
-def _view(state: Any, player: int, kind: str) -> str:
-    if kind == "information_state":
-        return str(state.information_state_string(player))
-    if kind == "observation":
-        return str(state.observation_string(player))
-    return str(state)
-
-
-def _acts(state: Any, player: int) -> bool:
-    mover = state.current_player()
-    return mover in (player, _SIMULTANEOUS)
-
-
-def knowledge(truth: OpenSpielState, player: int) -> Knowledge:
-    """Replay the true history once and record what ``player`` knows (see :class:`Knowledge`)."""
-    game, kind = truth.game, truth.game._info_kind
-    n = game.spec.num_players
-    state = game.pyspiel_game.new_initial_state()
-    views: dict[int, tuple[int, str]] = {}
-    seen_by: dict[int, frozenset[int]] = {}
-    after: dict[int, str] = {}
-    prefix, cut = None, 0
-    secret = set()
-    for i, entry in enumerate(truth.history):
-        if _acts(state, player):
-            views[i] = (state.current_player(), _view(state, player, kind))
-        if state.is_chance_node():
-            before = [_view(state, q, kind) for q in range(n)]
-            state.apply_action(entry)
-            seen = [_view(state, q, kind) for q in range(n)]
-            seen_by[i] = frozenset(q for q in range(n) if seen[q] != before[q])
-            after[i] = seen[player]
-        else:
-            prefix, cut = state.clone(), i
-            mover, before_move = state.current_player(), _view(state, player, kind)
-            _apply(state, entry)
-            if mover >= 0 and mover != player and _view(state, player, kind) == before_move:
-                secret.add(i)
-    if not state.is_chance_node() and not state.is_terminal():
-        prefix, cut = state.clone(), len(truth.history)
-    views[len(truth.history)] = (state.current_player(), _view(state, player, kind))
-    exact = _exact(truth, player, kind, seen_by, after)
-    return Knowledge(
-        player,
-        len(truth.history),
-        views,
-        seen_by,
-        after,
-        prefix,
-        cut,
-        frozenset(secret),
-        exact,
-        frozenset(exact.values()),
-    )
-
-
-def _exact(
-    truth: OpenSpielState,
-    player: int,
-    kind: str,
-    seen_by: dict[int, frozenset[int]],
-    after: dict[int, str],
-) -> dict[int, int]:
-    """The chance entries whose outcome the player knows exactly (its own cards, a face-up
-    card): no other outcome there would have left its view as it was."""
-    state = truth.game.pyspiel_game.new_initial_state()
-    exact: dict[int, int] = {}
-    for i, entry in enumerate(truth.history):
-        if i in seen_by and player in seen_by[i]:
-            others = (a for a in state.legal_actions() if a != entry)
-            if not any(_view(state.child(a), player, kind) == after[i] for a in others):
-                exact[i] = int(entry)  # type: ignore[arg-type]
-        _apply(state, entry)
-    return exact
-
-
-def _apply(state: Any, entry: HistoryEntry) -> None:
-    if isinstance(entry, tuple):
-        state.apply_actions(list(entry))
-    else:
-        state.apply_action(entry)
-
-
-def _legal(state: Any, entry: HistoryEntry) -> bool:
-    if isinstance(entry, tuple):
-        return state.is_simultaneous_node() and all(
-            a in state.legal_actions(p) for p, a in enumerate(entry)
-        )
-    # legal_actions() lists the chance outcomes at a chance node
-    return not state.is_terminal() and entry in state.legal_actions()
-
-
-@dataclass(frozen=True)
-class Reach:
-    """How far a history agrees with what the player knows: ``index`` of the first entry that
-    is illegal or where the player's view differs (the history's length + 1 when all agrees),
-    who acts there, and that player's legal actions there (what the repair aims at)."""
-
-    index: int
-    mover: int
-    legal: frozenset[int]
-
-
-def _stop(state: Any, index: int) -> Reach:
-    mover = int(state.current_player())
-    legal = frozenset(state.legal_actions(mover)) if mover >= 0 else frozenset()
-    return Reach(index, mover, legal)
-
-
-def replay_check(
-    pyspiel_game: Any, history: Sequence[HistoryEntry], known: Knowledge, kind: str
-) -> Reach:
-    """Replay ``history`` on a fresh pyspiel state and say how far it agrees (:class:`Reach`)."""
-    state = pyspiel_game.new_initial_state()
-    views, player = known.views, known.player
-    for i, entry in enumerate(history):
-        expected = views.get(i)
-        if expected is None:
-            agrees = not _acts(state, player)  # the player acts where it did not
-        else:
-            agrees = state.current_player() == expected[0]
-            agrees = agrees and _view(state, player, kind) == expected[1]
-        if not agrees or not _legal(state, entry):
-            return _stop(state, i)
-        _apply(state, entry)
-    end = views[len(history)]
-    if state.current_player() != end[0] or _view(state, player, kind) != end[1]:
-        return Reach(len(history), -1, frozenset())
-    return Reach(len(history) + 1, -1, frozenset())
-
 
 def sample(truth: OpenSpielState, player: int, rng: random.Random) -> OpenSpielState:
     """A world from ``player``'s information set: re-deal, pyspiel, repair (module docstring)."""
@@ -218,7 +78,6 @@ def sample(truth: OpenSpielState, player: int, rng: random.Random) -> OpenSpielS
     kind = truth.game._info_kind
     pg = truth.game.pyspiel_game
     best: tuple[Reach, list[HistoryEntry]] | None = None
-    # one stream per stage, so that how long one stage ran never shifts what the next draws
     redeal_rng, pyspiel_rng, repair_rng = (random.Random(rng.getrandbits(64)) for _ in "abc")
     for attempt in range(REDEALS):
         # the first half keeps the outcomes the player was shown out of the other seats (cards
@@ -226,6 +85,8 @@ def sample(truth: OpenSpielState, player: int, rng: random.Random) -> OpenSpielS
         state, history = _redeal(truth, known, kind, redeal_rng, attempt < REDEALS // 2)
         if state is not None:
             return type(truth)(truth.game, state, history)
+        if history:  # a move the player saw became illegal: later plays pin the deal down
+            break  # (trick-taking games), so drawing it again rarely helps; ask pyspiel
     for _ in range(TRIES if known.prefix is not None else 0):
         world = truth._propose(player, pyspiel_rng.random)
         wrapped = truth._wrap(world) if world is not None else None
@@ -243,7 +104,7 @@ def sample(truth: OpenSpielState, player: int, rng: random.Random) -> OpenSpielS
         if repaired is not None:
             state = pg.new_initial_state()
             for entry in repaired:
-                _apply(state, entry)
+                apply_entry(state, entry)
             return type(truth)(truth.game, state, repaired)
     if truth.is_terminal():  # hearts' final information state shows the whole deal: often
         return truth.clone()  # the true state is the only member; nothing is searched from it
@@ -261,7 +122,7 @@ def _rebuilds(pg: Any, world: OpenSpielState) -> bool:
     hidden cards without rewriting the history: such a world cannot be checked, nor rebuilt)."""
     state = pg.new_initial_state()
     for entry in world.history:
-        _apply(state, entry)
+        apply_entry(state, entry)
     return str(state) == str(world.pyspiel_state)
 
 
@@ -269,9 +130,10 @@ def _redeal(
     truth: OpenSpielState, known: Knowledge, kind: str, rng: random.Random, reserve: bool
 ) -> tuple[Any, list[HistoryEntry]]:
     """Candidate 1 of the module docstring: the true history with everything the player did not
-    see drawn again; ``(pyspiel state, history)`` when it agrees with what the player knows,
-    ``(None, [])`` at the first contradiction (the rest of the true history, hidden outcomes
-    included, must not leak into a repair, so a failed re-deal is dropped)."""
+    see drawn again; ``(pyspiel state, history)`` when it agrees with what the player knows, else
+    ``(None, [])``, or ``(None, [move])`` when a move the player saw became illegal. A failed
+    re-deal is dropped, not repaired: the rest of the true history, hidden outcomes included,
+    must not leak into a repair."""
 
     state = truth.game.pyspiel_game.new_initial_state()
     history: list[HistoryEntry] = []
@@ -279,27 +141,26 @@ def _redeal(
     for i, entry in enumerate(truth.history):
         expected = known.views.get(i)
         if expected is None:
-            agrees = not _acts(state, player)
+            agrees = not acts(state, player)
         else:
             agrees = state.current_player() == expected[0]
-            agrees = agrees and _view(state, player, kind) == expected[1]
-        if not agrees:
+            agrees = agrees and view(state, player, kind) == expected[1]
+        # the same kind of node as in the true game (blackjack: the dealer may stand here)
+        if not agrees or node_kind(state) != known.nodes[i]:
             return None, []
-        if i in known.seen_by:  # a chance node in the true game
-            if not state.is_chance_node():  # (blackjack: the dealer stands in this world)
-                return None, []
+        if i in known.seen_by:  # a chance node
             drawn = _redraw(state, i, known, kind, rng, reserve)
             if drawn is None:
                 return None, []
             entry = drawn
         elif i in known.secret:  # a move the player never saw: any legal one
             entry = rng.choice(state.legal_actions())
-        elif not _legal(state, entry):
-            return None, []
-        _apply(state, entry)
+        elif not is_legal_entry(state, entry):
+            return None, [entry]  # (the refused move, so the caller can tell this case)
+        apply_entry(state, entry)
         history.append(entry)
     end = known.views[known.length]
-    if state.current_player() != end[0] or _view(state, player, kind) != end[1]:
+    if state.current_player() != end[0] or view(state, player, kind) != end[1]:
         return None, []
     return state, history
 
@@ -335,11 +196,17 @@ def _draw_agreeing(
     """One of ``outcomes`` by probability that leaves the player's view as it was after entry
     ``i`` (a mismatch is dropped and the draw repeated), or None. Even an outcome the player did
     not see must agree: hearts' pass direction "no pass" is what the view shows before it."""
-    # a random order weighted by probability (Efraimidis-Spirakis keys): its first agreeing
-    # outcome is what drawing by probability, dropping mismatches and drawing again, would give
-    order = sorted(outcomes, key=lambda o: math.log(1.0 - rng.random()) / o[1], reverse=True)
+    if not outcomes:
+        return None
+    first = _draw(outcomes, rng)  # nearly always agrees: one draw, one child
+    if view(state.child(first), known.player, kind) == known.after[i]:
+        return first
+    # else the rest in a random order weighted by probability (Efraimidis-Spirakis keys): its
+    # first agreeing outcome is what dropping mismatches and drawing again would give
+    rest = [o for o in outcomes if o[0] != first]
+    order = sorted(rest, key=lambda o: math.log(1.0 - rng.random()) / o[1], reverse=True)
     for action, _ in order:
-        if _view(state.child(action), known.player, kind) == known.after[i]:
+        if view(state.child(action), known.player, kind) == known.after[i]:
             return action
     return None
 

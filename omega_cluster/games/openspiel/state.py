@@ -19,7 +19,7 @@ from omega_cluster.games.api import (
     State,
     as_rng,
 )
-from omega_cluster.games.openspiel import sampling
+from omega_cluster.games.openspiel import knowledge, sampling
 from omega_cluster.games.openspiel.loading import not_implemented
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class OpenSpielState(State):
         self.game = game
         self.history = history
         self._state = state
-        self._known: dict[int, sampling.Knowledge] | None = None
+        self._known: dict[int, knowledge.Knowledge] | None = None
 
     @property
     def pyspiel_state(self) -> Any:
@@ -176,12 +176,12 @@ class OpenSpielState(State):
             "use it with search that needs no determinization, or pick another game"
         )
 
-    def _knowledge(self, player: int) -> sampling.Knowledge:
-        """What ``player`` knows here (:func:`sampling.knowledge`), kept while no move is made:
+    def _knowledge(self, player: int) -> knowledge.Knowledge:
+        """What ``player`` knows here (:func:`knowledge.knowledge`), kept while no move is made:
         a search draws thousands of worlds from one root."""
         known = self._known.get(player) if self._known is not None else None
         if known is None or known.length != len(self.history):
-            known = sampling.knowledge(self, player)
+            known = knowledge.knowledge(self, player)
             if self._known is None or any(k.length != known.length for k in self._known.values()):
                 self._known = {}
             self._known[player] = known
@@ -211,7 +211,7 @@ class OpenSpielState(State):
     def _wrap(self, world: Any) -> OpenSpielState | None:
         """Wrap a resampled pyspiel state, its flat history grouped like ``self.history`` (pyspiel
         flattens a joint action into one entry per player); None if the history's length does
-        not fit. Whether it is legal and consistent is :func:`sampling.replay_check`'s job.
+        not fit. Whether it is legal and consistent is :func:`knowledge.replay_check`'s job.
 
         The pyspiel state itself is kept, not a replay of its history: gin_rummy's resampler
         swaps hidden cards without rewriting the history.
