@@ -413,3 +413,16 @@ def test_wrapped_games_pass_the_conformance_suite(
     assert report.playouts == playouts and report.states > 0
     if OpenSpielGame(name=name, **params).spec.hidden_information:
         assert report.sampled_worlds > 0 and report.worlds_differing > 0
+
+
+def test_chance_outcomes_that_cannot_happen_are_not_offered() -> None:
+    # pyspiel's hearts with pass_cards=false lists four pass directions at 1/4 each, though only
+    # "no pass" is legal: the adapter offers that one, at probability 1
+    game = OpenSpielGame(name="hearts", pass_cards=False)
+    state = game.new_initial_state()
+    assert state.pyspiel_state.chance_outcomes() == [(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)]
+    assert state.chance_outcomes() == [(0, 1.0)] and state.legal_actions() == [0]
+    with pytest.raises(IllegalActionError):
+        state.apply_action(1)
+    report = check_game(game, playouts=1, seed=3, sample_every=40)
+    assert report.playouts == 1
