@@ -30,6 +30,9 @@ information set, and it actually varies what ``p`` cannot see.
 Invariants that hold for every game (no move after the end, only acting players move, illegal moves
 are refused with an error naming the move, the player and the legal set) are enforced here, once,
 around the rules (the pgx ``Env.step`` pattern); a game implements only the ``_apply_*`` hooks.
+An action is an ``int`` or a numpy integer (stored as ``int``); anything else — a float (even
+``1.0``), a string, a bool, ``numpy.float64`` — is refused with :class:`IllegalActionError`
+naming the value and its type, never coerced (:func:`is_action`).
 The search, which only ever applies actions it got from ``legal_actions``, calls the unchecked
 ``apply_action_unchecked`` / ``apply_joint_action_unchecked`` to skip the legality test.
 
@@ -79,6 +82,7 @@ __all__ = [
     "SamplingNotSupportedError",
     "State",
     "as_rng",
+    "is_action",
     "win_shares_from_returns",
 ]
 
@@ -89,6 +93,21 @@ Action: TypeAlias = int
 HistoryEntry: TypeAlias = int | tuple[int, ...]
 """One step of an action history: an action, or a joint action (one per acting player)."""
 RngLike: TypeAlias = random.Random | np.random.Generator | int
+
+
+def is_action(value: object) -> bool:
+    """Whether ``value`` is an action id: an ``int`` or a numpy integer, not a bool.
+
+    Floats (``1.0``), strings, bools (``True`` is an ``int`` to Python, not a move) and numpy
+    floats are not actions: the contract refuses them rather than guess what was meant.
+    """
+    if type(value) is int:
+        return True
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _type_reason(value: object) -> str:
+    return f"a {type(value).__name__}, not an int"
 
 
 def as_rng(rng: RngLike) -> random.Random:
@@ -175,14 +194,17 @@ class Game(ABC):
                             f"a simultaneous node needs a tuple of {len(acting)} actions "
                             f"(players {acting}), got {entry!r}"
                         )
+                    bad = [a for a in entry if not is_action(a)]
+                    if bad:
+                        raise ReplayError(f"action {bad[0]!r} is {_type_reason(bad[0])}")
                     state.apply_joint_action(tuple(int(a) for a in entry))
                 else:
                     if isinstance(entry, (tuple, list)):
                         raise ReplayError(
                             f"player {acting[0]} moves alone; expected one int action, got {entry!r}"
                         )
-                    if not isinstance(entry, (int, np.integer)):
-                        raise ReplayError(f"action {entry!r} is not an int")
+                    if not is_action(entry):
+                        raise ReplayError(f"action {entry!r} is {_type_reason(entry)}")
                     state.apply_action(int(entry))
             except (ReplayError, IllegalActionError) as err:
                 raise ReplayError(
@@ -261,8 +283,9 @@ class State(ABC):
                 f"players {acting} move simultaneously: use apply_joint_action",
             )
         player = acting[0]
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise IllegalActionError(self, player, action, self.legal_actions(player), "not an int")
+        if not is_action(action):
+            legal = self.legal_actions(player)
+            raise IllegalActionError(self, player, action, legal, _type_reason(action))
         action = int(action)
         if not self.is_legal(player, action):
             raise IllegalActionError(self, player, action, self.legal_actions(player))
@@ -271,11 +294,17 @@ class State(ABC):
     def apply_joint_action(self, actions: Sequence[int]) -> None:
         """Apply one action per acting player (in ``current_players`` order), refusing illegal ones.
 
-        At a node where one player acts, a 1-tuple is accepted too.
+        At a node where one player acts, a 1-tuple is accepted too. ``actions`` is a tuple, list
+        or numpy array of actions (:func:`is_action`); anything else is refused, not coerced.
         """
         acting = self.current_players
         if not acting:
             raise IllegalActionError(self, -1, actions, (), "the game is over")
+        if not isinstance(actions, (tuple, list, np.ndarray)):
+            why = (
+                f"a joint action is a tuple of {len(acting)} actions, got {type(actions).__name__}"
+            )
+            raise IllegalActionError(self, acting[0], actions, (), why)
         if len(actions) != len(acting):
             raise IllegalActionError(
                 self,
@@ -285,6 +314,9 @@ class State(ABC):
                 f"expected {len(acting)} actions for players {acting}, got {len(actions)}",
             )
         for player, action in zip(acting, actions, strict=True):
+            if not is_action(action):
+                legal = self.legal_actions(player)
+                raise IllegalActionError(self, player, action, legal, _type_reason(action))
             if not self.is_legal(player, int(action)):
                 raise IllegalActionError(self, player, action, self.legal_actions(player))
         if len(acting) == 1:

@@ -5,10 +5,14 @@ every state it visits, the properties that search, self-play and the arena rely 
 
 * **shape** — who acts is ``()``, ``(CHANCE,)``, one player or several distinct players; legal
   actions are non-empty, sorted, unique ints inside ``0..num_actions-1``; chance outcomes are
-  legal and their probabilities sum to 1; returns have one finite float per player; win shares sum
+  legal, each has a probability above 0 (an outcome that cannot happen is not an outcome) and
+  together they sum to 1; returns have one finite float per player; win shares sum
   to 1 at the end; playouts end within ``max_steps``;
 * **illegal actions are refused** — with :class:`IllegalActionError`, leaving the state unchanged,
   and nothing is accepted after the end;
+* **loose types are refused** — a legal action given as a float, a string, a bool or a numpy
+  float (alone or inside a joint action) raises :class:`IllegalActionError` naming it, leaving
+  the state unchanged; the same action as a numpy integer is accepted and stored as an ``int``;
 * **clone independence** — stepping a clone never changes the original;
 * **exact replay** — ``game.replay(seed, history)`` reproduces every player's information set,
   the returns and the rendering, from the start and from a prefix;
@@ -30,6 +34,8 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from omega_cluster.games.api import (
     CHANCE,
@@ -85,8 +91,16 @@ def _check_node(game: Game, seed: int, state: State) -> tuple[int, ...]:
     if acting == (CHANCE,):
         outcomes = list(state.chance_outcomes())
         total = sum(p for _, p in outcomes)
-        if not outcomes or abs(total - 1.0) > 1e-6 or any(p < 0 for _, p in outcomes):
+        if not outcomes or abs(total - 1.0) > 1e-6:
             raise _fail(game, seed, state, "chance outcomes", f"{outcomes!r} do not sum to 1")
+        if any(not p > 0 for _, p in outcomes):
+            raise _fail(
+                game,
+                seed,
+                state,
+                "chance outcomes",
+                f"{outcomes!r} list an outcome of probability 0",
+            )
         if sorted(a for a, _ in outcomes) != list(state.legal_actions(CHANCE)):
             raise _fail(game, seed, state, "chance outcomes", "actions differ from legal_actions")
         return acting
@@ -142,6 +156,44 @@ def _check_illegal(game: Game, seed: int, state: State, rng: random.Random, tall
         if (len(state.history), _keys(state, game.num_players)) != before:
             raise _fail(game, seed, state, "illegal action", f"refused {action} changed the state")
         tally.illegal_refused += 1
+
+
+def _loose_forms(action: int) -> list[object]:
+    """``action`` in types that are not actions (bools only where they equal the action)."""
+    forms: list[object] = [float(action), str(action), np.float64(action)]
+    if action in (0, 1):
+        forms.append(bool(action))
+    return forms
+
+
+def _check_loose_types(game: Game, seed: int, state: State) -> None:
+    """A legal action in a loose type is refused (state unchanged); as a numpy int it is taken."""
+    acting = state.current_players
+    joint = [state.legal_actions(p)[0] for p in acting]
+    before = (len(state.history), _keys(state, game.num_players))
+    for form in _loose_forms(joint[0]):
+        try:
+            if len(acting) == 1:
+                state.apply_action(form)  # type: ignore[arg-type]
+            else:
+                state.apply_joint_action([form, *joint[1:]])  # type: ignore[list-item]
+        except IllegalActionError as err:
+            if repr(form) not in str(err) or type(form).__name__ not in str(err):
+                raise _fail(
+                    game, seed, state, "loose types", f"error does not name {form!r}: {err}"
+                ) from err
+        else:
+            raise _fail(game, seed, state, "loose types", f"{form!r} accepted as an action")
+        if (len(state.history), _keys(state, game.num_players)) != before:
+            raise _fail(game, seed, state, "loose types", f"refused {form!r} changed the state")
+    twin = state.clone()
+    if len(acting) == 1:
+        twin.apply_action(np.int64(joint[0]))  # type: ignore[arg-type]
+    else:
+        twin.apply_joint_action([np.int64(a) for a in joint])  # type: ignore[misc]
+    entry = twin.history[-1]
+    if not all(type(a) is int for a in (entry if isinstance(entry, tuple) else (entry,))):
+        raise _fail(game, seed, state, "loose types", f"numpy ints stored as {entry!r}")
 
 
 def _pick(state: State, acting: tuple[int, ...], choice: int) -> int | tuple[int, ...]:
@@ -278,6 +330,8 @@ def check_trajectory(
             tally.decisions += 1
             if step % 3 == 0:
                 _check_illegal(game, seed, state, rng, tally)
+        if step % 7 == 1:
+            _check_loose_types(game, seed, state)
         if game.spec.hidden_information and step % sample_every == 0:
             _check_worlds(game, seed, state, rng, tally, max_steps)
         choice = choices[step] if step < len(choices) else rng.getrandbits(32)

@@ -45,7 +45,8 @@ class IllegalActionError(GameError, ValueError):
         names = ", ".join(f"{a}={game.describe_action(a)}" for a in self.legal[:40])
         more = f" (+{len(self.legal) - 40} more)" if len(self.legal) > 40 else ""
         try:
-            what = game.describe_action(action) if isinstance(action, int) else repr(action)
+            # only a plain int is named by the game (True or 1.0 would be named as the move 1)
+            what = game.describe_action(action) if type(action) is int else repr(action)
         except Exception:
             what = repr(action)
         reason = f" ({why})" if why else ""

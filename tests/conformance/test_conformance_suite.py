@@ -97,3 +97,39 @@ def test_check_trajectory_follows_choices(blind_war: ModuleType) -> None:
     assert len(first.history) == len(last.history) == 4
     # choice 0 always plays the lowest card, 99 % 2 / 99 % 1 the highest: different games
     assert first.history != last.history
+
+
+def test_coercing_apply_action_is_caught(blind_war: ModuleType) -> None:
+    def coercing(self: Any, action: Any) -> None:  # a game that "helpfully" takes 1.0 for 1
+        blind_war.BlindWarState.apply_action(self, int(action))
+
+    with pytest.raises(ConformanceError, match="loose types.*accepted"):
+        check_game(_broken(blind_war, apply_action=coercing), playouts=3)
+
+
+def test_zero_probability_chance_outcomes_are_caught() -> None:
+    from omega_cluster.games import make_game
+
+    game = make_game("kuhn_poker")
+    state_cls = type(game.new_initial_state())
+
+    def padded(self: Any) -> list[tuple[int, float]]:
+        return [*state_cls.chance_outcomes(self), (5, 0.0)]
+
+    class Padded(state_cls):  # type: ignore[misc, valid-type]
+        __slots__ = ()
+        chance_outcomes = padded
+
+    class PaddedGame(type(game)):  # type: ignore[misc]
+        def new_initial_state(self, seed: int = 0) -> Any:
+            state = super().new_initial_state(seed)
+            state.__class__ = Padded
+            return state
+
+    with pytest.raises(ConformanceError, match="probability 0"):
+        check_game(PaddedGame(), playouts=1)
+
+
+def test_race_to_n_passes(race_to_n: ModuleType) -> None:
+    report = check_game(race_to_n.RaceGame(target=9), playouts=10, seed=2)
+    assert report.playouts == 10 and report.illegal_refused > 0

@@ -114,3 +114,76 @@ def test_as_rng_is_deterministic_from_every_source() -> None:
 def test_win_shares_split_ties() -> None:
     assert win_shares_from_returns([1.0, -1.0]) == (1.0, 0.0)
     assert win_shares_from_returns([2.0, 2.0, 0.0, 2.0]) == (1 / 3, 1 / 3, 0.0, 1 / 3)
+
+
+# -- loose types: an action is an int (or a numpy integer), never a float, a string or a bool ----
+LOOSE_GAMES = [
+    ("mexican_train", {"players": 2, "rounds": 1}),
+    ("goofspiel", {"num_cards": 4}),
+    ("goofspiel", {"num_cards": 4, "players": 3, "imp_info": True}),
+    ("kuhn_poker", {}),
+    ("leduc_poker", {}),
+    ("openspiel:kuhn_poker", {}),
+    ("openspiel:goofspiel", {"num_cards": 4}),
+    ("openspiel:tic_tac_toe", {}),
+]
+
+
+def _loose_values(legal: int) -> list[object]:
+    return [float(legal), str(legal), np.float64(legal), bool(legal % 2), None, [legal]]
+
+
+@pytest.mark.parametrize(("name", "params"), LOOSE_GAMES, ids=[g[0] for g in LOOSE_GAMES])
+def test_every_game_refuses_loose_action_types(name: str, params: dict[str, object]) -> None:
+    game = make_game(name, **params)
+    state = game.new_initial_state(3)
+    rng = random.Random(0)
+    seen_joint = seen_single = False
+    while not state.is_terminal() and not (
+        seen_single and (seen_joint or not game.spec.simultaneous)
+    ):
+        acting = state.current_players
+        joint = [state.legal_actions(p)[0] for p in acting]
+        for value in _loose_values(joint[0]):
+            with pytest.raises(IllegalActionError) as err:
+                if len(acting) == 1:
+                    state.apply_action(value)  # type: ignore[arg-type]
+                else:
+                    state.apply_joint_action([value, *joint[1:]])  # type: ignore[list-item]
+            assert repr(value) in str(err.value)
+            assert f"a {type(value).__name__}, not an int" in str(err.value)
+        seen_joint |= len(acting) > 1
+        seen_single |= len(acting) == 1
+        if len(acting) == 1:
+            state.apply_action(np.int64(rng.choice(list(state.legal_actions()))))  # type: ignore[arg-type]
+        else:
+            state.apply_joint_action(
+                np.array([rng.choice(list(state.legal_actions(p))) for p in acting])
+            )
+        last = state.history[-1]
+        assert all(type(a) is int for a in (last if isinstance(last, tuple) else (last,)))
+
+
+def test_user_games_refuse_loose_types_through_the_contract(
+    blind_war: ModuleType, race_to_n: ModuleType
+) -> None:
+    for game in (blind_war.BlindWarGame(players=2), race_to_n.RaceGame()):
+        state = game.new_initial_state(1)
+        legal = state.legal_actions()[0]
+        for value in (float(legal), str(legal), True, np.float64(legal)):
+            with pytest.raises(IllegalActionError, match="not an int"):
+                state.apply_action(value)  # type: ignore[arg-type]
+        assert state.history == []
+        with pytest.raises(IllegalActionError, match="tuple of 1 actions, got int"):
+            state.apply_joint_action(legal)  # type: ignore[arg-type]
+        state.apply_action(np.int32(legal))  # type: ignore[arg-type]
+        assert state.history == [legal] and type(state.history[0]) is int
+
+
+def test_replay_refuses_loose_types(blind_war: ModuleType) -> None:
+    game = blind_war.BlindWarGame(players=2)
+    legal = game.new_initial_state(9).legal_actions()[0]
+    for entry in (float(legal), True, str(legal)):
+        with pytest.raises(ReplayError, match="not an int"):
+            game.replay(9, [entry])  # type: ignore[list-item]
+    assert game.replay(9, [np.int64(legal)]).history == [legal]  # type: ignore[list-item]

@@ -2,7 +2,8 @@
 
 Games covered: tic_tac_toe (perfect information), kuhn_poker and leduc_poker (chance, hidden
 cards, pyspiel's resample_from_infostate), goofspiel (simultaneous moves), liars_dice (hidden
-dice, no resampler), hearts and gin_rummy (resamplers with known pyspiel quirks), a matrix game and
+dice, no resampler), hearts (a resampler whose worlds contradict the history) and gin_rummy (one
+whose worlds cannot be checked, refused), a matrix game and
 a one-player "simultaneous" game.
 """
 
@@ -376,6 +377,19 @@ def test_a_game_without_a_resampler_raises_naming_it() -> None:
         state.sample_world(0, random.Random(0))
 
 
+def test_a_resampler_whose_worlds_cannot_be_checked_is_refused() -> None:
+    # gin_rummy's resampler changes hidden cards without rewriting the history: its worlds
+    # cannot be checked against what the player saw, and one rebuilt from its history is the
+    # true state, so the adapter refuses it rather than hand out unchecked worlds
+    game = OpenSpielGame(name="gin_rummy")
+    state, rng = game.new_initial_state(), random.Random(0)
+    for _ in range(25):
+        play_randomly_one(state, rng)
+    assert not game.supports_sampling()
+    with pytest.raises(SamplingNotSupportedError, match="gin_rummy.*without rewriting the history"):
+        state.sample_world(0, random.Random(0))
+
+
 # -- the public conformance suite -------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "params", "playouts"),
@@ -388,7 +402,6 @@ def test_a_game_without_a_resampler_raises_naming_it() -> None:
         ("goofspiel", {"num_cards": 4, "players": 3, "points_order": "descending"}, 10),
         ("oh_hell", {}, 3),
         ("hearts", {}, 2),
-        ("gin_rummy", {}, 1),
         ("matrix_rps", {}, 5),
         ("pathfinding", {}, 2),
     ],
@@ -400,3 +413,16 @@ def test_wrapped_games_pass_the_conformance_suite(
     assert report.playouts == playouts and report.states > 0
     if OpenSpielGame(name=name, **params).spec.hidden_information:
         assert report.sampled_worlds > 0 and report.worlds_differing > 0
+
+
+def test_chance_outcomes_that_cannot_happen_are_not_offered() -> None:
+    # pyspiel's hearts with pass_cards=false lists four pass directions at 1/4 each, though only
+    # "no pass" is legal: the adapter offers that one, at probability 1
+    game = OpenSpielGame(name="hearts", pass_cards=False)
+    state = game.new_initial_state()
+    assert state.pyspiel_state.chance_outcomes() == [(0, 0.25), (1, 0.25), (2, 0.25), (3, 0.25)]
+    assert state.chance_outcomes() == [(0, 1.0)] and state.legal_actions() == [0]
+    with pytest.raises(IllegalActionError):
+        state.apply_action(1)
+    report = check_game(game, playouts=1, seed=3, sample_every=40)
+    assert report.playouts == 1

@@ -24,12 +24,16 @@ Mapping of the contract onto pyspiel:
   ``information_state_string(p)`` where the game provides it, else ``observation_string(p)``,
   else (perfect information) the state string. :meth:`OpenSpielState.observation_tensor` gives
   pyspiel's tensor for encoders.
-* determinization — ``sample_world`` calls pyspiel's ``resample_from_infostate(p, sampler)``, the
-  sampler being our ``random.Random.random`` (deterministic given the rng). See
-  :meth:`OpenSpielState.sample_world` for the chance-node workaround.
+* determinization — ``sample_world`` draws a world from the player's information set and checks
+  it by replay against everything the player saw: a re-deal of what the player did not see,
+  pyspiel's ``resample_from_infostate`` (not trusted: hearts' contradicts the history), a repair
+  by swapping hidden chance outcomes; never the true state in place of a world, deterministic
+  given the rng. See :mod:`.sampling`.
+* chance outcomes — pyspiel's, less those of probability 0 or not legal there (hearts with
+  ``pass_cards=false`` lists four pass directions), renormalized.
 
 The package: loading and parameter checks in :mod:`.loading`, the game in :mod:`.game`, the
-state in :mod:`.state`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
+state in :mod:`.state`, determinizations in :mod:`.sampling`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
 """
 
 from omega_cluster.games.openspiel.game import OpenSpielGame

@@ -61,7 +61,8 @@ class OpenSpielGame(Game):
         else:
             self._info_kind = "state"
         self._names: dict[tuple[int, int], str] = {}
-        self._can_resample: bool | None = None  # probed on the first sample_world
+        self._resample_problem: str | None = None  # probed on the first sample_world
+        self._probed = False
 
     # -- parameters -----------------------------------------------------------------------------
     @classmethod
@@ -110,9 +111,9 @@ class OpenSpielGame(Game):
         """Whether ``sample_world`` works: no hidden information, or pyspiel can resample."""
         if not self.spec.hidden_information:
             return True
-        if self._can_resample is None:
-            self._can_resample = probe_resample(self._game)
-        return self._can_resample
+        if not self._probed:
+            self._resample_problem, self._probed = probe_resample(self._game), True
+        return self._resample_problem is None
 
     def __reduce__(self) -> tuple[Callable[..., OpenSpielGame], tuple[dict[str, Any]]]:
         # pyspiel objects pickle poorly across versions; rebuild from the parameters (Ray actors).

@@ -155,13 +155,15 @@ def resolve_and_load(given: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     return resolved, game
 
 
-def probe_resample(game: Any) -> bool:
-    """Whether pyspiel implements ``resample_from_infostate`` for ``game``.
+def probe_resample(game: Any) -> str | None:
+    """Why ``sample_world`` cannot use pyspiel's ``resample_from_infostate`` for ``game``, or None.
 
     Walks to the first node that is not a chance node (random outcomes: always taking the first
-    one loops forever in crazy_eights) and asks there: pyspiel's base class answers "not
-    implemented". Other errors count as implemented (some games only fail at chance nodes;
-    :meth:`OpenSpielState.sample_world` works around those).
+    one loops forever in crazy_eights) and resamples there. Refused: pyspiel's base class
+    answering "not implemented", and a world whose own history does not rebuild it (gin_rummy
+    changes hidden cards without rewriting the history, so its worlds cannot be checked against
+    what the player saw, and a world rebuilt from its history is the true state). Other errors
+    count as implemented (some games only fail at chance nodes; the sampler works around those).
     """
     rng = random.Random(0)  # a constant sampler makes rejection samplers (hearts) loop forever
     state = game.new_initial_state()
@@ -170,10 +172,18 @@ def probe_resample(game: Any) -> bool:
             break
         state.apply_action(rng.choice(state.chance_outcomes())[0])
     try:
-        state.resample_from_infostate(max(0, state.current_player()), rng.random)
+        world = state.resample_from_infostate(max(0, state.current_player()), rng.random)
     except Exception as err:
-        return not not_implemented(err)
-    return True
+        return "it does not implement resample_from_infostate" if not_implemented(err) else None
+    rebuilt = game.new_initial_state()
+    for action in world.history():
+        rebuilt.apply_action(action)
+    if str(rebuilt) != str(world):
+        return (
+            "its resample_from_infostate changes hidden cards without rewriting the history, so "
+            "a world cannot be checked against what the player saw"
+        )
+    return None
 
 
 def not_implemented(err: Exception) -> bool:

@@ -19,6 +19,7 @@ from omega_cluster.games.api import (
     State,
     as_rng,
 )
+from omega_cluster.games.openspiel import knowledge, sampling
 from omega_cluster.games.openspiel.loading import not_implemented
 
 if TYPE_CHECKING:
@@ -29,15 +30,13 @@ __all__ = ["OpenSpielState"]
 # pyspiel player ids (open_spiel/spiel_utils.h); literals so this module imports without pyspiel.
 _SIMULTANEOUS: Final = -2
 _TERMINAL: Final = -4
-# How many times sample_world retries the decision-prefix route before returning the truth.
-_RESAMPLE_TRIES: Final = 16
 
 
 class OpenSpielState(State):
     """One ``pyspiel.State`` behind the :class:`State` contract; ``history`` mirrors what was applied
     (an int per move or chance outcome, a tuple per simultaneous joint action)."""
 
-    __slots__ = ("_state",)
+    __slots__ = ("_known", "_state")
 
     game: OpenSpielGame
 
@@ -45,6 +44,7 @@ class OpenSpielState(State):
         self.game = game
         self.history = history
         self._state = state
+        self._known: dict[int, knowledge.Knowledge] | None = None
 
     @property
     def pyspiel_state(self) -> Any:
@@ -79,15 +79,16 @@ class OpenSpielState(State):
         if player == CHANCE:
             if not state.is_chance_node():
                 return []
-            return sorted(action for action, _ in state.chance_outcomes())
+            return sorted(action for action, _ in chance_outcomes_of(state))
         if player < 0:
             return []
         return state.legal_actions(player)  # a fresh list, ascending (a pyspiel guarantee)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        """pyspiel's chance outcomes that can happen (see :func:`chance_outcomes_of`)."""
         if not self._state.is_chance_node():
             raise GameError(f"{self.game.spec.name}: not a chance node")
-        return [(int(a), float(p)) for a, p in self._state.chance_outcomes()]
+        return chance_outcomes_of(self._state)
 
     def is_legal(self, player: int, action: int) -> bool:
         if player == CHANCE:
@@ -145,18 +146,16 @@ class OpenSpielState(State):
         raise GameError(f"{self.game.spec.name}: pyspiel provides no tensor for this game")
 
     def sample_world(self, player: int, rng: RngLike, constraints: Any = None) -> OpenSpielState:
-        """A state drawn from ``player``'s information set with pyspiel's
-        ``resample_from_infostate`` (perfect-information games: a clone).
+        """A state drawn from ``player``'s information set (perfect-information games: a clone).
 
-        pyspiel's resamplers are written for decision nodes: at chance nodes several of them fail
-        or return a state with a different history (kuhn, leduc, oh_hell, universal_poker in
-        open_spiel 2.0), and hearts' can return unreachable deals. So every world is checked
-        (its history has our shape and is legal move by move, the same players act, ``player``'s
-        information set is unchanged); where the direct call fails we resample at the last
-        decision node of the history and re-apply the moves and chance outcomes since then,
-        retrying a few times; if none fits, the true state (a member of the set) is returned.
-        ``constraints`` are not supported. Raises :class:`SamplingNotSupportedError` for a game
-        whose pyspiel implementation lacks ``resample_from_infostate`` (e.g. liars_dice).
+        Never the true state in place of a world: pyspiel's ``resample_from_infostate`` proposes
+        worlds, each is checked by replaying its history against everything ``player`` saw, a
+        world that contradicts it is rejected and, when pyspiel keeps contradicting, repaired
+        by swapping chance outcomes; see :mod:`omega_cluster.games.openspiel.sampling` for the
+        method and its bounds. Deterministic given ``rng``, which alone (with what ``player``
+        knows) decides the world. ``constraints`` are not supported. Raises
+        :class:`SamplingNotSupportedError` naming the game when pyspiel lacks a resampler (e.g.
+        liars_dice) or when no consistent world is found within the bounds.
         """
         self._check_player(player)
         if constraints is not None:
@@ -167,54 +166,55 @@ class OpenSpielState(State):
             return self.clone()
         if not self.game.supports_sampling():
             raise self._not_supported()
-        sampler = as_rng(rng).random
-        if not self._state.is_chance_node():
-            try:
-                world = self._wrap(self._state.resample_from_infostate(player, sampler))
-            except Exception as err:  # pyspiel bugs off the beaten path: fall back below
-                if not_implemented(err):
-                    raise self._not_supported() from err
-                world = None
-            if world is not None and self._same_information(world, player):
-                return world
-        return self._resample_at_decision(player, sampler)
+        return sampling.sample(self, player, as_rng(rng))
 
     def _not_supported(self) -> SamplingNotSupportedError:
         return SamplingNotSupportedError(
-            f"{self.game.spec.name}: pyspiel's {self.game.params['name']} does not implement "
-            "resample_from_infostate, so sample_world cannot draw a world from an information "
-            "set; use it with search that needs no determinization, or pick another game"
+            f"{self.game.spec.name}: sample_world cannot draw a world from an information set: "
+            f"pyspiel's {self.game.params['name']} cannot be used, "
+            f"{self.game._resample_problem or 'it does not implement resample_from_infostate'}; "
+            "use it with search that needs no determinization, or pick another game"
         )
 
-    def _resample_at_decision(self, player: int, sampler: Callable[[], float]) -> OpenSpielState:
-        walker = self.game._game.new_initial_state()
-        prefix, cut = None, 0
-        for i, entry in enumerate(self.history):
-            if not walker.is_chance_node():  # a decision node: pyspiel can resample there
-                prefix, cut = walker, i
-                walker = walker.clone()
-            _apply_entries(walker, [entry], check=False)
-        if prefix is None:  # only chance so far, all of it re-applied below: nothing to vary
-            return self.clone()
-        for _ in range(_RESAMPLE_TRIES):
+    def _knowledge(self, player: int) -> knowledge.Knowledge:
+        """What ``player`` knows here (:func:`knowledge.knowledge`), kept while no move is made:
+        a search draws thousands of worlds from one root."""
+        known = self._known.get(player) if self._known is not None else None
+        if known is None or known.length != len(self.history):
+            known = knowledge.knowledge(self, player)
+            if self._known is None or any(k.length != known.length for k in self._known.values()):
+                self._known = {}
+            self._known[player] = known
+        return known
+
+    def _propose(self, player: int, sampler: Callable[[], float]) -> Any:
+        """One pyspiel world, unchecked: resampled here at a decision node, else (and when that
+        fails) at the last decision node with the true entries since then re-applied, which
+        pyspiel's resamplers handle better at chance nodes (kuhn, leduc). None if pyspiel fails."""
+        if not self._state.is_chance_node() and not self._state.is_terminal():
             try:
-                world = prefix.resample_from_infostate(player, sampler)
-            except Exception:
-                continue
-            if _apply_entries(world, self.history[cut:], check=True):
-                wrapped = self._wrap(world)
-                if wrapped is not None and self._same_information(wrapped, player):
-                    return wrapped
-        return self.clone()
+                return self._state.resample_from_infostate(player, sampler)
+            except Exception as err:  # pyspiel bugs off the beaten path: the prefix route
+                if not_implemented(err):
+                    raise self._not_supported() from err
+        known = self._knowledge(player)
+        if known.prefix is None or known.cut == len(self.history):
+            return None
+        try:
+            world = known.prefix.resample_from_infostate(player, sampler)
+        except Exception:
+            return None
+        if not _apply_entries(world, self.history[known.cut :], check=True):
+            return None
+        return world
 
     def _wrap(self, world: Any) -> OpenSpielState | None:
         """Wrap a resampled pyspiel state, its flat history grouped like ``self.history`` (pyspiel
-        flattens a joint action into one entry per player); None if the history does not fit or
-        is not a legal one (hearts' resampler can return unreachable deals).
+        flattens a joint action into one entry per player); None if the history's length does
+        not fit. Whether it is legal and consistent is :func:`knowledge.replay_check`'s job.
 
         The pyspiel state itself is kept, not a replay of its history: gin_rummy's resampler
-        swaps hidden cards without rewriting the history, so there the world's history is the
-        truth's and replaying it gives the truth, not the world.
+        swaps hidden cards without rewriting the history.
         """
         flat = world.history()
         if len(flat) != sum(len(e) if isinstance(e, tuple) else 1 for e in self.history):
@@ -228,15 +228,7 @@ class OpenSpielState(State):
             else:
                 history.append(flat[at])
                 at += 1
-        if not _apply_entries(self.game._game.new_initial_state(), history, check=True):
-            return None
         return OpenSpielState(self.game, world, history)
-
-    def _same_information(self, world: OpenSpielState, player: int) -> bool:
-        return (
-            world._state.current_player() == self._state.current_player()
-            and world.information_set_key(player) == self.information_set_key(player)
-        )
 
     # -- plumbing -------------------------------------------------------------------------------
     def clone(self) -> OpenSpielState:
@@ -267,6 +259,23 @@ def _rebuild_state(game: OpenSpielGame, history: Sequence[HistoryEntry]) -> Open
         else:
             state.apply_action_unchecked(entry)
     return state
+
+
+def chance_outcomes_of(state: Any) -> list[tuple[int, float]]:
+    """The chance outcomes of a pyspiel chance node that can happen: probability above 0 and
+    legal there, the probabilities renormalized when some were dropped.
+
+    pyspiel may list outcomes its parameters forbid: hearts with ``pass_cards=false`` lists the
+    four pass directions at 1/4 each while only "no pass" is legal. Such an outcome is not an
+    outcome: the adapter never offers it.
+    """
+    listed = state.chance_outcomes()
+    legal = set(state.legal_actions())
+    kept = [(int(a), float(p)) for a, p in listed if p > 0 and a in legal]
+    if len(kept) == len(listed):
+        return kept
+    total = sum(p for _, p in kept)
+    return [(a, p / total) for a, p in kept]
 
 
 def _apply_entries(state: Any, entries: Sequence[HistoryEntry], *, check: bool) -> bool:

@@ -1,0 +1,279 @@
+"""Worlds for :meth:`OpenSpielState.sample_world`: drawn from the player's information set, checked
+against everything the player saw, and never the true state in place of a world.
+
+pyspiel's ``resample_from_infostate`` is not trusted: several resamplers fail or change the
+history's shape at chance nodes (kuhn, leduc); hearts' ignores what the history shows (a player
+who showed a void is dealt that suit again, a player passes or plays a card the new deal did not
+give them); blackjack's draws the hidden card from the deck *without* the true one (so the true
+card is the one a world never has); gin_rummy's changes hidden cards without rewriting the
+history. So every candidate world is **checked by replay**: its history, applied entry by entry
+to a fresh pyspiel state, must be legal at every step, must rebuild that very world, and at
+every point where the player acts (and at the end) the player must act there and see exactly
+what it saw in the true game (its information-state string, else its observation string).
+
+Candidates, in order; the first that passes the check is the world:
+
+1. **re-deal** (up to :data:`REDEALS`) — replay the true history, drawing every chance outcome
+   again by its probability among those that leave the player's view as it was (an outcome the
+   player was shown stays; an outcome it knows is elsewhere — its own cards — is not dealt to
+   another seat), every move of another player that the player never saw uniformly among the
+   legal ones, and keeping the moves it saw. Exact for poker-like games (nothing later can
+   contradict a deal); in trick-taking games the later plays usually contradict it, so the
+   re-deals stop at the first that makes a move the player saw illegal.
+2. **pyspiel** (up to :data:`TRIES`) — ``resample_from_infostate`` at the state, else at the
+   last decision node with the true entries since then re-applied.
+3. **repair** — the candidate that got furthest is repaired by a local search over what the
+   player did not see: swap the outcomes of two hidden chance nodes (for a deal, two cards
+   between two hands, aimed at the seat whose move the replay refused) or pick again the
+   unseen move where the replay stopped; a change is kept when the replay gets at least as far,
+   and the first world that passes the check is returned (:data:`REPAIR_STEPS` changes at
+   most). Its distribution is close to, not exactly, the posterior.
+
+The true state itself is returned only at the end of a game when no candidate fits: pyspiel's
+final information states often show everything (hearts shows the whole deal and every pass),
+so the true state is then the only member of the set, and nothing is searched from it.
+
+Otherwise :class:`SamplingNotSupportedError` names the game, the player and where the
+candidates break. The re-deal and the repair read only what the player knows (its views, the
+moves it saw, who was shown each chance outcome) and their own rng stream, so two states of one
+information set get the same worlds from the same rng; pyspiel's resampler runs on the true
+state and some read it (blackjack's), which is why the re-deal comes first. Each stage has its
+own stream, so how long one ran never shifts what the next draws.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import TYPE_CHECKING, Any, Final
+
+from omega_cluster.games.api import HistoryEntry, SamplingNotSupportedError
+from omega_cluster.games.openspiel.knowledge import (
+    Knowledge,
+    Reach,
+    acts,
+    apply_entry,
+    is_legal_entry,
+    node_kind,
+    replay_check,
+    view,
+)
+
+if TYPE_CHECKING:
+    from omega_cluster.games.openspiel.state import OpenSpielState
+
+__all__ = ["REDEALS", "REPAIR_STEPS", "TRIES", "sample"]
+
+REDEALS: Final = 8
+"""Re-deals tried first."""
+TRIES: Final = 32
+"""pyspiel proposals tried next."""
+REPAIR_STEPS: Final = 2000
+"""Swaps the repair proposes before it gives up."""
+
+
+def sample(truth: OpenSpielState, player: int, rng: random.Random) -> OpenSpielState:
+    """A world from ``player``'s information set: re-deal, pyspiel, repair (module docstring)."""
+    known = truth._knowledge(player)
+    kind = truth.game._info_kind
+    pg = truth.game.pyspiel_game
+    best: tuple[Reach, list[HistoryEntry]] | None = None
+    redeal_rng, pyspiel_rng, repair_rng = (random.Random(rng.getrandbits(64)) for _ in "abc")
+    for attempt in range(REDEALS):
+        # the first half keeps the outcomes the player was shown out of the other seats (cards
+        # are dealt once); the second does not (dice, and ids that mean other things elsewhere)
+        state, history = _redeal(truth, known, kind, redeal_rng, attempt < REDEALS // 2)
+        if state is not None:
+            return type(truth)(truth.game, state, history)
+        if history:  # a move the player saw became illegal: later plays pin the deal down
+            break  # (trick-taking games), so drawing it again rarely helps; ask pyspiel
+    for _ in range(TRIES if known.prefix is not None else 0):
+        world = truth._propose(player, pyspiel_rng.random)
+        wrapped = truth._wrap(world) if world is not None else None
+        if wrapped is None:
+            continue
+        if not _rebuilds(pg, wrapped):  # its history is not the world: nothing to check
+            continue
+        reach = replay_check(pg, wrapped.history, known, kind)
+        if reach.index > known.length:
+            return wrapped
+        if best is None or reach.index > best[0].index:
+            best = (reach, list(wrapped.history))
+    if best is not None:
+        repaired = _repair(pg, best, known, kind, repair_rng)
+        if repaired is not None:
+            state = pg.new_initial_state()
+            for entry in repaired:
+                apply_entry(state, entry)
+            return type(truth)(truth.game, state, repaired)
+    if truth.is_terminal():  # hearts' final information state shows the whole deal: often
+        return truth.clone()  # the true state is the only member; nothing is searched from it
+    where = "no candidate at all" if best is None else f"at history entry {best[0].index} at best"
+    raise SamplingNotSupportedError(
+        f"{truth.game.spec.name}: sample_world found no world consistent with player {player}'s "
+        f"information after {REDEALS} re-deals, {TRIES} pyspiel proposals and {REPAIR_STEPS} "
+        f"repair steps (history of {known.length} entries; the candidates contradict it {where}); "
+        "the true state is never returned in its place"
+    )
+
+
+def _rebuilds(pg: Any, world: OpenSpielState) -> bool:
+    """Replaying the world's history gives the world itself (gin_rummy's resampler changes
+    hidden cards without rewriting the history: such a world cannot be checked, nor rebuilt)."""
+    state = pg.new_initial_state()
+    for entry in world.history:
+        apply_entry(state, entry)
+    return str(state) == str(world.pyspiel_state)
+
+
+def _redeal(
+    truth: OpenSpielState, known: Knowledge, kind: str, rng: random.Random, reserve: bool
+) -> tuple[Any, list[HistoryEntry]]:
+    """Candidate 1 of the module docstring: the true history with everything the player did not
+    see drawn again; ``(pyspiel state, history)`` when it agrees with what the player knows, else
+    ``(None, [])``, or ``(None, [move])`` when a move the player saw became illegal. A failed
+    re-deal is dropped, not repaired: the rest of the true history, hidden outcomes included,
+    must not leak into a repair."""
+
+    state = truth.game.pyspiel_game.new_initial_state()
+    history: list[HistoryEntry] = []
+    player = known.player
+    for i, entry in enumerate(truth.history):
+        expected = known.views.get(i)
+        if expected is None:
+            agrees = not acts(state, player)
+        else:
+            agrees = state.current_player() == expected[0]
+            agrees = agrees and view(state, player, kind) == expected[1]
+        # the same kind of node as in the true game (blackjack: the dealer may stand here)
+        if not agrees or node_kind(state) != known.nodes[i]:
+            return None, []
+        if i in known.seen_by:  # a chance node
+            drawn = _redraw(state, i, known, kind, rng, reserve)
+            if drawn is None:
+                return None, []
+            entry = drawn
+        elif i in known.secret:  # a move the player never saw: any legal one
+            entry = rng.choice(state.legal_actions())
+        elif not is_legal_entry(state, entry):
+            return None, [entry]  # (the refused move, so the caller can tell this case)
+        apply_entry(state, entry)
+        history.append(entry)
+    end = known.views[known.length]
+    if state.current_player() != end[0] or view(state, player, kind) != end[1]:
+        return None, []
+    return state, history
+
+
+def _redraw(
+    state: Any, i: int, known: Knowledge, kind: str, rng: random.Random, reserve: bool
+) -> int | None:
+    """A chance outcome for entry ``i`` of a re-deal: the known one where the player knows it,
+    else one drawn by probability (not one the player knows is elsewhere, with ``reserve``) that
+    leaves the player's view as it was (rejected and drawn again otherwise); None if none."""
+    from omega_cluster.games.openspiel.state import chance_outcomes_of
+
+    outcomes = chance_outcomes_of(state)
+    if i in known.exact:
+        wanted = known.exact[i]
+        return wanted if any(a == wanted for a, _ in outcomes) else None
+    if reserve:  # the outcomes the player knows are elsewhere last, not never (ids are reused)
+        first = [(a, p) for a, p in outcomes if a not in known.reserved]
+        rest = [(a, p) for a, p in outcomes if a in known.reserved]
+        drawn = _draw_agreeing(state, i, known, kind, rng, first)
+        return drawn if drawn is not None else _draw_agreeing(state, i, known, kind, rng, rest)
+    return _draw_agreeing(state, i, known, kind, rng, outcomes)
+
+
+def _draw_agreeing(
+    state: Any,
+    i: int,
+    known: Knowledge,
+    kind: str,
+    rng: random.Random,
+    outcomes: list[tuple[int, float]],
+) -> int | None:
+    """One of ``outcomes`` by probability that leaves the player's view as it was after entry
+    ``i`` (a mismatch is dropped and the draw repeated), or None. Even an outcome the player did
+    not see must agree: hearts' pass direction "no pass" is what the view shows before it."""
+    if not outcomes:
+        return None
+    first = _draw(outcomes, rng)  # nearly always agrees: one draw, one child
+    if view(state.child(first), known.player, kind) == known.after[i]:
+        return first
+    # else the rest in a random order weighted by probability (Efraimidis-Spirakis keys): its
+    # first agreeing outcome is what dropping mismatches and drawing again would give
+    rest = [o for o in outcomes if o[0] != first]
+    order = sorted(rest, key=lambda o: math.log(1.0 - rng.random()) / o[1], reverse=True)
+    for action, _ in order:
+        if view(state.child(action), known.player, kind) == known.after[i]:
+            return action
+    return None
+
+
+def _draw(outcomes: list[tuple[int, float]], rng: random.Random) -> int:
+    pick = rng.random() * sum(p for _, p in outcomes)
+    for action, prob in outcomes:
+        pick -= prob
+        if pick < 0:
+            return action
+    return outcomes[-1][0]
+
+
+def _repair(
+    pg: Any,
+    best: tuple[Reach, list[HistoryEntry]],
+    known: Knowledge,
+    kind: str,
+    rng: random.Random,
+) -> list[HistoryEntry] | None:
+    """Local search over the chance outcomes of a proposal (the module docstring, stage 2):
+    ``best`` is how far it got and its history."""
+    reach, history = best
+    hidden = [i for i in sorted(known.seen_by) if known.player not in known.seen_by[i]]
+    if len(hidden) < 2:
+        return None
+    for _ in range(REPAIR_STEPS):
+        candidate = history.copy()
+        at = reach.index
+        if at in known.secret and reach.legal and rng.random() < 0.5:
+            # another player's move the player never saw: it may be what is wrong, pick again
+            candidate[at] = rng.choice(sorted(reach.legal))
+        else:
+            j, k = _pick_swap(history, hidden, reach, known, rng)
+            candidate[j], candidate[k] = history[k], history[j]
+        if candidate == history:
+            continue
+        got = replay_check(pg, candidate, known, kind)
+        if got.index > known.length:
+            return candidate
+        if got.index >= reach.index:
+            history, reach = candidate, got
+    return None
+
+
+def _pick_swap(
+    history: list[HistoryEntry],
+    hidden: list[int],
+    reach: Reach,
+    known: Knowledge,
+    rng: random.Random,
+) -> tuple[int, int]:
+    """Two hidden chance positions to swap. Mostly aimed at the player who got stuck: one of
+    its outcomes (preferably one that is now a legal move of its: a card that forbids the true
+    move, e.g. a suit it showed void in) with one of another player (preferably the true move
+    itself: a card it played but was not dealt); else any two. Aiming only picks the swap; the
+    replay decides whether it is kept."""
+    before = [i for i in hidden if i < reach.index] or hidden
+    stuck = reach.mover
+    if stuck >= 0 and rng.random() < 0.8:
+        mine = [i for i in before if stuck in known.seen_by[i]]
+        theirs = [i for i in hidden if stuck not in known.seen_by[i]]
+        if mine and theirs:
+            wanted = history[reach.index] if reach.index < len(history) else None
+            blocking = [i for i in mine if history[i] in reach.legal]
+            holding = [i for i in theirs if history[i] == wanted]
+            j = rng.choice(blocking if blocking and rng.random() < 0.7 else mine)
+            k = rng.choice(holding if holding and rng.random() < 0.7 else theirs)
+            return j, k
+    return rng.choice(before), rng.choice(hidden)
