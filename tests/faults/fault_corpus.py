@@ -33,8 +33,11 @@ from run_invariants import run_processes
 ROOT = Path(__file__).resolve().parents[2]
 CASES_FILE = Path(__file__).with_name("cases.yaml")
 MARKER_NAME = "OMEGA_FAULT_RUN"
-# The overrides of the prepared run: a resume that repeats them changes nothing it trained with.
+# The overrides of the prepared runs: a resume that repeats them changes nothing it trained with.
+# Most cases work on the run without MLflow (opening the store costs a resume seconds); those
+# about tracking (``tracked: true``) on the one with its sqlite store in the run directory.
 SMOKE = ("run=smoke", "game=kuhn_poker", "cluster=inprocess", "run.progress=false")
+UNTRACKED = (*SMOKE, "tracking.enabled=false")
 KINDS = ("command", "mutation", "api")
 ERROR_LINE = re.compile(r"^omega-cluster( [a-z]+)?: error: ")
 
@@ -52,6 +55,7 @@ class Case:
     words: tuple[str, ...] = ()
     post: tuple[dict[str, Any], ...] = ()
     timeout: float = 90.0
+    tracked: bool = False  # work on the prepared run that has MLflow tracking
     waits_for: str = ""
     note: str = ""
 
@@ -121,11 +125,11 @@ class Context:
     results: list[Result] = field(default_factory=list)
 
     def expand(self, args: tuple[str, ...] | list[str]) -> list[str]:
-        """Args with ``{smoke}`` spread and ``{run}``, ``{tmp}``, ``{champion}`` filled in."""
+        """Args with ``{smoke}`` spread (the prepared run's overrides) and ``{run}``, ``{tmp}``, ``{champion}`` filled in."""
         out: list[str] = []
         for arg in args:
             if arg == "{smoke}":
-                out.extend(SMOKE)
+                out.extend(SMOKE if self.case.tracked else UNTRACKED)
             else:
                 out.append(arg.format(run=self.run, tmp=self.tmp, champion=self.champion()))
         return out
@@ -153,9 +157,13 @@ def run_command(ctx: Context, args: list[str], *, timeout: float,
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            MARKER_NAME: marker.split("=", 1)[1], "PYTHONUNBUFFERED": "1"}  # fmt: skip
     command = [*ctx.wrapper, sys.executable, "-m", "omega_cluster", *args]
+    # output to files, not pipes: a pipe nobody reads while we poll would block the command
+    n = len(ctx.results)
+    out_path, err_path = ctx.tmp / f"command-{n}.out", ctx.tmp / f"command-{n}.err"
     start = time.monotonic()
-    proc = subprocess.Popen(command, cwd=ctx.tmp, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    with out_path.open("w") as out, err_path.open("w") as err:
+        proc = subprocess.Popen(command, cwd=ctx.tmp, env=env, stdout=out, stderr=err,
+                                text=True, start_new_session=True)  # fmt: skip
     hung = False
     try:
         if signal_when is not None:
@@ -165,12 +173,13 @@ def run_command(ctx: Context, args: list[str], *, timeout: float,
                     os.kill(proc.pid, signum)
                     break
                 time.sleep(0.2)
-        stdout, stderr = proc.communicate(timeout=max(timeout - (time.monotonic() - start), 1))
+        proc.wait(timeout=max(timeout - (time.monotonic() - start), 1))
     except subprocess.TimeoutExpired:
         hung = True
         with suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
+        proc.wait()
+    stdout, stderr = out_path.read_text(errors="replace"), err_path.read_text(errors="replace")
     seconds = time.monotonic() - start
     leftovers = _end_leftovers(marker)
     result = Result(args, proc.returncode, stdout, stderr, seconds, hung, leftovers)

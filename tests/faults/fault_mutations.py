@@ -246,9 +246,10 @@ def read_only(ctx: Context) -> None:
     if os.geteuid() != 0:
         return
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"'
-    probe = subprocess.run(["unshare", "-m", "sh", "-c", script, str(ctx.run), "sh", "-c",
-                            f"touch {ctx.run}/probe"], capture_output=True)  # fmt: skip
-    if probe.returncode == 0 or (ctx.run / "probe").exists():
+    touch = f"touch '{ctx.run}/probe' 2>/dev/null; echo mounted"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", script, str(ctx.run), "sh", "-c", touch],
+                           capture_output=True, text=True)  # fmt: skip
+    if "mounted" not in probe.stdout or (ctx.run / "probe").exists():
         raise RuntimeError(
             "running as root without mount namespaces: cannot make a directory read-only"
         )

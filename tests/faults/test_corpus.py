@@ -16,24 +16,20 @@ from pathlib import Path
 import pytest
 from fault_api import CALLS
 from fault_checks import POSTS, assert_nothing_lost, run_posts, snapshot
-from fault_corpus import SMOKE, Case, Context, judge, load_cases, run_command
+from fault_corpus import Case, Context, judge, load_cases, run_command
 from fault_mutations import MUTATIONS, apply_mutations
 
 CASES = load_cases()
 
 
-def _marks(index: int, case: Case) -> list[pytest.MarkDecorator]:
-    return [pytest.mark.xdist_group(f"faults-{index % 2}")] if case.needs_run else []
-
-
-@pytest.fixture(scope="session")
-def prepared_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One trained run directory: 3 gate decisions, a promoted champion, shards, MLflow."""
-    folder = tmp_path_factory.mktemp("prepared")
-    ctx = Context(case=Case(id="prepare", kind="command"), tmp=folder, run=folder / "run")
-    result = run_command(ctx, [*["train", *SMOKE], f"run.dir={ctx.run}"], timeout=240)
-    assert result.returncode == 0 and not result.hung, result.stderr[-3000:]
-    return ctx.run
+def _params() -> list[object]:
+    """One pytest param per case; the cases on a run directory alternate between two groups."""
+    params, on_run = [], 0
+    for case in CASES:
+        marks = [pytest.mark.xdist_group(f"faults-{on_run % 2}")] if case.needs_run else []
+        on_run += case.needs_run
+        params.append(pytest.param(case, id=case.id, marks=marks))
+    return params
 
 
 def test_the_corpus_is_well_formed() -> None:
@@ -51,9 +47,7 @@ def test_the_corpus_is_well_formed() -> None:
     assert len(CASES) >= 60
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.id, marks=_marks(i, c)) for i, c in enumerate(CASES)]
-)
+@pytest.mark.parametrize("case", _params())
 def test_case(case: Case, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     if case.kind == "api":
         name, *pairs = case.args
@@ -63,7 +57,8 @@ def test_case(case: Case, request: pytest.FixtureRequest, tmp_path: Path) -> Non
         return
     ctx = Context(case=case, tmp=tmp_path, run=tmp_path / "run")
     if case.needs_run:
-        ctx.prepared = request.getfixturevalue("prepared_run")
+        fixture = "prepared_tracked_run" if case.tracked else "prepared_run"
+        ctx.prepared = request.getfixturevalue(fixture)
         shutil.copytree(ctx.prepared, ctx.run, symlinks=True)
     try:
         apply_mutations(ctx)
