@@ -55,7 +55,7 @@ class SoakReport:
     mode: str
     seed: int
     kills: dict[str, int] = field(default_factory=dict)  # target -> SIGKILLs sent
-    resumes: int = 0  # driver starts after the first
+    resumes: int = 0  # driver starts that resumed the run
     driver_exits: list[int] = field(default_factory=list)  # exit status of every driver start
     decisions: int = 0
     data: dict[str, int] = field(default_factory=dict)  # shards, records, games checked
@@ -142,9 +142,10 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
     report = SoakReport(str(run_dir), mode, seed)
     chaos = Chaos(random.Random(seed), kills, gap)
     start = time.monotonic()
-    resume = False
     logs = run_dir.parent / f"{run_dir.name}-driver.log"
     while time.monotonic() - start < timeout_s:
+        resume = (run_dir / "pipeline.json").exists()  # killed before it wrote one: start anew
+        report.resumes += resume
         with logs.open("a") as out:
             driver = subprocess.Popen(driver_command(run_dir, mode, iterations, resume), env=env,
                                       stdout=out, stderr=subprocess.STDOUT, cwd=run_dir.parent,
@@ -157,10 +158,9 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
                 driver.wait(60)
         report.driver_exits.append(driver.returncode)
         print(f"soak: driver exited {driver.returncode}", file=log, flush=True)
-        if driver.returncode == 0 or len(report.driver_exits) > 3 * kills + 3:
+        # 0: done; 2: an expected error (bad input), which another start would only repeat
+        if driver.returncode in (0, 2) or len(report.driver_exits) > 3 * kills + 3:
             break
-        resume = True
-        report.resumes += 1
     report.seconds = round(time.monotonic() - start, 1)
     report.kills = dict(chaos.kills)
     _check(report, run_dir, marker)

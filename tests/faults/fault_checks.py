@@ -193,6 +193,19 @@ def original_untouched(ctx: Context, before: Snapshot) -> None:
 
 
 @post
+def independent(ctx: Context, before: Snapshot) -> None:
+    """The run's own records name no path of its original (a copy or a move is independent:
+    paths inside a run are relative to it)."""
+    original = str(ctx.facts["original"])
+    files = [ctx.run / "registry.json", ctx.run / "pipeline.json", *ctx.run.glob("learner/*.json"),
+             *ctx.run.glob("models/*/metadata.json")]  # fmt: skip
+    naming = [
+        str(f.relative_to(ctx.run)) for f in files if f.is_file() and original in f.read_text()
+    ]
+    assert not naming, f"{naming} still name the original {original}"
+
+
+@post
 def config_unchanged(ctx: Context, before: Snapshot) -> None:
     now = (ctx.run / "config.yaml").read_bytes() if (ctx.run / "config.yaml").is_file() else None
     assert now == before.config, "config.yaml was rewritten by a command that was refused"

@@ -234,6 +234,7 @@ def move_run(ctx: Context) -> None:
     target = ctx.tmp / "moved" / "run"
     target.parent.mkdir(parents=True)
     shutil.move(ctx.run, target)
+    ctx.facts["original"] = ctx.run
     ctx.run = target
 
 
