@@ -192,17 +192,28 @@ def original_untouched(ctx: Context, before: Snapshot) -> None:
     assert not changed and not added, f"the original changed: {changed[:5]}, added {added[:5]}"
 
 
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return [node] if isinstance(node, str) else []
+
+
 @post
 def independent(ctx: Context, before: Snapshot) -> None:
-    """The run's own records name no path of its original (a copy or a move is independent:
-    paths inside a run are relative to it)."""
-    original = str(ctx.facts["original"])
+    """A copied or moved run names no path outside itself in its own records (registry,
+    pipeline state, learner and checkpoint metadata): paths inside a run are relative to it."""
     files = [ctx.run / "registry.json", ctx.run / "pipeline.json", *ctx.run.glob("learner/*.json"),
              *ctx.run.glob("models/*/metadata.json")]  # fmt: skip
-    naming = [
-        str(f.relative_to(ctx.run)) for f in files if f.is_file() and original in f.read_text()
-    ]
-    assert not naming, f"{naming} still name the original {original}"
+    outside = []
+    for f in files:
+        data = _json(f)
+        for text in _strings(data):
+            path = text.removeprefix("file://")
+            if path.startswith("/") and not path.startswith(str(ctx.run)):
+                outside.append(f"{f.relative_to(ctx.run)}: {text}")
+    assert not outside, f"the run names paths outside itself: {outside[:3]}"
 
 
 @post
