@@ -1,11 +1,12 @@
 """The fault corpus (``cases.yaml``), one test per case.
 
-A case that works on a run directory gets its own copy of one small trained run (kuhn_poker,
-``run=smoke``, no Ray, MLflow in the run's sqlite store) prepared once per test process; those
-cases are split over two xdist groups so that under ``-n 2 --dist loadgroup`` each worker
-prepares the run once. Every case is judged by :func:`fault_corpus.judge` (exit code, words,
-one error line, no traceback, no hang, no process left) and
-:func:`fault_checks.assert_nothing_lost`, then by its own post-conditions.
+A case that works on a run directory gets its own copy of a small trained run (kuhn_poker,
+``run=smoke``, no Ray; one copy without MLflow, one tracked in the run's sqlite store, each
+prepared once per test process: ``conftest.py``). Those cases are split over two xdist groups so
+that under ``-n 2 --dist loadgroup`` each worker prepares as few runs as it can
+(:func:`_params`). Every case is judged by :func:`fault_corpus.judge` (exit code, words, one
+error line, no traceback, no hang, no process left) and :func:`fault_checks.assert_nothing_lost`,
+then by its own post-conditions.
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ CASES = load_cases()
 
 
 def _params() -> list[object]:
-    """One pytest param per case; the cases on a run directory alternate between two groups."""
-    params, on_run = [], 0
+    """One pytest param per case. The cases on a run directory go to two xdist groups: those on
+    the tracked run (the slowest) all to one, so only one worker prepares that run, and two in
+    three of the others to the other group."""
+    params, untracked = [], 0
     for case in CASES:
-        marks = [pytest.mark.xdist_group(f"faults-{on_run % 2}")] if case.needs_run else []
-        on_run += case.needs_run
+        marks = []
+        if case.needs_run:
+            group = 1 if case.tracked or untracked % 3 == 2 else 0
+            untracked += not case.tracked
+            marks = [pytest.mark.xdist_group(f"faults-{group}")]
         params.append(pytest.param(case, id=case.id, marks=marks))
     return params
 
