@@ -54,6 +54,7 @@ class SoakReport:
     run_dir: str
     mode: str
     seed: int
+    kills_planned: int = 0  # SIGKILLs asked for (fewer are sent if the run finishes first)
     kills: dict[str, int] = field(default_factory=dict)  # target -> SIGKILLs sent
     resumes: int = 0  # driver starts that resumed the run
     driver_exits: list[int] = field(default_factory=list)  # exit status of every driver start
@@ -139,7 +140,7 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
     marker = f"{MARKER_NAME}={uuid.uuid4().hex}"
     env = {**os.environ, MARKER_NAME: marker.split("=", 1)[1],
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    report = SoakReport(str(run_dir), mode, seed)
+    report = SoakReport(str(run_dir), mode, seed, kills_planned=kills)
     chaos = Chaos(random.Random(seed), kills, gap)
     start = time.monotonic()
     logs = run_dir.parent / f"{run_dir.name}-driver.log"
@@ -190,7 +191,8 @@ def _check(report: SoakReport, run_dir: Path, marker: str, grace_s: float = 15.0
 def print_report(report: SoakReport, out: Any = sys.stdout) -> None:
     kills = ", ".join(f"{k} {v}" for k, v in sorted(report.kills.items())) or "none"
     print(f"soak of {report.run_dir} ({report.mode} mode, seed {report.seed}): "
-          f"{sum(report.kills.values())} kills ({kills}), {report.resumes} resumes, "
+          f"{sum(report.kills.values())} of {report.kills_planned} kills ({kills}), "
+          f"{report.resumes} resumes, "
           f"{report.decisions} gate decisions, {report.seconds:.0f} s", file=out)  # fmt: skip
     d = report.data
     print(
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=12, help="SIGKILLs to send (default 12)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill times and targets")
     parser.add_argument("--mode", choices=("async", "sync"), default="async")
-    parser.add_argument("--iterations", type=int, default=8, help="gate decisions of the run")
+    parser.add_argument("--iterations", type=int, default=30, help="gate decisions of the run")
     parser.add_argument(
         "--dir", type=Path, default=None, help="run directory (default: a new temp dir)"
     )
