@@ -10,7 +10,7 @@ TORCH_SPEC ?= torch==2.13.0
 # the folders ruff checks (experiments/ when it is there)
 LINT_PATHS := omega_cluster tests bench examples $(wildcard experiments)
 
-.PHONY: help venv lint format test test-fast bench results arena train local-cluster stop-cluster clean
+.PHONY: help venv lint format test test-fast soak bench results arena train local-cluster stop-cluster clean
 
 help:
 	@echo "make train   set up $(VENV) and train the default experiment (embedded Ray, local MLflow)"
@@ -20,6 +20,7 @@ help:
 	@echo "make stop-cluster   stop the Ray head and MLflow server that local-cluster started"
 	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
 	@echo "make lint    ruff, mypy, then the import contract (lint-imports: the layers in pyproject.toml)"
+	@echo "make soak    train on the embedded Ray while random parts are SIGKILLed (scripts/soak.py)"
 	@echo "make bench   run the benchmarks in bench/ and print their figures (recorded in docs/results/)"
 	@echo "make results rewrite the tables of docs/results.md and the README from docs/results/*.json"
 	@echo "make arena   a sample Mexican Train match between the heuristic officers"
@@ -48,6 +49,11 @@ test: lint
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q tests -m "not slow"
+
+# The long soak (tests/faults/test_soak.py runs a short one in CI): kills, resumes, then checks
+# the run's invariants; the report is printed and written as soak.json in the run directory.
+soak: $(STAMP)
+	$(PY) scripts/soak.py $(ARGS)
 
 bench: $(STAMP)
 	$(PY) -m bench
