@@ -87,7 +87,9 @@ def test_the_run_writes_shards_candidates_and_a_promotion(run_dir: Path) -> None
     assert registry["game"] == "blind_war"
     versions = registry["versions"]
     assert [v["version"] for v in versions] == [0, 1, 2, 3]  # the initial model + 3 candidates
-    assert all((run_dir / v["uri"] / "metadata.json").is_file() for v in versions)  # relative to the run
+    assert all(
+        (run_dir / v["uri"] / "metadata.json").is_file() for v in versions
+    )  # relative to the run
     promoted = [r for r in state["elo_log"] if r["verdict"] == "promote"]
     assert len(promoted) == state["promotions"] >= 1 and all(r["score"] > 0.5 for r in promoted)
     champion = [v for v in versions if v["status"] == "champion"]
