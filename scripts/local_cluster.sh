@@ -22,6 +22,8 @@
 #   that address or to all interfaces. It keeps 127.0.0.1 only while its single-machine switch is
 #   on, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (the default on macOS and Windows), which the script
 #   exports for everything it starts; the processes the nodes start, jobs included, inherit it.
+#   A driver started by hand needs it too (else it looks for the GCS at the outward address):
+#   `. .local-cluster/cluster.env` sets it, with the rest.
 #   A cluster of several machines is not started by this script (README "Multi-node")
 #   and keeps Ray's behaviour. tests/integration/test_local_cluster.py and test_two_node.py check
 #   the listening sockets of the whole process tree while a job runs.
@@ -399,14 +401,14 @@ record_settings() {
         say "# written by scripts/local_cluster.sh start; sourced in a shell, it points 'ray job ...'"
         say "# and MLflow clients at this cluster (the token itself is never written here)"
         for name in RAY_PORT DASHBOARD_PORT MLFLOW_PORT RAY_CLIENT_PORT DASHBOARD_AGENT_PORT \
-            RAY_TEMP_DIR RAY_AUTH_MODE; do
+            RAY_TEMP_DIR RAY_AUTH_MODE RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER; do
             value=$(eval "printf '%s' \"\${$name}\"")
             say "$name=$(quote "$value")"
         done
         [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && say "RAY_AUTH_TOKEN_PATH=$(quote "$RAY_AUTH_TOKEN_PATH")"
         say "RAY_API_SERVER_ADDRESS=$(quote "$DASHBOARD_URL")"
         say "MLFLOW_TRACKING_URI=$(quote "$MLFLOW_URL")"
-        say "export RAY_AUTH_MODE RAY_API_SERVER_ADDRESS MLFLOW_TRACKING_URI"
+        say "export RAY_AUTH_MODE RAY_API_SERVER_ADDRESS MLFLOW_TRACKING_URI RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
         [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && say "export RAY_AUTH_TOKEN_PATH"
         true
     } >"$CLUSTER_ENV"
