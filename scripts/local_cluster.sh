@@ -13,10 +13,20 @@
 #                                                   nothing else
 #
 # What `start` does:
-# * Ray head: `ray start --head --block`, detached in its own session, its PID in a PID file. The
-#   dashboard and the job API listen on 127.0.0.1 only. Ray's internal gRPC ports (GCS, raylet,
-#   object manager, client server) listen on every interface whatever we pass; with token
-#   authentication (below) they refuse callers without the token. README "Security".
+# * Ray head: `ray start --head --block`, detached in its own session, its PID in a PID file.
+# * Loopback only: every process the script starts listens on 127.0.0.1 (or ::ffff:127.0.0.1),
+#   nothing on 0.0.0.0, :: or the machine's address: the nodes' GCS, raylets, object managers,
+#   dashboard (127.0.0.1:$DASHBOARD_PORT) and its agents, the Ray client server, the workers,
+#   the jobs' drivers and actors, MLflow. `--node-ip-address 127.0.0.1` alone does not do it:
+#   Ray replaces a loopback node address by the machine's outward one, and its services bind to
+#   that address or to all interfaces. It keeps 127.0.0.1 only while its single-machine switch is
+#   on, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (the default on macOS and Windows), which the script
+#   exports for everything it starts; the processes the nodes start, jobs included, inherit it.
+#   A driver started by hand needs it too (else it looks for the GCS at the outward address):
+#   `. .local-cluster/cluster.env` sets it, with the rest.
+#   A cluster of several machines is not started by this script (README "Multi-node")
+#   and keeps Ray's behaviour. tests/integration/test_local_cluster.py and test_two_node.py check
+#   the listening sockets of the whole process tree while a job runs.
 # * A private Ray temp dir ($RAY_TEMP_DIR, not /tmp/ray): `ray start` records its address in
 #   <temp dir>/ray_current_cluster, and every plain `ray.init()` on this machine joins the cluster
 #   named there. Kept private, an embedded `make train` (or a test) keeps starting its own Ray. Jobs
@@ -48,8 +58,10 @@
 # free port the OS gives it now (so `status` and the log say where the node listens), and lets
 # the node's worker processes take OS-chosen ports (`--min-worker-port 0 --max-worker-port 0`, as
 # Ray's own multi-node-on-one-machine harness, ray.cluster_utils, does) instead of the head's
-# 10002-19999 range. On real machines the same `ray start --address <head>:6379` joins a head,
-# with RAY_AUTH_MODE=token and the cluster's token file on that machine.
+# 10002-19999 range. With the single-machine switch off (loopback only, above) Ray's CLI refuses
+# to start a node that joins a head; the node is started through the same CLI with that one check
+# let through (WORKER_START below). On real machines the plain `ray start --address <head>:6379`
+# joins a head, with RAY_AUTH_MODE=token and the cluster's token file on that machine.
 #
 # Token authentication (Ray 2.60): a plain `ray.init()` cluster turns it on by itself, but
 # `ray start --head` turns it on only if RAY_AUTH_MODE=token or a token file already exists, and a
@@ -129,6 +141,10 @@ fi
 command -v ray >/dev/null 2>&1 || die "no 'ray' on PATH and none in $VENV/bin: run 'make venv' first"
 command -v mlflow >/dev/null 2>&1 || die "no 'mlflow' on PATH and none in $VENV/bin: run 'make venv' first"
 PY=$(command -v python3 || command -v python) || die "no python3 on PATH"
+# Loopback only (see the header): Ray's switch for single-machine clusters, off for every process
+# this script starts (the nodes, their agents and workers, the jobs' drivers inherit it).
+RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0
+export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER
 
 # A running cluster's recorded settings win over the environment: `stop`, `status` and `submit`
 # must reach the ports and temp dir `start` used. (A file left by a cluster that is gone is not
@@ -385,14 +401,14 @@ record_settings() {
         say "# written by scripts/local_cluster.sh start; sourced in a shell, it points 'ray job ...'"
         say "# and MLflow clients at this cluster (the token itself is never written here)"
         for name in RAY_PORT DASHBOARD_PORT MLFLOW_PORT RAY_CLIENT_PORT DASHBOARD_AGENT_PORT \
-            RAY_TEMP_DIR RAY_AUTH_MODE; do
+            RAY_TEMP_DIR RAY_AUTH_MODE RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER; do
             value=$(eval "printf '%s' \"\${$name}\"")
             say "$name=$(quote "$value")"
         done
         [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && say "RAY_AUTH_TOKEN_PATH=$(quote "$RAY_AUTH_TOKEN_PATH")"
         say "RAY_API_SERVER_ADDRESS=$(quote "$DASHBOARD_URL")"
         say "MLFLOW_TRACKING_URI=$(quote "$MLFLOW_URL")"
-        say "export RAY_AUTH_MODE RAY_API_SERVER_ADDRESS MLFLOW_TRACKING_URI"
+        say "export RAY_AUTH_MODE RAY_API_SERVER_ADDRESS MLFLOW_TRACKING_URI RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
         [ -n "${RAY_AUTH_TOKEN_PATH:-}" ] && say "export RAY_AUTH_TOKEN_PATH"
         true
     } >"$CLUSTER_ENV"
@@ -484,6 +500,19 @@ EOF
 # The command line of every worker node this script starts contains this (`ours` checks it).
 WORKER_MARK="start --address 127.0.0.1:$RAY_PORT --block"
 
+# `ray start` for a worker node: with the single-machine switch off, Ray's CLI refuses to start a
+# node that joins a head ("Multi-node Ray clusters are not supported on Windows and OSX"). This
+# runs the same CLI with that one check let through (the CLI reads the switch from a copy of Ray's
+# constants); everything else, the node's own address included, still sees the switch off.
+WORKER_START='import sys, types
+import ray._private.ray_constants as constants
+from ray.scripts import scripts
+cli_constants = types.ModuleType(constants.__name__)
+cli_constants.__dict__.update(vars(constants), ENABLE_RAY_CLUSTER=True)
+scripts.ray_constants = cli_constants
+sys.argv[0] = "ray"
+sys.exit(scripts.main())'
+
 worker_settings() {
     WORKER_LABEL=${WORKER_LABEL:-worker}
     WORKER_CPUS=${WORKER_CPUS:-1}
@@ -520,6 +549,8 @@ cmd_add_worker() {
     ours "$HEAD_PID" "$RAY_TEMP_DIR" ||
         die "no local cluster runs (state $STATE): 'scripts/local_cluster.sh up' starts one"
     worker_settings
+    "$PY" -c 'import ray' 2>/dev/null || die "$PY cannot import ray (it starts the worker node):" \
+        "put the Python that has Ray first on PATH, or set VENV"
     setup_auth
     # the first free slot: ray-worker-1, ray-worker-2, ... (a stale PID file is reused)
     slot=1
@@ -545,7 +576,7 @@ cmd_add_worker() {
         "log $log)"
     trap on_exit EXIT
     trap 'exit 130' INT TERM
-    detached "$log" ray start "$@" >"$WORKER_PID"
+    detached "$log" "$PY" -c "$WORKER_START" start "$@" >"$WORKER_PID"
     STARTED="worker"
     # shellcheck disable=SC2086
     if ! node=$(http newnode "$DASHBOARD_URL" "$WORKER_LABEL" "$START_TIMEOUT" \

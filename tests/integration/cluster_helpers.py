@@ -1,10 +1,14 @@
-"""Helpers of the cluster tests (test_local_cluster, test_two_node): free ports and the process
-tree of what a cluster script started."""
+"""Helpers of the cluster tests (test_local_cluster, test_two_node): free ports, the process tree
+of what a cluster script started and the sockets it listens on."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+
+from train_process import listening
+
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
 
 
 def free_ports(n: int) -> list[int]:
@@ -42,3 +46,26 @@ def spawned_by(*leaders: int) -> dict[int, str]:
         found |= children
         grew = bool(children)
     return {pid: live[pid][2] for pid in found}
+
+
+def listening_below(*leaders: int) -> set[tuple[str, str, int]]:
+    """(command, address, port) of every TCP socket that the leaders and their descendants listen
+    on (test_sockets' helper, over the process trees of the services a cluster script started)."""
+    found: set[tuple[str, str, int]] = set()
+    for leader in leaders:
+        found |= listening(leader)
+    return found
+
+
+def assert_loopback_only(seen: set[tuple[str, str, int]], ports: list[int],
+                         commands: list[str]) -> None:  # fmt: skip
+    """Nothing in ``seen`` listens beyond loopback; and ``seen`` is the cluster's whole story:
+    every port in ``ports`` and a socket of a process whose command starts with each of
+    ``commands`` are in it (so the check looked at the sockets it means to judge)."""
+    found = sorted(seen)
+    missing_ports = set(ports) - {port for _, _, port in seen}
+    assert not missing_ports, f"no process listened on {sorted(missing_ports)}: {found}"
+    missing = [c for c in commands if not any(cmd.startswith(c) for cmd, _, _ in seen)]
+    assert not missing, f"no socket of {missing} seen: {found}"
+    outside = [s for s in found if s[1] not in LOOPBACK]
+    assert not outside, f"listening beyond loopback: {outside}"

@@ -10,7 +10,9 @@ refuses callers without it). Then: the champion read from the MLflow server's re
 3 gate decisions and the MLflow run finished. A second job goes in with the script's ``submit``
 and is still running when ``make stop-cluster`` asks it to stop and then must end every process
 the two services spawned (their process groups and descendants, recorded before the stop) and free
-the ports.
+the ports. While the first job runs, every TCP socket that the head, MLflow and all their
+descendants (GCS, raylet, dashboard, agents, the Ray client server, the job's driver and actors)
+listen on must be bound to loopback; the test must have seen the sockets of each of them.
 
 The gate is made permissive (``gate.margin=-1``: a candidate that scores anything is promoted)
 so that a champion is registered whatever 3 smoke candidates learn: this test is about the
@@ -29,12 +31,18 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_helpers import free_ports, live_processes, spawned_by
+from cluster_helpers import (
+    assert_loopback_only,
+    free_ports,
+    listening_below,
+    live_processes,
+    spawned_by,
+)
 
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.tracking import read_champion
@@ -69,6 +77,7 @@ def cluster_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("RAY_", "MLFLOW_")) and k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # fmt: skip
     env.update(
+        VENV=str(VENV),  # also for the script's direct calls (submit, the finalizer's stop)
         LOCAL_CLUSTER_DIR=str(tmp_path / "state"),
         RAY_PORT=str(ray_port),
         DASHBOARD_PORT=str(dashboard),
@@ -99,14 +108,17 @@ def _job_api(env: dict[str, str], path: str) -> Any:
         return json.loads(response.read())
 
 
-def _wait_for_job(env: dict[str, str], job: str, until: tuple[str, ...], timeout_s: float) -> str:
-    """Poll the job's status until it is one of ``until`` or the job ended; its status."""
+def _wait_for_job(env: dict[str, str], job: str, until: tuple[str, ...], timeout_s: float,
+                  watch: Callable[[], None] = lambda: None) -> str:  # fmt: skip
+    """Poll the job's status until it is one of ``until`` or the job ended, calling ``watch``
+    between polls; its status."""
     deadline = time.monotonic() + timeout_s
     status = "?"
     while time.monotonic() < deadline:
         status = _job_api(env, job)["status"]
         if status in (*until, "SUCCEEDED", "FAILED", "STOPPED"):
             break
+        watch()
         time.sleep(2.0)
     if status not in until:
         logs = _job_api(env, f"{job}/logs").get("logs", "")
@@ -131,7 +143,17 @@ def test_make_local_cluster_runs_a_smoke_job_and_stop_cluster_ends_it(
         urllib.request.urlopen(f"{dashboard}/api/jobs/", timeout=10)
     assert refused.value.code == 401
 
-    _wait_for_job(env, JOB_ID, ("SUCCEEDED",), JOB_TIMEOUT_S)
+    # loopback only: the sockets of the whole cluster, sampled while the job runs
+    leaders = [int((state / f"{name}.pid").read_text()) for name in ("ray-head", "mlflow")]
+    seen: set[tuple[str, str, int]] = set()
+    _wait_for_job(env, JOB_ID, ("SUCCEEDED",), JOB_TIMEOUT_S,
+                  watch=lambda: seen.update(listening_below(*leaders)))  # fmt: skip
+    ports = [int(env[name]) for name in ("RAY_PORT", "DASHBOARD_PORT", "MLFLOW_PORT",
+                                         "RAY_CLIENT_PORT", "DASHBOARD_AGENT_PORT")]  # fmt: skip
+    driver = "python -m omega_cluster train cluster=local"
+    actors = ["ray::SelfPlayActor", "ray::LearnerActor", "ray::GatekeeperActor"]
+    agents = ["ray::DashboardAgent", "ray::RuntimeEnvAgent", "ray::JobSupervisor"]
+    assert_loopback_only(seen, ports, [driver, *actors, *agents])
 
     # the champion, through the MLflow server's registry; its files in the server's artifact root
     source, tags = read_champion(mlflow_url, "omega-mexican_train")

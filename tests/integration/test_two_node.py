@@ -12,6 +12,10 @@ hold a promotion: the registered model's ``champion`` alias and a ``gate/promote
 The gate is made permissive (``gate.margin=-1``, as in test_local_cluster) so that a promotion
 is certain in 3 smoke iterations: this test is about the cluster, not about learning.
 
+While the job runs, every TCP socket of the three services and all their descendants (both
+raylets, GCS, dashboard, agents, the driver and actors on each node) must be bound to loopback;
+the test must have seen the worker node's ports and both nodes' actors.
+
 ``stop`` must end every process of the three services (worker node first, then the head and
 MLflow): their process groups and all their descendants, recorded before the stop. A finalizer
 stops the cluster by its PID files if anything fails on the way.
@@ -28,12 +32,18 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_helpers import free_ports, live_processes, spawned_by
+from cluster_helpers import (
+    assert_loopback_only,
+    free_ports,
+    listening_below,
+    live_processes,
+    spawned_by,
+)
 
 from omega_cluster.data import ShardStore
 from omega_cluster.tracking import read_champion
@@ -105,13 +115,16 @@ def _alive_nodes(env: dict[str, str]) -> list[dict[str, Any]]:
     return [n for n in nodes if n["state"] == "ALIVE"]
 
 
-def _wait_for_job(env: dict[str, str], job: str, timeout_s: float) -> None:
+def _wait_for_job(env: dict[str, str], job: str, timeout_s: float,
+                  watch: Callable[[], None]) -> None:  # fmt: skip
+    """Poll the job until it ends (it must succeed), calling ``watch`` between polls."""
     deadline = time.monotonic() + timeout_s
     status = "?"
     while time.monotonic() < deadline:
         status = _api(env, f"jobs/{job}")["status"]
         if status in ("SUCCEEDED", "FAILED", "STOPPED"):
             break
+        watch()
         time.sleep(2.0)
     if status != "SUCCEEDED":
         logs = _api(env, f"jobs/{job}/logs").get("logs", "")
@@ -142,7 +155,24 @@ def test_two_nodes_share_a_smoke_run_and_stop_ends_both(cluster_env: dict[str, s
     assert f"node {worker_id} worker ALIVE  CPU=1 GPU=0 worker=1" in status, status
 
     _script(env, "submit", *SMOKE.split())
-    _wait_for_job(env, JOB_ID, JOB_TIMEOUT_S)
+    # loopback only: the sockets of both nodes and MLflow, sampled while the job runs
+    leaders = [int((state / f"{name}.pid").read_text())
+               for name in ("ray-worker-1", "ray-head", "mlflow")]  # fmt: skip
+    seen: set[tuple[str, str, int]] = set()
+    on_worker: set[tuple[str, str, int]] = set()  # the worker node's tree alone
+
+    def watch() -> None:
+        on_worker.update(listening_below(leaders[0]))
+        seen.update(on_worker, listening_below(*leaders[1:]))
+
+    _wait_for_job(env, JOB_ID, JOB_TIMEOUT_S, watch)
+    worker_ports = re.search(r"node manager port (\d+), object manager (\d+), agent (\d+)", joined)
+    assert worker_ports, joined
+    ports = [int(env[name]) for name in ("RAY_PORT", "DASHBOARD_PORT", "MLFLOW_PORT")]
+    ports += [int(port) for port in worker_ports.groups()]
+    actors = ["ray::SelfPlayActor", "ray::LearnerActor", "ray::DashboardAgent"]
+    assert_loopback_only(seen, ports, ["python -m omega_cluster train cluster=local", *actors])
+    assert any(cmd.startswith("ray::SelfPlayActor") for cmd, _, _ in on_worker), sorted(on_worker)
 
     # shards written from both nodes: each self-play actor stamps its Ray node id on its entries
     run_dir = state / "runs" / JOB_ID  # absolute, on this machine's disk
@@ -163,8 +193,6 @@ def test_two_nodes_share_a_smoke_run_and_stop_ends_both(cluster_env: dict[str, s
     assert client.get_run(pipeline["mlflow_run_id"]).info.status == "FINISHED"
 
     # stop: the worker node, then the head and MLflow; nothing they spawned survives
-    leaders = [int((state / f"{name}.pid").read_text())
-               for name in ("ray-worker-1", "ray-head", "mlflow")]  # fmt: skip
     spawned = spawned_by(*leaders)
     worker_group = spawned_by(leaders[0])
     assert any("raylet" in cmd for cmd in worker_group.values()), worker_group
