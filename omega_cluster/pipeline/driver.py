@@ -132,7 +132,9 @@ class Pipeline:
         resuming = paths.state.exists()
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
-        for line in audit_store(ShardStore(paths.store_uri)).lines():  # orphans, lost files
+        # orphans and lost files; no grace period: none of this run's writers has started yet
+        # (an embedded Ray left by a killed driver was ended before this, see cluster/processes)
+        for line in audit_store(ShardStore(paths.store_uri), grace_s=0.0).lines():
             log.warning("%s", line)
         if resuming:  # a driver killed after a shard's commit, before its save, undercounts
             recount(self.state, paths)  # after the audit: re-committed orphans count

@@ -192,9 +192,14 @@ def original_untouched(ctx: Context, before: Snapshot) -> None:
     assert not changed and not added, f"the original changed: {changed[:5]}, added {added[:5]}"
 
 
+# pipeline.json's provenance: where the run was created, the MLflow store it was tracked in and
+# the log of resumes (read only to detect a copy or a move, never to read or write run data)
+_PROVENANCE = frozenset({"root", "tracking_uri", "resumes"})
+
+
 def _strings(node: Any) -> list[str]:
     if isinstance(node, dict):
-        return [s for v in node.values() for s in _strings(v)]
+        return [s for k, v in node.items() if k not in _PROVENANCE for s in _strings(v)]
     if isinstance(node, list):
         return [s for v in node for s in _strings(v)]
     return [node] if isinstance(node, str) else []
