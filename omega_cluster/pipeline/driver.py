@@ -341,6 +341,9 @@ class Pipeline:
     def _new_chunk(self) -> tuple[int, int]:
         chunk = self.state.next_chunk
         self.state.next_chunk += 1
+        # saved before the chunk starts: a driver killed while it plays never hands its index
+        # out again on resume (its shard may be written; the same index would write it twice)
+        self.state.save(self.paths.state)
         return chunk, self.settings.cluster.games_per_chunk
 
     def _play_next(self, new_chunk: Callable[[], tuple[int, int]]) -> None:

@@ -56,7 +56,6 @@ class Case:
     post: tuple[dict[str, Any], ...] = ()
     timeout: float = 90.0
     tracked: bool = False  # work on the prepared run that has MLflow tracking
-    waits_for: str = ""
     note: str = ""
 
     @property

@@ -59,7 +59,7 @@ def test_case(case: Case, request: pytest.FixtureRequest, tmp_path: Path) -> Non
         name, *pairs = case.args
         params = dict(p.split("=", 1) for p in pairs)
         problems = CALLS[name](**{k: _scalar(v) for k, v in params.items()})
-        assert not problems, f"{case.id} ({case.waits_for or 'holds on main'}): {problems}"
+        assert not problems, f"{case.id}: {problems}"
         return
     ctx = Context(case=case, tmp=tmp_path, run=tmp_path / "run")
     if case.needs_run:
@@ -71,7 +71,7 @@ def test_case(case: Case, request: pytest.FixtureRequest, tmp_path: Path) -> Non
         before = snapshot(ctx.run)
         result = run_command(ctx, ctx.expand(case.args), timeout=case.timeout)
         problems = judge(case, result)
-        assert not problems, f"{case.id} ({case.waits_for or 'holds on main'}): {problems}"
+        assert not problems, f"{case.id}: {problems}"
         if case.needs_run:
             assert_nothing_lost(before, ctx.run)
         run_posts(ctx, before)

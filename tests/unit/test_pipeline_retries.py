@@ -147,3 +147,35 @@ def test_a_stop_during_collection_starts_no_further_chunk(tmp_path: Path) -> Non
     assert backend.calls["play_chunk"] == 1 and backend.calls["train_candidate"] == 0
     assert run.state.next_chunk == 1  # the chunk not played is given back for the resume
     check_shards(run)
+
+
+class _SavedAhead(LocalBackend):
+    """Records, at each chunk's start, the ``next_chunk`` that pipeline.json holds on disk."""
+
+    def __init__(self, settings: Settings, paths: RunPaths) -> None:
+        super().__init__(settings, paths)
+        self.state_path = paths.state
+        self.started: list[tuple[int, int]] = []  # (chunk, next_chunk saved when it started)
+
+    def call(self, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        if method == "play_chunk":
+            saved = PipelineState.load(self.state_path, game="leduc_poker").next_chunk
+            self.started.append((args[1], saved))
+        return super().call(handle, method, *args, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_chunk_starts_only_once_its_index_is_saved(tmp_path: Path, mode: str) -> None:
+    """A driver killed while a chunk plays must not hand its index out again on resume (the
+    chunk's shard may already be written: the same index would write its games twice)."""
+    made: list[_SavedAhead] = []
+
+    def factory(s: Settings, paths: RunPaths) -> _SavedAhead:
+        made.append(_SavedAhead(s, paths))
+        return made[0]
+
+    settings = tiny_settings("leduc_poker", mode=mode, iterations=2)
+    Pipeline(settings, RunPaths(tmp_path / "run"), factory).run()
+    started = made[0].started
+    assert len(started) >= 2
+    assert all(saved > chunk for chunk, saved in started), started
