@@ -205,6 +205,13 @@ def _strings(node: Any) -> list[str]:
     return [node] if isinstance(node, str) else []
 
 
+def _is_path(text: str) -> bool:
+    """An absolute path on this machine: its first component exists (``/tmp/...``), unlike a
+    base64 field that happens to start with ``/`` (a packed replay position, an RNG state)."""
+    parts = Path(text).parts
+    return text.startswith("/") and len(parts) > 1 and Path("/", parts[1]).exists()
+
+
 @post
 def independent(ctx: Context, before: Snapshot) -> None:
     """A copied or moved run names no path outside itself in its own records (registry,
@@ -216,7 +223,7 @@ def independent(ctx: Context, before: Snapshot) -> None:
         data = _json(f)
         for text in _strings(data):
             path = text.removeprefix("file://")
-            if path.startswith("/") and not path.startswith(str(ctx.run)):
+            if _is_path(path) and not path.startswith(str(ctx.run)):
                 outside.append(f"{f.relative_to(ctx.run)}: {text}")
     assert not outside, f"the run names paths outside itself: {outside[:3]}"
 
