@@ -80,14 +80,17 @@ def driver_command(run_dir: Path, mode: str, iterations: int, resume: bool) -> l
     return command + ([f"run.resume={run_dir}"] if resume else [])
 
 
-def _targets_alive(marker: str, driver: subprocess.Popen[bytes]) -> dict[str, list[int]]:
-    """target -> pids of its live processes (the driver: while it runs)."""
+def _targets_alive(
+    marker: str, driver: subprocess.Popen[bytes], state: Path
+) -> dict[str, list[int]]:
+    """target -> pids of its live processes (the driver: while it runs, once it has saved the
+    run's state — a driver killed before that leaves nothing to resume, and tests nothing)."""
     alive: dict[str, list[int]] = {name: [] for name in TARGETS}
     for pid, command in run_processes(marker).items():
         for name, title in TARGETS.items():
             if title and command.startswith(title):
                 alive[name].append(pid)
-    if driver.poll() is None:
+    if driver.poll() is None and state.exists():
         alive["driver"] = [driver.pid]
     return alive
 
@@ -97,8 +100,10 @@ class Chaos:
     come in rounds of a seeded random order of all four, so every target is hit as often as
     the others (a target that is not up is skipped for the next)."""
 
-    def __init__(self, rng: random.Random, kills: int, gap: tuple[float, float]) -> None:
-        self.rng, self.left, self.gap = rng, kills, gap
+    def __init__(
+        self, rng: random.Random, kills: int, gap: tuple[float, float], state: Path
+    ) -> None:
+        self.rng, self.left, self.gap, self.state = rng, kills, gap, state
         self.next_at = time.monotonic() + rng.uniform(*gap)
         self.kills: Counter[str] = Counter()
         self.order: list[str] = []
@@ -116,7 +121,7 @@ class Chaos:
         """Kill something if it is time and a target is up; the target's name, else None."""
         if self.left <= 0 or time.monotonic() < self.next_at:
             return None
-        alive = {k: v for k, v in _targets_alive(marker, driver).items() if v}
+        alive = {k: v for k, v in _targets_alive(marker, driver, self.state).items() if v}
         if not alive.keys() - {"driver"}:  # the cluster is (re)starting: wait for its actors
             return None
         target = self._next_target(alive)
@@ -141,7 +146,7 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
     env = {**os.environ, MARKER_NAME: marker.split("=", 1)[1],
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     report = SoakReport(str(run_dir), mode, seed, kills_planned=kills)
-    chaos = Chaos(random.Random(seed), kills, gap)
+    chaos = Chaos(random.Random(seed), kills, gap, run_dir / "pipeline.json")
     start = time.monotonic()
     logs = run_dir.parent / f"{run_dir.name}-driver.log"
     while time.monotonic() - start < timeout_s:
