@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
 import os
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ from omegaconf.errors import (
 
 from omega_cluster.config import resume
 from omega_cluster.config._checks import validate
+from omega_cluster.config._flat import flat_params
 from omega_cluster.config.errors import ConfigError
 from omega_cluster.config.schema import Settings
 
@@ -291,33 +291,3 @@ def _wrong_type(err: OmegaConfBaseException, composed: DictConfig) -> ConfigErro
 def to_yaml(settings: Settings) -> str:
     """The resolved configuration as YAML (schema order), for the run's log and artifacts."""
     return OmegaConf.to_yaml(OmegaConf.structured(settings), resolve=True)
-
-
-def flat_params(settings: Settings) -> dict[str, str]:
-    """Dotted keys → values as text, for MLflow params: ``{"search.simulations": "200",
-    "game.params.players": "2", "gate.anchors": '["random","heuristic"]', "run.dir": "null"}``.
-
-    Every schema field has a key (a mapping's entries each have their own; an empty mapping
-    is ``"{}"``); values are written as in a Hydra override (null, true/false, JSON lists).
-    """
-    flat: dict[str, str] = {}
-    _flatten("", dataclasses.asdict(settings), flat)
-    return flat
-
-
-def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
-    if isinstance(value, Mapping) and value:
-        for key, item in value.items():
-            _flatten(f"{prefix}.{key}" if prefix else str(key), item, out)
-    else:
-        out[prefix] = _param_text(value)
-
-
-def _param_text(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (Mapping, list, tuple)):
-        return json.dumps(value, separators=(",", ":"), default=str)
-    return str(value)

@@ -27,6 +27,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from omega_cluster.config._flat import flat_params, leaves
 from omega_cluster.config.errors import ConfigError
 from omega_cluster.config.schema import Settings
 
@@ -101,8 +102,6 @@ def resume_changes(
     """``key -> (saved, new)`` for every setting ``new`` changes (as MLflow params' text);
     :class:`ConfigError` naming each key with both values if one of them is not in
     :data:`SAFE_ON_RESUME` (``where``: the run directory, for the message)."""
-    from omega_cluster.config.load import flat_params
-
     before, after = flat_params(saved), flat_params(new)
     changed = {
         k: (before.get(k, _UNSET), after.get(k, _UNSET))
@@ -153,14 +152,4 @@ def _leaves(config: DictConfig | Settings) -> dict[str, Any]:
         data = dataclasses.asdict(config)
     else:
         data = OmegaConf.to_container(config, resolve=True)
-    out: dict[str, Any] = {}
-    _walk("", data, out)
-    return out
-
-
-def _walk(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, Mapping) and value:
-        for key, item in value.items():
-            _walk(f"{prefix}.{key}" if prefix else str(key), item, out)
-    else:
-        out[prefix] = value
+    return leaves(data)
