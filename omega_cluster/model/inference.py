@@ -178,6 +178,13 @@ class NetworkEvaluator:
         for i, f in enumerate(action_features):
             feats[i, : len(f)] = f
             mask[i, : len(f)] = True
+        return self.forward_padded(obs, feats, mask)
+
+    def forward_padded(
+        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`forward` on inputs already stacked and padded: ``obs`` float32[B, O], ``feats``
+        float32[B, A, F], ``mask`` bool[B, A] (the compiled search fills these buffers itself)."""
         device = self.device
         with torch.inference_mode():
             out = self.model(
