@@ -79,6 +79,7 @@ def _positions(game: Any, seeds: range, rng: random.Random) -> Iterator[Any]:
 
 
 def _check(encoder: MexicanTrainEncoder, game: Any, state: Any, ectx: tuple, cc: Any) -> None:
+    """The acting player's observation and action rows, then the next seat's observation."""
     from omega_cluster.games.mexican_train.fast.encode import encode
 
     S = _pack_for_test(state, cc)
@@ -88,7 +89,8 @@ def _check(encoder: MexicanTrainEncoder, game: Any, state: Any, ectx: tuple, cc:
     want_feats = encoder.encode_actions(state, p, legal)
     obs = np.zeros(encoder.observation_size, np.float32)
     feats = np.zeros((len(legal) + 3, encoder.action_feature_size), np.float32)
-    encode(ectx, None, S, p, np.asarray(legal, np.int64), len(legal), obs, feats)
+    tail = [game.draw_action, game.pass_action, 0]  # past n: never read
+    encode(ectx, None, S, p, np.asarray([*legal, *tail], np.int64), len(legal), obs, feats)
     assert np.array_equal(obs, want_obs), np.flatnonzero(obs != want_obs)
     assert np.array_equal(feats[: len(legal)], want_feats), np.argwhere(
         feats[: len(legal)] != want_feats
@@ -96,7 +98,7 @@ def _check(encoder: MexicanTrainEncoder, game: Any, state: Any, ectx: tuple, cc:
     assert not feats[len(legal) :].any()  # rows past n stay as the caller left them
     other = (p + 1) % game.num_players  # any seat's view, not only the acting one's
     obs[:] = 0
-    encode(ectx, None, S, other, feats[0, :0].astype(np.int64), 0, obs, feats)
+    encode(ectx, None, S, other, np.zeros(0, np.int64), 0, obs, feats)
     assert np.array_equal(obs, encoder.encode_observation(state, other))
 
 
