@@ -1,0 +1,394 @@
+"""The Mexican Train network encoder compiled (numba): :func:`encode` writes, from a packed state
+(:mod:`.layout`), exactly the floats :class:`~omega_cluster.games.mexican_train.encoder.
+MexicanTrainEncoder` writes — ``encode_observation(state, player)`` and ``encode_actions(state,
+player, legal)`` — so the fast search feeds the network the very inputs the Python path does.
+
+:func:`make_encoder_ctx` turns one encoder (its options and segment offsets, its per-tile play
+rows) and its game (the rule settings the compiled Commander reads) into ``ectx``, a tuple of
+constant arrays plus the chain search's memo (scratch, reused by every call). Each float is
+computed as the Python encoder computes it: the same float64 arithmetic, then one rounding to
+float32 on the store; the Commander's move terms (``heuristic_features``) are rounded to float32
+first and then multiplied by their float32 scales, as ``np.asarray(terms, np.float32) *
+_TERM_SCALES`` does. The terms reuse the compiled Commander's kernels (:mod:`..officers.
+_commander_jit`, :mod:`..officers._chain_jit`): the longest-chain search runs with the same memo
+and budget, called in the same order as ``terms.move_features`` calls it, so budgeted (greedy)
+chains come out the same too. The memo (65,536 slots) would raise ``ctl[C_OVERFLOW]`` at three
+quarters full, where results could differ; the 60-expansion budget keeps a decision far below
+that (148 entries at most over the 1,851 positions of the tests).
+
+The recent-action buffer of the packed state holds ``(actor, action)`` pairs most recent first:
+entry ``i`` is ``S[X_HIST + 2 i]`` (the actor's seat) and ``S[X_HIST + 2 i + 1]`` (the action).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from omega_cluster.games.api import Game
+from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
+from omega_cluster.games.mexican_train.fast.layout import (
+    MAX_LOG,
+    X_ENGINE,
+    X_HIST,
+    X_HN,
+    X_LENGTHS,
+    X_ROUND,
+)
+from omega_cluster.games.mexican_train.officers import _rules_jit as R
+from omega_cluster.games.mexican_train.officers._chain_jit import (
+    C_COUNT,
+    C_GEN,
+    C_LEFT,
+    C_OVERFLOW,
+    best_chain,
+)
+from omega_cluster.games.mexican_train.officers._commander_jit import (
+    CompiledCommander,
+    _reach,
+    _unseen,
+    _urgency,
+)
+from omega_cluster.games.mexican_train.officers.terms import DEFAULT_CHAIN_BUDGET
+from omega_cluster.games.mexican_train.officers.weights import TERMS
+from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
+
+__all__ = ["encode", "make_encoder_ctx", "supported"]
+
+# -- the encoder's settings and segment offsets: one int64 vector E ------------------------------
+E_SIZE = 26
+(
+    E_M, E_T, E_V, E_LOG, E_HEUR, E_DEAL, E_ROUNDS,
+    E_O_HAND, E_O_BOARD, E_O_HV, E_O_UV, E_O_ENGINE,
+    E_O_TRAINS, E_TRAIN_W, E_O_SEATS, E_SEAT_W, E_O_GLOBALS, E_O_LOG, E_LOG_W,
+    E_A_KIND, E_A_TARGET, E_A_TRAIN, E_A_END, E_A_AFTER, E_A_TERMS, E_DANGER,
+) = range(E_SIZE)  # fmt: skip
+
+_KINDS = 3  # play, draw, pass (the encoder's log rows and action kinds)
+_PIP_SCALE = 0.01
+_LENGTH_SCALE = 0.1
+_COUNT_SCALE = 0.25
+
+
+def supported(encoder: Any, game: Game) -> str | None:
+    """Why :func:`encode` cannot stand in for ``encoder`` on ``game``'s states, or ``None``."""
+    if type(encoder) is not MexicanTrainEncoder:
+        return f"the compiled encoder mirrors MexicanTrainEncoder, not {type(encoder).__name__}"
+    if game.spec.name != "mexican_train":
+        return f"the compiled encoder serves mexican_train, not {game.spec.name}"
+    if encoder.double_set != game.tiles.double_set:  # type: ignore[attr-defined]
+        return (
+            f"the encoder is for the double-{encoder.double_set} set, the game plays "
+            f"double-{game.tiles.double_set}"  # type: ignore[attr-defined]
+        )
+    if encoder.max_players < game.num_players:
+        return f"encoder max_players={encoder.max_players} < the table's {game.num_players}"
+    if encoder.log_length > MAX_LOG:
+        return f"encoder log_length={encoder.log_length} > the packed state's {MAX_LOG}"
+    return None
+
+
+def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
+    """The constant arrays :func:`encode` reads for ``encoder`` on ``game`` (see the module doc):
+    ``(E, G, em, dm, pips, high, low, values, P, play_rows, scales, keys, vals, stamp, ctl)``."""
+    reason = supported(encoder, game)
+    if reason is not None:
+        raise ValueError(reason)
+    danger = int(encoder._danger)
+    cc = CompiledCommander(game, [0.0] * len(TERMS), danger, DEFAULT_CHAIN_BUDGET)  # type: ignore[arg-type]
+    e = np.zeros(E_SIZE, np.int64)
+    e[E_M], e[E_T], e[E_V] = encoder.max_players, encoder.num_tiles, encoder.num_values
+    e[E_LOG], e[E_HEUR] = encoder.log_length, encoder.heuristic_features
+    e[E_DEAL], e[E_ROUNDS] = game.hand_size, game.num_rounds  # type: ignore[attr-defined]
+    e[E_O_HAND], e[E_O_BOARD] = encoder._o_hand, encoder._o_board
+    e[E_O_HV], e[E_O_UV], e[E_O_ENGINE] = (
+        encoder._o_hand_values,
+        encoder._o_unseen_values,
+        encoder._o_engine,
+    )
+    e[E_O_TRAINS], e[E_TRAIN_W] = encoder._o_trains, encoder._train_width
+    e[E_O_SEATS], e[E_SEAT_W] = encoder._o_seats, encoder._seat_width
+    e[E_O_GLOBALS], e[E_O_LOG], e[E_LOG_W] = encoder._o_globals, encoder._o_log, encoder._log_width
+    e[E_A_KIND], e[E_A_TARGET], e[E_A_TRAIN] = encoder._a_kind, encoder._a_target, encoder._a_train
+    e[E_A_END], e[E_A_AFTER] = encoder._a_end, encoder._a_after
+    e[E_A_TERMS] = encoder._a_terms if encoder.heuristic_features else -1
+    e[E_DANGER] = danger
+    play_rows = np.array(encoder._play_rows, np.float32)  # copies: ectx shares nothing
+    scales = np.array(_TERM_SCALES, np.float32)
+    return (
+        e, cc.G, cc.em, cc.dm, cc.pips, cc.high, cc.low, cc.values, cc.P, play_rows, scales,
+        cc.keys, cc.vals, cc.stamp, cc.ctl,
+    )  # fmt: skip
+
+
+# -- observation ----------------------------------------------------------------------------------
+@njit(cache=True)
+def _matching(lo: int, hi: int, em: np.ndarray, value: int, P: np.ndarray) -> int:
+    """How many tiles of the two-word mask ``(lo, hi)`` show ``value``."""
+    return R.popcount(lo & em[value, 0], P) + R.popcount(hi & em[value, 1], P)
+
+
+@njit(cache=True)
+def _tile_bits(lo: int, hi: int, nt: int, obs: np.ndarray, base: int) -> None:
+    """One float per tile index of the two-word mask ``(lo, hi)``: 1.0 where the bit is set."""
+    for t in range(nt):
+        if t < R.WORD:
+            if lo >> t & 1:
+                obs[base + t] = 1.0
+        elif hi >> (t - R.WORD) & 1:
+            obs[base + t] = 1.0
+
+
+@njit(cache=True)
+def _obs_tiles(E, G, em, P, S, hlo, hhi, obs) -> None:
+    """Own hand and board bits, per-value counts of own and unseen tiles, the engine."""
+    nt = E[E_T]
+    _tile_bits(hlo, hhi, nt, obs, E[E_O_HAND])
+    _tile_bits(S[R.S_BOARD_LO], S[R.S_BOARD_HI], nt, obs, E[E_O_BOARD])
+    ulo, uhi = _unseen(S, G, hlo, hhi)
+    for v in range(E[E_V]):
+        obs[E[E_O_HV] + v] = _matching(hlo, hhi, em, v, P) * _COUNT_SCALE
+        obs[E[E_O_UV] + v] = _matching(ulo, uhi, em, v, P) * _COUNT_SCALE
+    obs[E[E_O_ENGINE] + S[X_ENGINE]] = 1.0
+
+
+@njit(cache=True)
+def _obs_trains(E, G, em, P, S, player, hlo, hhi, obs) -> None:
+    """One row per train: own, the other seats in turn order, then the Mexican train."""
+    n, width = G[R.G_N], E[E_TRAIN_W]
+    od_n = S[R.S_OD_N]
+    for rel in range(n + 1):
+        if rel == n:
+            slot, row = MEXICAN_SLOT, E[E_O_TRAINS] + E[E_M] * width
+        else:
+            slot = player + rel if player + rel < n else player + rel - n
+            row = E[E_O_TRAINS] + rel * width
+        end = S[R.S_ENDS + slot]
+        obs[row] = 1.0
+        obs[row + 1] = S[R.S_MARKED] >> slot & 1
+        for j in range(od_n):
+            if S[R.S_OD + j] == slot:
+                obs[row + 2] = 1.0
+                obs[row + 3] = 1.0 if S[R.S_OD] == slot else 0.0
+        obs[row + 4] = S[X_LENGTHS + slot] * _LENGTH_SCALE
+        obs[row + 5] = _matching(hlo, hhi, em, end, P) * _COUNT_SCALE
+        obs[row + 6 + end] = 1.0
+
+
+@njit(cache=True)
+def _obs_seats(E, G, P, S, player, obs) -> None:
+    """One row per relative seat: hand size, cumulative pips, rounds won, acting, first turn."""
+    n, width = G[R.G_N], E[E_SEAT_W]
+    deal, rounds = float(E[E_DEAL]), float(E[E_ROUNDS])
+    for rel in range(n):
+        seat = player + rel if player + rel < n else player + rel - n
+        row = E[E_O_SEATS] + rel * width
+        size = R.popcount(S[R.S_HANDS + 2 * seat], P) + R.popcount(S[R.S_HANDS + 2 * seat + 1], P)
+        obs[row] = 1.0
+        obs[row + 1] = size / deal
+        obs[row + 2] = S[R.S_PIPS0 + seat] * _PIP_SCALE
+        obs[row + 3] = S[R.S_OUTS0 + seat] / rounds
+        obs[row + 4] = 1.0 if S[R.S_CUR] == seat else 0.0
+        obs[row + 5] = S[R.S_FIRST] >> seat & 1
+
+
+@njit(cache=True)
+def _obs_globals(E, G, values, P, S, hlo, hhi, obs) -> None:
+    """Boneyard, round, the turn flags, own hand pips and size, the table size one-hot."""
+    b = E[E_O_GLOBALS]
+    obs[b] = S[R.S_BONE_N] / E[E_T]
+    obs[b + 1] = S[X_ROUND] / E[E_ROUNDS]
+    obs[b + 2] = S[R.S_DRAWN]
+    obs[b + 3] = 1.0 if S[R.S_OD_N] > 0 and G[R.G_STRICT] != 0 else 0.0
+    obs[b + 4] = S[R.S_CHAIN]
+    obs[b + 5] = S[R.S_BONUS]
+    obs[b + 6] = R.mask_pips(hlo, hhi, values, P) * _PIP_SCALE
+    obs[b + 7] = (R.popcount(hlo, P) + R.popcount(hhi, P)) / float(E[E_DEAL])
+    obs[b + 8 + G[R.G_N] - 2] = 1.0
+
+
+@njit(cache=True)
+def _obs_log(E, G, high, low, S, player, obs) -> None:
+    """The last ``log_length`` actions of the round, most recent first (``_encode_log``)."""
+    n, m, width = G[R.G_N], E[E_M], E[E_LOG_W]
+    draw = G[R.G_DRAW]
+    o_kind, o_target = m, m + _KINDS
+    o_values = o_target + m + 1
+    o_double = o_values + E[E_V]
+    row = E[E_O_LOG]
+    for i in range(min(S[X_HN], E[E_LOG])):
+        actor, action = S[X_HIST + 2 * i], S[X_HIST + 2 * i + 1]
+        obs[row + (actor - player + n) % n] = 1.0
+        if action == draw:
+            obs[row + o_kind + 1] = 1.0
+        elif action == draw + 1:
+            obs[row + o_kind + 2] = 1.0
+        else:
+            tile = action // NUM_SLOTS
+            slot = action - tile * NUM_SLOTS
+            obs[row + o_kind] = 1.0
+            rel = m if slot == MEXICAN_SLOT else (slot - player + n) % n
+            obs[row + o_target + rel] = 1.0
+            obs[row + o_values + high[tile]] = 1.0
+            obs[row + o_values + low[tile]] = 1.0
+            obs[row + o_double] = 1.0 if high[tile] == low[tile] else 0.0
+        row += width
+
+
+# -- actions --------------------------------------------------------------------------------------
+@njit(cache=True)
+def _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n_legal, feats) -> None:
+    """The rows of ``encode_actions`` without the Commander's terms: kind, tile, target train,
+    the end the play leaves, own tiles matching it, whether it goes out."""
+    n, m = G[R.G_N], E[E_M]
+    draw = G[R.G_DRAW]
+    a_target, a_train, a_end, a_after = E[E_A_TARGET], E[E_A_TRAIN], E[E_A_END], E[E_A_AFTER]
+    width = play_rows.shape[1]
+    for i in range(n_legal):
+        a = legal[i]
+        if a >= draw:
+            feats[i, E[E_A_KIND] + 1 + (a - draw)] = 1.0
+            continue
+        t = a // NUM_SLOTS
+        s = a - t * NUM_SLOTS
+        for j in range(width):
+            feats[i, j] = play_rows[t, j]
+        rlo, rhi = (hlo & ~(1 << t), hhi) if t < R.WORD else (hlo, hhi & ~(1 << (t - R.WORD)))
+        rel = m if s == MEXICAN_SLOT else (s - player + n) % n
+        new_end = pips[t] - S[R.S_ENDS + s]
+        feats[i, a_target + rel] = 1.0
+        feats[i, a_train] = S[R.S_MARKED] >> s & 1
+        for j in range(S[R.S_OD_N]):
+            if S[R.S_OD + j] == s:
+                feats[i, a_train + 1] = 1.0
+        feats[i, a_train + 2] = S[X_LENGTHS + s] * _LENGTH_SCALE
+        feats[i, a_end + new_end] = 1.0
+        feats[i, a_after] = _matching(rlo, rhi, em, new_end, P) * _COUNT_SCALE
+        feats[i, a_after + 1] = 1.0 if rlo == 0 and rhi == 0 else 0.0
+
+
+@njit(cache=True)
+def _terms(ectx, S, player, legal, n_legal, feats) -> None:
+    """``terms.move_features`` of every legal action, scaled, into the commander_terms columns:
+    what the decision's moves share (``terms._Decision``), then each move's twenty terms."""
+    (E, G, em, dm, pips, _, _, values, P, _, scales, keys, vals, stamp, ctl) = ectx
+    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision, as in Python
+    ctl[C_LEFT] = G[R.G_BUDGET]
+    ctl[C_COUNT] = 0
+    ctl[C_OVERFLOW] = 0  # set if the memo ran full (see the module doc)
+    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
+    urgency = np.zeros(NUM_SLOTS)
+    top_urgency = _urgency(S, G, P, E[E_DANGER], player, urgency)
+    unseen = _unseen(S, G, hlo, hhi)
+    open_slots = R.open_mask(S, G, player)
+    without_lo = np.zeros(NUM_SLOTS, np.int64)
+    without_hi = np.zeros(NUM_SLOTS, np.int64)
+    reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
+    base = best_chain(S[R.S_ENDS + player], hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl)
+    hand_pips = R.mask_pips(hlo, hhi, values, P)
+    f = np.zeros(len(scales))
+    draw = G[R.G_DRAW]
+    for i in range(n_legal):
+        a = legal[i]
+        f[:] = 0.0
+        if a >= draw:  # DRAW or PASS: the hand stays as it is
+            f[4] = float(base[0] >> 12)
+            f[5] = float(hand_pips - (base[0] & 4095))
+            f[6] = float(R.popcount(hlo & reach_lo, P) + R.popcount(hhi & reach_hi, P))
+            f[16] = float(R.popcount(hlo & dm[0], P) + R.popcount(hhi & dm[1], P))
+            f[18] = 1.0 if a == draw else 0.0
+            f[19] = 0.0 if a == draw else 1.0
+        else:
+            t = a // NUM_SLOTS
+            s = a - t * NUM_SLOTS
+            if open_slots >> s & 1:  # the new end joins the other open ends
+                reach, add_end = (without_lo[s], without_hi[s]), True
+            else:
+                reach, add_end = (reach_lo, reach_hi), False
+            _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f)
+            _place_terms(ectx, S, player, t, s, unseen, urgency, f)
+        for j in range(f.shape[0]):  # as np.asarray(terms, np.float32) * _TERM_SCALES rounds
+            feats[i, E[E_A_TERMS] + j] = np.float32(f[j]) * scales[j]
+
+
+@njit(cache=True)
+def _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f) -> None:
+    """Terms 0..6 of laying tile ``t`` on slot ``s``: pips laid, the longest own chain after
+    it (searched again only when the move can change it, as ``move_features`` does), playable
+    tiles (``reach``: those matching the open ends, plus the new end's with ``add_end``)."""
+    (_, G, em, _, pips, _, _, values, P, _, _, keys, vals, stamp, ctl) = ectx
+    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
+    blo, bhi = (1 << t, 0) if t < R.WORD else (0, 1 << (t - R.WORD))
+    rlo, rhi = hlo ^ blo, hhi ^ bhi
+    new_end = pips[t] - S[R.S_ENDS + s]
+    if s == player:
+        score = best_chain(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+    elif (base[1] & blo) or (base[2] & bhi):
+        own_end = S[R.S_ENDS + player]
+        score = best_chain(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+    else:  # the best chain does not use this tile, so it is still the best one
+        score = base[0]
+    if add_end:
+        rch_lo, rch_hi = reach[0] | em[new_end, 0], reach[1] | em[new_end, 1]
+    else:
+        rch_lo, rch_hi = reach
+    v = values[t]
+    f[0], f[1] = float(v), v * float(G[R.G_CAMPAIGN])
+    f[2] = v * (1.0 if S[R.S_BONE_N] == 0 else 0.0)
+    f[3] = v * top_urgency
+    f[4] = float(score >> 12)
+    f[5] = float(hand_pips - v - (score & 4095))
+    f[6] = float(R.popcount(rlo & rch_lo, P) + R.popcount(rhi & rch_hi, P))
+
+
+@njit(cache=True)
+def _place_terms(ectx, S, player, t, s, unseen, urgency, f) -> None:
+    """Terms 7..17 of laying tile ``t`` on slot ``s``: whose train, blocking and feeding shares
+    (of the unseen tiles matching the new end), open doubles, doubles kept, going out."""
+    (_, G, em, dm, pips, high, low, _, P, _, _, _, _, _, _) = ectx
+    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
+    rlo, rhi = (hlo ^ (1 << t), hhi) if t < R.WORD else (hlo, hhi ^ (1 << (t - R.WORD)))
+    new_end = pips[t] - S[R.S_ENDS + s]
+    share = _matching(unseen[0], unseen[1], em, new_end, P) * (1.0 / (G[R.G_SET] + 1))
+    opponent = s != player and s != MEXICAN_SLOT
+    if s == player:
+        f[7] = 1.0
+        f[8] = float(S[R.S_MARKED] >> player & 1)
+    f[9] = 1.0 if s == MEXICAN_SLOT else 0.0
+    f[10] = 1.0 if opponent else 0.0
+    if opponent:
+        f[11] = urgency[s] * (1.0 - share)
+    if s == MEXICAN_SLOT or (opponent and S[R.S_MARKED] >> s & 1):
+        f[12] = share
+    for j in range(S[R.S_OD_N]):
+        if S[R.S_OD + j] == s:
+            f[13] = 1.0
+    empty = rlo == 0 and rhi == 0
+    if high[t] == low[t] and not empty:
+        if (rlo & em[new_end, 0]) or (rhi & em[new_end, 1]):
+            f[14] = 1.0
+        else:
+            f[15] = 1.0
+    f[16] = float(R.popcount(rlo & dm[0], P) + R.popcount(rhi & dm[1], P))
+    f[17] = 1.0 if empty else 0.0
+
+
+# -- the kernel -----------------------------------------------------------------------------------
+@njit(cache=True)
+def encode(ectx, ctx, S, player, legal, n, obs, feats) -> None:
+    """``encode_observation(state, player)`` into ``obs`` and ``encode_actions(state, player,
+    legal[:n])`` into ``feats[:n]`` (both zeroed by the caller). ``ctx`` (the rules' constants)
+    is not read: everything comes from ``ectx`` (:func:`make_encoder_ctx`)."""
+    (E, G, em, _, pips, high, low, values, P, play_rows, _, _, _, _, _) = ectx
+    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
+    _obs_tiles(E, G, em, P, S, hlo, hhi, obs)
+    _obs_trains(E, G, em, P, S, player, hlo, hhi, obs)
+    _obs_seats(E, G, P, S, player, obs)
+    _obs_globals(E, G, values, P, S, hlo, hhi, obs)
+    if E[E_LOG] > 0:
+        _obs_log(E, G, high, low, S, player, obs)
+    _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n, feats)
+    if E[E_HEUR] != 0 and n > 0:
+        _terms(ectx, S, player, legal, n, feats)
