@@ -245,7 +245,11 @@ def test_fast_game_refuses_what_the_compiled_rules_do_not_reach() -> None:
         pack(campaign.new_initial_state(seed=0))
     game, fg1 = _fast(0)
     with pytest.raises(ValueError, match="not a position of this game"):
-        fg1.pack(make_game("mexican_train", players=4, rounds=1).new_initial_state(seed=0))
+        fg1.pack(make_game("mexican_train", players=3, rounds=1).new_initial_state(seed=0))
+    twin = make_game("mexican_train", players=4, rounds=1)  # an equal game: its states pack
+    assert np.array_equal(
+        fg1.pack(twin.new_initial_state(seed=0)), fg1.pack(game.new_initial_state(seed=0))
+    )
     hook = game_plugin("mexican_train").hook("fast_search")
     assert hook is not None
     built, reason = hook(game)

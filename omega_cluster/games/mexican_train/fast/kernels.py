@@ -95,11 +95,10 @@ def apply(ctx, S, a: int) -> None:
     G = ctx[0]
     cur = S[S_CUR]
     S[X_HASH] = S[X_HASH] * _MULT + a + 1
-    k = min(S[X_HN], MAX_LOG - 1)
-    for i in range(2 * k + 1, 1, -1):  # one pair down: most recent first
-        S[X_HIST + i] = S[X_HIST + i - 2]
+    for i in range(2 * MAX_LOG - 1, 1, -1):  # one pair down, most recent first (a fixed
+        S[X_HIST + i] = S[X_HIST + i - 2]  # length: vectorised; the entries past X_HN are 0)
     S[X_HIST], S[X_HIST + 1] = cur, a
-    S[X_HN] = k + 1
+    S[X_HN] = min(S[X_HN] + 1, MAX_LOG)
     od_n = S[S_OD_N]
     if a < G[G_DRAW]:
         S[X_LENGTHS + a % NUM_SLOTS] += 1

@@ -64,7 +64,8 @@ def make_pack(game: MexicanTrainGame, cc: CompiledCommander) -> Callable[[Any], 
     last = game.num_rounds - 1
 
     def pack(state: MexicanTrainState) -> np.ndarray:
-        if getattr(state, "game", None) is not game:
+        own = getattr(state, "game", None)
+        if own is not game and getattr(own, "params", None) != game.params:
             raise ValueError(
                 f"mexican_train fast pack: the state is not a position of this game "
                 f"({game.params}); got {type(state).__name__}"
