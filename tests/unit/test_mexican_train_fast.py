@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numba import njit
 
 from omega_cluster.games import make_game
 from omega_cluster.games.fast import FastGame, rand_below
@@ -151,6 +152,11 @@ def test_sample_world_redeals_only_what_the_player_cannot_see(i: int) -> None:
                 if name not in ("hands", "boneyard"):
                     assert fs[name] == fw[name], name
             assert fw["hands"][p] == fs["hands"][p]
+            twin = fg.pack(s.sample_world(p, random.Random(p)))  # p cannot tell it from s
+            again = np.zeros(STATE_SIZE, np.int64)
+            fg.sample_world(fg.ctx, twin, p, np.array([7], np.uint64), again)
+            fg.sample_world(fg.ctx, S, p, np.array([7], np.uint64), twin)
+            assert np.array_equal(again, twin)  # one information set, one seed: one world
             if s.is_terminal():
                 assert np.array_equal(out, S)
                 continue
@@ -232,6 +238,38 @@ def test_rollouts_score_as_the_python_rules_and_the_commander(i: int) -> None:
         assert tuple(out) == w.returns() and rs[0] == replay_rs[0]
         checked += 1
     assert checked > 10
+
+
+@njit(cache=True)
+def _drive(current, legal, apply, returns, ctx, S, rs, buf, out) -> int:
+    """Random moves to the end through kernels passed as arguments (as the compiled tree
+    takes them); the number of moves."""
+    moves = 0
+    while current(ctx, S) >= 0:
+        k = legal(ctx, S, buf)
+        apply(ctx, S, buf[rand_below(rs, k)])
+        moves += 1
+    returns(ctx, S, out)
+    return moves
+
+
+def test_kernels_run_when_passed_to_compiled_code() -> None:
+    """The kernels are first-class functions: a compiled driver that takes them plays the
+    moves the Python rules play with the same random numbers, to the same returns."""
+    game, fg = _fast(0)
+    buf = np.zeros(fg.max_legal, np.int64)
+    out = np.zeros(game.num_players)
+    for seed in range(3):
+        s = game.new_initial_state(seed=seed)
+        S = fg.pack(s)
+        rs = np.array([seed], np.uint64)
+        replay = rs.copy()
+        moves = _drive(fg.current, fg.legal, fg.apply, fg.returns, fg.ctx, S, rs, buf, out)
+        while not s.is_terminal():
+            legal = s.legal_actions()
+            s.apply_action(legal[rand_below(replay, len(legal))])
+        assert moves == len(s.history) and tuple(out) == s.returns()
+        assert np.array_equal(S, fg.pack(s))
 
 
 def test_fast_game_refuses_what_the_compiled_rules_do_not_reach() -> None:
