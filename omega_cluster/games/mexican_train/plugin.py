@@ -20,4 +20,5 @@ PLUGIN = GamePlugin(
     },
     world_constraints="omega_cluster.games.mexican_train.inference:world_constraints",
     report_counts="omega_cluster.games.mexican_train.counts:report_counts",
+    fast_search="omega_cluster.games.mexican_train.fast.game:fast_game",
 )

@@ -1,0 +1,82 @@
+"""Determinizations over packed states (numba): :func:`sample_world` re-deals what one player
+cannot see, as :func:`omega_cluster.games.mexican_train.sampling.sample_world` does without
+constraints.
+
+The unseen tiles are those ``player`` cannot see — not in their hand, not on a train, not the
+engine double (read from the public record, never from the other hands): laid out in ascending
+order (as the Python sampler sorts its pool), shuffled by Fisher–Yates with splitmix64
+(:func:`omega_cluster.games.fast.rand_below`, the formula ``int(u * (i + 1))`` of the Python
+sampler over a different generator), then dealt as the Python sampler deals: each other seat in
+seat order takes its public hand size from the end of the pool, the rest is the boneyard in the
+shuffled order. A uniform re-deal: the same distribution as the Python sampler, other numbers.
+Everything public (the record, its hash, hand and boneyard sizes) is untouched.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from omega_cluster.games.fast import rand_below
+from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
+from omega_cluster.games.mexican_train.officers._rules_jit import (
+    G_N,
+    G_UNSEEN_HI,
+    G_UNSEEN_LO,
+    S_BOARD_HI,
+    S_BOARD_LO,
+    S_BONE,
+    S_BONE_N,
+    S_ENGINE_TILE,
+    S_HANDS,
+    WORD,
+    popcount,
+)
+
+__all__ = ["sample_world"]
+
+
+@njit(cache=True)
+def sample_world(ctx, S, player: int, rs, out) -> None:
+    """A world from ``player``'s information set in ``S`` written into ``out`` (``S`` unchanged)."""
+    G, P = ctx[0], ctx[7]
+    for i in range(STATE_SIZE):
+        out[i] = S[i]
+    if S[X_OVER]:
+        return
+    lo = G[G_UNSEEN_LO] & ~S[S_HANDS + 2 * player] & ~S[S_BOARD_LO]
+    hi = G[G_UNSEEN_HI] & ~S[S_HANDS + 2 * player + 1] & ~S[S_BOARD_HI]
+    e = S[S_ENGINE_TILE]
+    if e < WORD:
+        lo &= ~(1 << e)
+    else:
+        hi &= ~(1 << (e - WORD))
+    k = 0  # the pool, ascending, in the boneyard's entries of ``out``
+    while lo:
+        bit = lo & -lo
+        lo ^= bit
+        out[S_BONE + k] = popcount(bit - 1, P)
+        k += 1
+    while hi:
+        bit = hi & -hi
+        hi ^= bit
+        out[S_BONE + k] = WORD + popcount(bit - 1, P)
+        k += 1
+    for i in range(k - 1, 0, -1):
+        j = rand_below(rs, i + 1)
+        t = out[S_BONE + i]
+        out[S_BONE + i] = out[S_BONE + j]
+        out[S_BONE + j] = t
+    for q in range(G[G_N]):
+        if q != player:
+            size = popcount(S[S_HANDS + 2 * q], P) + popcount(S[S_HANDS + 2 * q + 1], P)
+            hlo, hhi = 0, 0
+            for _ in range(size):
+                k -= 1
+                t = out[S_BONE + k]
+                out[S_BONE + k] = 0
+                if t < WORD:
+                    hlo |= 1 << t
+                else:
+                    hhi |= 1 << (t - WORD)
+            out[S_HANDS + 2 * q], out[S_HANDS + 2 * q + 1] = hlo, hhi
+    out[S_BONE_N] = k
