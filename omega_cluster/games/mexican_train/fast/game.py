@@ -51,9 +51,10 @@ def _build(game: Any, encoder: Any) -> Any:
     if encoder is not None:
         import omega_cluster.games.mexican_train.fast.encode as compiled_encoder
 
-        ectx = compiled_encoder.make_encoder_ctx(encoder)
-        encode = compiled_encoder.encode
-        obs_size, feat_size = encoder.observation_size, encoder.action_feature_size
+        if compiled_encoder.supported(encoder, game) is None:  # else: no network leaf here
+            ectx = compiled_encoder.make_encoder_ctx(encoder, game)
+            encode = compiled_encoder.encode
+            obs_size, feat_size = encoder.observation_size, encoder.action_feature_size
     return FastGame(
         name=game.name,
         num_players=game.num_players,
