@@ -43,6 +43,7 @@ ORDER = (
     "bench_inference",
     "bench_learner",
     "bench_selfplay",
+    "bench_fast",
     "bench_shards",
     "bench_tracking",
     "bench_service",

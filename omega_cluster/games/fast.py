@@ -45,6 +45,9 @@ class FastGame:
     feat_size: int
     ectx: tuple | None
     encode: Any  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
+    # rollout_for(player) -> (rctx, kernel) | None: the compiled rollout of that very player
+    # (e.g. a Commander with its own weights); None: the named rollouts are the only ones
+    rollout_for: Callable[[Any], tuple[Any, Any] | None] | None = None
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

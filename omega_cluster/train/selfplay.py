@@ -34,6 +34,7 @@ and search rng derive from ``(config.seed, game index)`` only.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -52,6 +53,7 @@ from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
 from omega_cluster.search.smmcts import SMMCTS
+from omega_cluster.train._fast import FastSearches
 from omega_cluster.train._records import (
     PendingDecision,
     game_params_json,
@@ -108,7 +110,13 @@ class SelfPlay:
     """
 
     def __init__(
-        self, game: Game, encoder: Encoder, config: SelfPlayConfig, *, evaluator: Evaluator
+        self,
+        game: Game,
+        encoder: Encoder,
+        config: SelfPlayConfig,
+        *,
+        evaluator: Evaluator,
+        fast: bool = True,
     ) -> None:
         if encoder.game_name != game.spec.name:
             raise SelfPlayError(
@@ -126,6 +134,10 @@ class SelfPlay:
             ("games", "truncated", "decisions", "records", "searches", "full", "simulations"), 0
         )
         self._seconds = 0.0
+        self.fast: FastSearches | None = None  # the compiled searches, when they apply
+        self.fast_reason = "mode 'network' searches nothing"  # else why the Python loop runs
+        if fast and config.mode == "search":
+            self.fast, self.fast_reason = FastSearches.plan(game, encoder, config.search, evaluator)
 
     @property
     def stats(self) -> SelfPlayStats:
@@ -210,13 +222,17 @@ class SelfPlay:
         if cfg.mode == "network":
             self._decide_by_network(todo)
             return
-        steps: list[SearchSteps[SearchResult]] = []
         for c in todo:
             c.full = c.flight.search_rng.random() < cfg.full_search_probability
-            temperature = cfg.temperature_at(c.flight.moves)
-            search = self._search(c.full, temperature)
-            steps.append(search.steps(c.flight.state, c.player, c.flight.search_rng))
-        results = run_searches(steps, self.evaluator, self.game.num_players, stats=self._batch)
+        if self.fast is not None:
+            results = self._search_fast(todo)
+        else:
+            steps: list[SearchSteps[SearchResult]] = []
+            for c in todo:
+                temperature = cfg.temperature_at(c.flight.moves)
+                search = self._search(c.full, temperature)
+                steps.append(search.steps(c.flight.state, c.player, c.flight.search_rng))
+            results = run_searches(steps, self.evaluator, self.game.num_players, stats=self._batch)
         for c, result in zip(todo, results, strict=True):
             c.result, c.action = result, result.action
             c.policy = np.asarray(result.policy, np.float32)
@@ -243,6 +259,25 @@ class SelfPlay:
                 c.policy, c.full = prior.astype(np.float32), True
             else:
                 c.root_value = np.asarray(answer.values, np.float32)
+
+    def _search_fast(self, todo: list[_Choice]) -> list[SearchResult]:
+        """Every choice's search on the compiled path, in one batched call (see ``_fast``)."""
+        assert self.fast is not None
+        cfg = self.config
+        configs = []
+        for c in todo:
+            noise = cfg.search.dirichlet_fraction if c.full else 0.0
+            budget = cfg.search.simulations if c.full else cfg.fast_simulations
+            configs.append(dataclasses.replace(
+                cfg.search, simulations=budget, temperature=cfg.temperature_at(c.flight.moves),
+                dirichlet_fraction=noise,
+            ))  # fmt: skip
+        calls, rows = self.fast.forward_calls, self.fast.rows
+        results = self.fast.search([c.flight.state for c in todo], [c.player for c in todo],
+                                   configs, [c.flight.search_rng for c in todo])  # fmt: skip
+        self._batch.calls += self.fast.forward_calls - calls
+        self._batch.leaves += self.fast.rows - rows
+        return results
 
     def _search(self, full: bool, temperature: float) -> Any:
         """The search object of one (budget, temperature, noise) (built once, then reused)."""

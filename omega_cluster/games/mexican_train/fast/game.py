@@ -79,4 +79,19 @@ def _build(game: Any, encoder: Any) -> Any:
         feat_size=feat_size,
         ectx=ectx,
         encode=encode,
+        rollout_for=lambda player: _rollout_for(game, player),
     )
+
+
+def _rollout_for(game: Any, player: Any) -> tuple[Any, Any] | None:
+    """The compiled Commander rollout of ``player`` (a Commander: its weights, danger threshold
+    and chain budget), or ``None`` for any other player."""
+    from omega_cluster.games.mexican_train.fast import rollout
+    from omega_cluster.games.mexican_train.officers import Commander
+    from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
+
+    if type(player) is not Commander:
+        return None
+    w = player.weights
+    cc = CompiledCommander(game, w.vector(), w.danger_hand_size, player.chain_budget)
+    return rollout.commander_rctx(cc), rollout.commander_rollout

@@ -1,0 +1,272 @@
+"""The compiled search path against the network's own speed, the Python path and OpenSpiel's C++.
+
+Every figure is a ratio against a reference measured in the same run, one torch thread (a
+self-play actor has one core), CPU time of this process where it says so:
+
+* **leaves** — ISMCTS-PUCT with the network leaf on Mexican Train 2p and 4p (single rounds), K
+  searches at once through :func:`omega_cluster.search.fast.driver.run_batched` (one forward pass
+  per batch of leaves gathered across the K searches), network leaves/s against the raw forward
+  pass of the same model on batches of the same size (inputs encoded beforehand): the 165k-
+  parameter MLP (``hidden_size=92``) and the default run's model (``conf/model/default.yaml``).
+  The bar is 0.5×: the search around the network costs at most what the network does.
+* **selfplay** — self-play with the default run's model and search settings
+  (``conf/run/default.yaml``: ISMCTS-PUCT, the network's prior with Commander rollouts, 64/16
+  simulations, K = ``cluster.concurrent_games``), the same games on the Python loop and on the
+  compiled path, decisions/s (bar 3×), and the limit the forward pass sets (decisions per second
+  of forward time alone).
+* **openspiel** — random-rollout ISMCTS through the search player users build
+  (``ismcts:random:<n>``): Mexican Train 4p mid-round positions against OpenSpiel's C++
+  ``ISMCTSBot`` with one random rollout per leaf on Hearts (4 players, 52 cards) mid-game, equal
+  simulations a move (goal 1×).
+
+``--profile`` prints where the compiled self-play spends its time (cProfile). Run:
+``python -m bench.bench_fast [--quick] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from bench.results import Figure, record
+from omega_cluster import wiring
+from omega_cluster.config.load import load_settings
+from omega_cluster.games.api import CHANCE, State
+from omega_cluster.games.chance import sample_chance
+from omega_cluster.games.registry import make_game
+from omega_cluster.model import NetworkEvaluator
+from omega_cluster.players.registry import make_player
+from omega_cluster.search.fast.driver import run_batched
+from omega_cluster.search.fast.game import FastLeaf, fast_path
+from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.train import SelfPlay
+
+MLP_165K = "model.hidden_size=92"  # the default run's layout at ~165k parameters
+
+
+def _cpu() -> float:
+    return time.process_time()
+
+
+def _positions(game: Any, count: int, seed: int, skip: int = 6) -> list[State]:
+    """Mid-round decision positions: ``skip`` random decisions into each of ``count`` rounds."""
+    rng = random.Random(seed)
+    out: list[State] = []
+    g = 0
+    while len(out) < count:
+        s = game.new_initial_state(seed + g)
+        g += 1
+        decisions = 0
+        while not s.is_terminal():
+            acting = s.current_players
+            if acting[0] == CHANCE:
+                s.apply_action(sample_chance(s.chance_outcomes(), rng.random()))
+                continue
+            legal = s.legal_actions(acting[0])
+            if decisions >= skip and len(legal) > 1:
+                out.append(s)
+                break
+            s.apply_action(legal[int(rng.random() * len(legal))])
+            decisions += 1
+    return out
+
+
+def _model(players: int, overrides: list[str]) -> tuple[Any, Any, Any]:
+    settings = load_settings(["run=default", f"game.params.players={players}", *overrides])
+    game = wiring.build_game(settings)
+    encoder = wiring.build_encoder(settings, game)
+    torch.manual_seed(0)
+    return game, encoder, wiring.build_model(settings, game, encoder)
+
+
+def _raw_forward_rate(evaluator: NetworkEvaluator, batch: int, obs: Any, feats: Any, mask: Any) -> float:
+    """Leaves/s of the bare forward pass on ``batch`` encoded rows (best of 5)."""
+    o, f, m = obs[:batch], feats[:batch], mask[:batch]
+    evaluator.forward_padded(o, f, m)
+    best = float("inf")
+    for _ in range(5):
+        start = _cpu()
+        for _ in range(10):
+            evaluator.forward_padded(o, f, m)
+        best = min(best, (_cpu() - start) / 10)
+    return batch / best
+
+
+def bench_leaves(quick: bool) -> Figure:
+    k, sims = (64, 16) if quick else (256, 64)
+    rows: list[str] = []
+    ratios: list[str] = []
+    refs: list[str] = []
+    for players in (2, 4):
+        for label, overrides in (("165k MLP", [MLP_165K]), ("default model", [])):
+            game, encoder, model = _model(players, overrides)
+            evaluator = NetworkEvaluator(model, encoder, threads=1)
+            config = ISMCTSConfig(simulations=sims, selection="puct")
+            leaf = FastLeaf("network")
+            fast, why = fast_path(game, config, leaf, encoder=encoder)
+            if fast is None:
+                raise SystemExit(f"bench_fast: no fast path: {why}")
+            roots = np.stack([fast.pack(s) for s in _positions(game, k, seed=11)])
+            who = roots[:, 0].copy()  # S_CUR: the acting seat
+            budgets = np.full(k, sims, np.int64)
+            seeds = np.arange(1, k + 1, dtype=np.uint64)
+            captured: list[tuple[Any, Any, Any]] = []
+
+            def forward(obs: Any, feats: Any, mask: Any) -> Any:
+                if not captured:
+                    captured.append((obs.copy(), feats.copy(), mask.copy()))
+                width = max(1, int(mask.sum(axis=1).max()))
+                p, v = evaluator.forward_padded(obs, feats[:, :width], mask[:, :width])
+                full = np.zeros(mask.shape)
+                full[:, :width] = p
+                return full, v
+
+            run_batched(fast, roots[:4], who[:4], budgets[:4], seeds[:4], config, leaf, forward)
+            captured.clear()
+            start = _cpu()
+            res = run_batched(fast, roots, who, budgets, seeds, config, leaf, forward)
+            seconds = _cpu() - start
+            rate = res.rows / seconds
+            batch = max(1, round(res.rows / max(1, res.forward_calls)))
+            obs, feats, mask = captured[0]
+            width = max(1, int(mask.sum(axis=1).max()))
+            raw = _raw_forward_rate(evaluator, min(batch, len(obs)), obs, feats[:, :width],
+                                    mask[:, :width])  # fmt: skip
+            n = model.num_parameters() / 1e3
+            print(f"  {players}p {label} ({n:.0f}k): {rate:,.0f} leaves/s, mean batch {batch}, "
+                  f"raw forward {raw:,.0f}/s -> {rate / raw:.2f}x")  # fmt: skip
+            rows.append(f"{players}p {label} {rate:,.0f}")
+            refs.append(f"{raw:,.0f}")
+            ratios.append(f"{rate / raw:.2f}×")
+    return Figure(
+        name=f"ISMCTS-PUCT network leaves/s, Mexican Train, K={k} searches, {sims} simulations",
+        figure=" / ".join(rows),
+        reference="raw forward, same model and batch " + " / ".join(refs),
+        ratio=" / ".join(ratios) + " (bar 0.5×)",
+        command="python -m bench.bench_fast",
+        headline="network leaves/s vs raw forward (compiled search)",
+    )
+
+
+def _selfplay(fast: bool, games: int, settings: Any) -> tuple[SelfPlay, float]:
+    game = wiring.build_game(settings)
+    encoder = wiring.build_encoder(settings, game)
+    torch.manual_seed(0)
+    model = wiring.build_model(settings, game, encoder)
+    torch.set_num_threads(1)
+    evaluator = wiring.leaf_spec(settings).build(game, model, encoder)
+    config = wiring.selfplay_config(settings, games=games, seed=3, champion_version=0,
+                                    actor="bench")  # fmt: skip
+    runner = SelfPlay(game, encoder, config, evaluator=evaluator, fast=fast)
+    start = _cpu()
+    for _ in runner.play():
+        pass
+    return runner, _cpu() - start
+
+
+def bench_selfplay(quick: bool, profile: bool) -> Figure:
+    settings = load_settings(["run=default"])
+    games = 8 if quick else 32
+    python, t_python = _selfplay(False, games // 4 if not quick else 4, settings)
+    _selfplay(True, 2, settings)  # compile / load numba's cache
+    prof = cProfile.Profile() if profile else None
+    if prof:
+        prof.enable()
+    compiled, t_fast = _selfplay(True, games, settings)
+    if prof:
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    before = python.stats.decisions / t_python
+    after = compiled.stats.decisions / t_fast
+    fast = compiled.fast
+    assert fast is not None, compiled.fast_reason
+    limit = compiled.stats.decisions / fast.forward_seconds if fast.forward_seconds else float("inf")
+    print(
+        f"  default run self-play: Python loop {before:,.0f} decisions/s, compiled {after:,.0f} "
+        f"-> {after / before:.2f}x; forward pass alone would allow {limit:,.0f} decisions/s "
+        f"({t_fast and fast.forward_seconds / t_fast:.0%} of the time in forward; mean batch "
+        f"{fast.rows / max(1, fast.forward_calls):.1f})"
+    )
+    return Figure(
+        name="self-play decisions/s, default run (PUCT, network prior + Commander rollouts, 64/16 sims)",
+        figure=f"compiled {after:,.0f}",
+        reference=f"Python loop {before:,.0f}; forward-pass limit {limit:,.0f}",
+        ratio=f"{after / before:.2f}× (bar 3×)",
+        command="python -m bench.bench_fast",
+        headline="self-play decisions/s, default run",
+    )
+
+
+def _timed_moves(run: Callable[[], None]) -> float:
+    start = _cpu()
+    run()
+    return _cpu() - start
+
+
+def bench_openspiel(quick: bool) -> Figure:
+    import pyspiel
+
+    sims = 200 if quick else 1000
+    count = 4 if quick else 20
+    game = make_game("mexican_train", players=4, rounds=1)
+    player = make_player(f"ismcts:random:{sims}", game)
+    positions = _positions(game, count, seed=21)
+    player.act(positions[0], positions[0].current_players[0], random.Random(0))  # compile
+
+    def ours() -> None:
+        for i, s in enumerate(positions):
+            player.act(s, s.current_players[0], random.Random(i))
+
+    hearts = pyspiel.load_game("hearts")
+    rng = random.Random(5)
+    states = []
+    while len(states) < count:
+        s = hearts.new_initial_state()
+        while not s.is_terminal() and len(s.history()) < 4 + 52 // 4 + rng.randrange(12):
+            if s.is_chance_node():
+                outcomes = s.chance_outcomes()
+                s.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+            else:
+                s.apply_action(rng.choice(s.legal_actions()))
+        if not s.is_terminal() and not s.is_chance_node():
+            states.append(s)
+
+    def cpp() -> None:
+        for i, s in enumerate(states):
+            bot = pyspiel.ISMCTSBot(i, pyspiel.RandomRolloutEvaluator(1, i), 1.4, sims, -1,
+                                    pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT,
+                                    False, False)  # fmt: skip
+            bot.get_policy(s)
+
+    t_ours, t_cpp = _timed_moves(ours), _timed_moves(cpp)
+    r_ours, r_cpp = sims * count / t_ours, sims * count / t_cpp
+    print(f"  random-rollout ISMCTS, {sims} simulations a move: Mexican Train 4p {r_ours:,.0f} "
+          f"sims/s (ismcts:random, compiled path), OpenSpiel C++ on hearts {r_cpp:,.0f} -> "
+          f"{r_ours / r_cpp:.2f}x")  # fmt: skip
+    return Figure(
+        name=f"random-rollout ISMCTS sims/s, {sims} a move: Mexican Train 4p vs OpenSpiel C++ hearts",
+        figure=f"{r_ours:,.0f}",
+        reference=f"OpenSpiel C++ ISMCTSBot {r_cpp:,.0f}",
+        ratio=f"{r_ours / r_cpp:.2f}× (goal 1×)",
+        command="python -m bench.bench_fast",
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    quick, profile = "--quick" in args, "--profile" in args
+    torch.set_num_threads(1)
+    figures = [bench_leaves(quick), bench_selfplay(quick, profile), bench_openspiel(quick)]
+    record("bench_fast", figures, quick=quick)
+
+
+if __name__ == "__main__":
+    main()
