@@ -35,6 +35,7 @@ from omega_cluster.model import (
     encoder_for,
     random_positions,
 )
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.search.evaluators import Leaf
 
 ENCODER_GAMES: list[tuple[str, dict[str, object]]] = [
@@ -133,7 +134,7 @@ def bench_encoders(seconds: float) -> None:
 
 def main() -> None:
     quick = "--quick" in sys.argv[1:]
-    torch.set_num_threads(1)
+    pin_threads(1)
     seconds = 0.3 if quick else 1.5
     figure = bench_evaluator(seconds)
     bench_encoders(seconds / 2)

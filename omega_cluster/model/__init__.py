@@ -9,6 +9,8 @@ for search, checkpoints and ONNX export.
   :func:`pad_batch`, :func:`select_device`;
 * :mod:`.inference` — :class:`NetworkEvaluator` (the search's Evaluator: batched, cached by
   information set, values in absolute seat order) and :class:`NetworkPlayer` (no search);
+* :mod:`.threads` — :func:`pin_threads`: torch's intra-op threads of a process that plays with
+  a network (1 unless configured: small forward passes oversubscribe the cores otherwise);
 * :mod:`.checkpoint` — :func:`save_checkpoint` / :func:`load_checkpoint` (safetensors + JSON,
   optimizer state without pickle, atomic writes, clear errors);
 * :mod:`.export` — :func:`export_onnx`, :func:`export_bundle` (the ``omega-cluster export`` agent
@@ -62,6 +64,7 @@ from omega_cluster.model.network import (
     pad_batch,
     select_device,
 )
+from omega_cluster.model.threads import pin_threads
 
 __all__ = [
     "AuxHeadSpec",
@@ -90,6 +93,7 @@ __all__ = [
     "load_weights",
     "network_player_from_checkpoint",
     "pad_batch",
+    "pin_threads",
     "random_positions",
     "read_metadata",
     "save_checkpoint",

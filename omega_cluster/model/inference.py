@@ -14,8 +14,9 @@ cache hits. It is an LRU of ``cache_size`` entries; :meth:`NetworkEvaluator.clea
 :meth:`NetworkEvaluator.load_state_dict`) must run whenever the weights change.
 
 Device: ``device=None`` means CPU (pass ``"auto"`` for CUDA → MPS → CPU); the evaluator moves the
-model there and puts it in eval mode. CPU actors: ``threads`` sets ``torch.set_num_threads`` (process-wide) so N actor processes on N
-cores do not oversubscribe them; ``torch.inference_mode`` skips autograd bookkeeping.
+model there and puts it in eval mode. CPU actors: ``threads`` pins torch's intra-op threads
+(:func:`~omega_cluster.model.threads.pin_threads`, process-wide) so N actor processes on N cores
+do not oversubscribe them; ``torch.inference_mode`` skips autograd bookkeeping.
 
 :class:`NetworkPlayer` plays from the policy alone, no search: greedy (argmax) or sampled at a
 temperature. :func:`network_player_from_checkpoint` builds one from a checkpoint directory (the
@@ -40,6 +41,7 @@ from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, select_device
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.search.evaluators import Leaf, LeafEvaluation
 
 __all__ = [
@@ -83,9 +85,7 @@ class NetworkEvaluator:
         if cache_size < 0 or max_batch < 1:
             raise ValueError(f"cache_size={cache_size} must be >= 0, max_batch={max_batch} >= 1")
         if threads is not None:
-            if threads < 1:
-                raise ValueError(f"threads={threads} must be >= 1")
-            torch.set_num_threads(threads)
+            pin_threads(threads)
         _check_sizes(model, encoder)
         self.device = select_device(device or "cpu")
         self.model = model.to(self.device).eval()
