@@ -1,5 +1,6 @@
-"""Torch's intra-op threads: :func:`pin_threads`, the evaluator's ``threads`` and the ``threads=``
-of the arena and bench commands (the arena in a subprocess started with another count)."""
+"""Torch's intra-op threads: :func:`pin_threads`, the evaluator's ``threads`` and the arena's
+``threads=`` (in a subprocess started with another count). Bad counts on the command line are in
+``test_cli_errors.py``'s table."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from omega_cluster.cli import main
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for, pin_threads, save_checkpoint
 
@@ -82,11 +82,3 @@ def test_the_arena_plays_with_the_threads_it_was_given(
     assert done.returncode == 0, done.stderr
     assert "network" in done.stdout and "4 games" in done.stdout
     assert done.stdout.rstrip().endswith(f"torch threads: {wanted}"), done.stdout
-
-
-@pytest.mark.parametrize("command", ["arena game=kuhn_poker", "bench a=random b=random cohort=x"])
-def test_a_bad_thread_count_is_one_line(capsys: pytest.CaptureFixture[str], command: str) -> None:
-    status = main([*command.split(), "threads=0", "quiet=true"])
-    out, err = capsys.readouterr()
-    assert status == 2 and out == ""
-    assert "threads='0' must be an int >= 1" in err and err.count("\n") == 1
