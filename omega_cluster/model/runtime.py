@@ -24,6 +24,7 @@ onnxruntime).
 from __future__ import annotations
 
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,7 +34,7 @@ import torch
 
 from omega_cluster._optional import onnxruntime_available
 from omega_cluster.errors import UserError
-from omega_cluster.model.export import export_onnx
+from omega_cluster.model.export import ExportError, export_onnx
 from omega_cluster.model.network import PolicyValueNet
 
 __all__ = ["Forward", "OrtForward", "RuntimeUnavailable", "TorchForward", "best_forward"]
@@ -103,8 +104,11 @@ class OrtForward:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         with tempfile.TemporaryDirectory(prefix="omega-ort-") as tmp:
             path = export_onnx(self.model, Path(tmp) / "model.onnx")
-            # the session reads the whole file now: the directory may go
-            return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            try:  # the session reads the whole file now: the directory may go
+                return ort.InferenceSession(str(path), options,
+                                            providers=["CPUExecutionProvider"])  # fmt: skip
+            except Exception as err:  # onnxruntime's own error types (e.g. a too-new opset)
+                raise ExportError(f"ONNX Runtime cannot load the exported network: {err}") from err
 
     def __call__(
         self, observations: np.ndarray, action_features: np.ndarray, legal_mask: np.ndarray
@@ -129,8 +133,12 @@ class OrtForward:
 
 def best_forward(model: PolicyValueNet) -> Forward:
     """The faster runtime for ``model`` (module docstring): ONNX Runtime for a CPU model when
-    onnxruntime is installed, torch otherwise."""
+    onnxruntime is installed, torch otherwise — and torch, with a warning that says why, when
+    the network does not export (the same outputs, only slower)."""
     on_cpu = next(model.parameters()).device.type == "cpu"
     if on_cpu and onnxruntime_available():
-        return OrtForward(model)
+        try:
+            return OrtForward(model)
+        except ExportError as err:
+            warnings.warn(f"{err}; the forward pass runs in torch", RuntimeWarning, stacklevel=2)
     return TorchForward(model)

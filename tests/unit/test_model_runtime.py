@@ -9,7 +9,7 @@ import torch
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encode_batch, encoder_for
 from omega_cluster.model import runtime as runtime_module
-from omega_cluster.model.export import random_positions
+from omega_cluster.model.export import ExportError, random_positions
 from omega_cluster.model.runtime import (
     OrtForward,
     RuntimeUnavailable,
@@ -116,3 +116,17 @@ def test_best_forward_is_onnx_runtime_on_cpu_and_torch_without_it(
     assert isinstance(best_forward(_net(0)), TorchForward)
     with pytest.raises(RuntimeUnavailable, match=r"OrtForward needs onnxruntime, which is not"):
         OrtForward(_net(0))
+
+
+def test_a_network_that_does_not_export_runs_in_torch_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fail(model: PolicyValueNet, path: object) -> None:
+        raise ExportError(f"ONNX export to {path} failed: RuntimeError: no exporter")
+
+    monkeypatch.setattr(runtime_module, "export_onnx", fail)
+    with pytest.warns(
+        RuntimeWarning, match=r"failed: RuntimeError: no exporter; the forward pass runs in torch"
+    ):
+        forward = best_forward(_net(0))
+    assert isinstance(forward, TorchForward)
