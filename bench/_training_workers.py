@@ -29,6 +29,7 @@ from omega_cluster.model import (
     encoder_for,
     network_player_from_checkpoint,
 )
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
 from omega_cluster.search import Evaluator, RolloutEvaluator
@@ -65,7 +66,7 @@ class MatchJob:
 
 
 def run_selfplay(job: SelfPlayJob) -> tuple[int, SelfPlayStats]:
-    torch.set_num_threads(1)
+    pin_threads(1)
     game = make_game(job.game, **job.params)
     evaluator: Evaluator
     if job.leaf == "commander":
@@ -118,7 +119,7 @@ def build_player(name: str, game: Game, checkpoint: str, simulations: int) -> Pl
 
 
 def run_match(job: MatchJob) -> MatchResult:
-    torch.set_num_threads(1)
+    pin_threads(1)
     game = make_game(job.game, **job.params)
     players = [build_player(n, game, job.checkpoint, job.simulations) for n in job.players]
     return play_match(game, players, games=job.games, seed=job.seed)

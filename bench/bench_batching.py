@@ -48,6 +48,7 @@ from bench.results import Figure, record
 from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.mexican_train import MexicanTrainGame, MexicanTrainState
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.search import BatchStats, FunctionEvaluator, Leaf, LeafEvaluation, run_searches
 from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
@@ -306,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     quick = "--quick" in args
     simulations, repeats, seconds = (24, 2, 0.5) if quick else (128, 3, 2.0)
-    torch.set_num_threads(1)  # per-core figures
+    pin_threads(1)  # per-core figures
     game = make_game("mexican_train", **GAME_PARAMS)
     mlp = MLPEvaluator(game)
     evaluator = mlp.evaluator()

@@ -6,9 +6,10 @@ noisy while other processes share the machine):
 * for Mexican Train 4p (double-12, one round) with the default ``ModelConfig`` MLP (hidden 256,
   two residual blocks, 8 value seats): :class:`~omega_cluster.model.inference.NetworkEvaluator`
   leaves per second at batch 1, 16, 64 and 256 (cache off: every leaf is encoded, padded, run and
-  turned into a prior and absolute values), against the raw ``model(obs, feats, mask)`` forward of
-  the same, already encoded batch measured in the same run — the ratio is the share of the
-  evaluator's time spent in the network;
+  turned into a prior and absolute values), against the raw forward pass of the evaluator's own
+  runtime (:mod:`omega_cluster.model.runtime`: ONNX Runtime on CPU when installed) on the same,
+  already encoded batch, in the same run — the ratio is the share of the evaluator's time spent
+  in the network;
 * the same with the cache on and every leaf a hit (a repeated information set);
 * every encoder's cost in µs per state (observation + action features) on positions of random
   playouts, against a reference measured in the same run: one ``state.clone()``.
@@ -35,6 +36,7 @@ from omega_cluster.model import (
     encoder_for,
     random_positions,
 )
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.search.evaluators import Leaf
 
 ENCODER_GAMES: list[tuple[str, dict[str, object]]] = [
@@ -74,15 +76,15 @@ def bench_evaluator(seconds: float) -> Figure:
         f"({model.num_parameters() / 1e3:.0f}k parameters), D={encoder.observation_size}, "
         f"F={encoder.action_feature_size}, one thread"
     )
-    print(f"{'batch':>6} {'evaluator leaves/s':>19} {'raw forward leaves/s':>21} {'ratio':>6}")
     cold = NetworkEvaluator(model, encoder, cache_size=0, max_batch=256)
+    print(f"forward pass: {cold.runtime!r}")
+    print(f"{'batch':>6} {'evaluator leaves/s':>19} {'raw forward leaves/s':>21} {'ratio':>6}")
     for batch in (1, 16, 64, 256):
         chunk = leaves[:batch]
-        obs, feats, mask = encode_batch(encoder, positions[:batch])
+        obs, feats, mask = (t.numpy() for t in encode_batch(encoder, positions[:batch]))
 
         def raw(obs=obs, feats=feats, mask=mask) -> object:  # type: ignore[no-untyped-def]
-            with torch.inference_mode():
-                return model(obs, feats, mask)
+            return cold.runtime(obs, feats, mask)  # the evaluator's own runtime
 
         ev = _rate(lambda chunk=chunk: cold.evaluate(chunk), batch, seconds)  # type: ignore[misc]
         fw = _rate(raw, batch, seconds)
@@ -133,7 +135,7 @@ def bench_encoders(seconds: float) -> None:
 
 def main() -> None:
     quick = "--quick" in sys.argv[1:]
-    torch.set_num_threads(1)
+    pin_threads(1)
     seconds = 0.3 if quick else 1.5
     figure = bench_evaluator(seconds)
     bench_encoders(seconds / 2)

@@ -82,6 +82,7 @@ from omega_cluster.data import ShardStore
 from omega_cluster.eval.stats import mean_ci, wilson_interval
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import Learner, LearnerConfig, SelfPlayConfig
 
@@ -299,7 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     workers = 2
     # One torch thread in the learner too: on a shared 2-core machine two threads spin-wait
     # against other processes and a step gets 10x slower (measured: 500-900 vs ~10k samples/s).
-    torch.set_num_threads(1)
+    pin_threads(1)
     root = Path("runs") / "bench_training" / time.strftime("%Y%m%d-%H%M%S")
     root.mkdir(parents=True, exist_ok=True)
     _log(f"checkpoints and shards under {root}; {workers} worker processes")

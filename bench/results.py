@@ -41,6 +41,8 @@ ORDER = (
     "bench_smmcts",
     "bench_batching",
     "bench_inference",
+    "bench_runtime",
+    "bench_threads",
     "bench_learner",
     "bench_selfplay",
     "bench_fast",

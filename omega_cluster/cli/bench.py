@@ -3,6 +3,7 @@ players on a registered cohort (:func:`omega_cluster.eval.cohorts.run_cohort`).
 
 Prints the contrast table with intervals and writes ``contrast.png``, ``slices.png`` and
 ``report.md`` (:func:`omega_cluster.eval.report.write_bench_report`); keys in :data:`BENCH_KEYS`.
+Torch's intra-op threads are pinned (``threads=``, default 1) as the arena pins them.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from omega_cluster.eval.cohorts import load_cohort, run_cohort
 from omega_cluster.eval.matches import BenchError
 from omega_cluster.eval.report import contrast_table, write_bench_report
 from omega_cluster.eval.table import wide_console
+from omega_cluster.model.threads import pin_threads
 
 __all__ = ["BENCH", "BENCH_KEYS"]
 
@@ -40,6 +42,7 @@ BENCH_KEYS: dict[str, str] = {
     "rng": "seed of the bootstrap resampling (default 0)",
     "progress": "show a progress bar on stderr (default true)",
     "quiet": "no progress bar (quiet=true is progress=false)",
+    "threads": "torch intra-op threads of this process (default 1, as the arena's)",
 }
 
 
@@ -61,6 +64,7 @@ def run_bench(args: argparse.Namespace) -> int:
     rotations = None
     if "rotations" in pairs:
         rotations = [integer("rotations", r, minimum=0) for r in pairs["rotations"].split(",")]
+    pin_threads(integer("threads", pairs.get("threads", "1"), minimum=1))
     progress = flag("progress", pairs.get("progress", "true"))
     if flag("quiet", pairs.get("quiet", "false")):
         progress = False

@@ -155,7 +155,7 @@ class ClusterSettings:
     )
     max_rows_ahead: int = 20_000  # async back-pressure: rows self-play may be ahead of training
     max_restarts: int = 3  # Ray restarts of a crashed self-play actor or bench worker
-    torch_threads: int = 1  # torch threads per self-play actor / bench worker
+    torch_threads: int = 1  # torch intra-op threads per self-play actor, bench worker, gatekeeper
     dashboard: bool = False  # embedded Ray: start the dashboard (127.0.0.1:8265)
     dashboard_host: str = "127.0.0.1"
 

@@ -28,8 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from omega_cluster.eval.gate import (
     Contender,
     GateConfig,
@@ -46,6 +44,7 @@ from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.inference import network_player_from_checkpoint
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.leaf import LeafSpec
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
@@ -177,7 +176,7 @@ class BenchWorker:
     """Plays bench tasks; builds each model's player once per URI (module docstring)."""
 
     def __init__(self, config: GateServiceConfig, *, max_cached: int = 4) -> None:
-        torch.set_num_threads(config.torch_threads)
+        pin_threads(config.torch_threads)
         self.config = config
         self.game = config.build_game()
         self.max_cached = max_cached
@@ -353,6 +352,7 @@ class GateService:
     def __init__(
         self, config: GateServiceConfig, *, play: PlayFn | None = None, parallelism: int = 1
     ) -> None:
+        pin_threads(config.torch_threads)  # its benches may play here (no pool given)
         self.config = config
         self.gatekeeper = Gatekeeper(config, parallelism=parallelism)
         if play is None:

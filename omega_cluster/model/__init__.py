@@ -9,6 +9,10 @@ for search, checkpoints and ONNX export.
   :func:`pad_batch`, :func:`select_device`;
 * :mod:`.inference` — :class:`NetworkEvaluator` (the search's Evaluator: batched, cached by
   information set, values in absolute seat order) and :class:`NetworkPlayer` (no search);
+* :mod:`.runtime` — the forward pass on numpy batches: :class:`TorchForward`, :class:`OrtForward`
+  (ONNX Runtime, faster on CPU at every batch size measured) and :func:`best_forward`;
+* :mod:`.threads` — :func:`pin_threads`: torch's intra-op threads of a process that plays with
+  a network (1 unless configured: small forward passes oversubscribe the cores otherwise);
 * :mod:`.checkpoint` — :func:`save_checkpoint` / :func:`load_checkpoint` (safetensors + JSON,
   optimizer state without pickle, atomic writes, clear errors);
 * :mod:`.export` — :func:`export_onnx`, :func:`export_bundle` (the ``omega-cluster export`` agent
@@ -62,6 +66,8 @@ from omega_cluster.model.network import (
     pad_batch,
     select_device,
 )
+from omega_cluster.model.runtime import Forward, OrtForward, TorchForward, best_forward
+from omega_cluster.model.threads import pin_threads
 
 __all__ = [
     "AuxHeadSpec",
@@ -71,6 +77,7 @@ __all__ = [
     "EncoderError",
     "EncoderInfo",
     "ExportError",
+    "Forward",
     "InferenceStats",
     "LoadedCheckpoint",
     "ModelConfig",
@@ -78,7 +85,10 @@ __all__ = [
     "NetOutput",
     "NetworkEvaluator",
     "NetworkPlayer",
+    "OrtForward",
     "PolicyValueNet",
+    "TorchForward",
+    "best_forward",
     "encode_batch",
     "encode_position",
     "encoder_for",
@@ -90,6 +100,7 @@ __all__ = [
     "load_weights",
     "network_player_from_checkpoint",
     "pad_batch",
+    "pin_threads",
     "random_positions",
     "read_metadata",
     "save_checkpoint",

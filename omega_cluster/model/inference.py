@@ -14,8 +14,11 @@ cache hits. It is an LRU of ``cache_size`` entries; :meth:`NetworkEvaluator.clea
 :meth:`NetworkEvaluator.load_state_dict`) must run whenever the weights change.
 
 Device: ``device=None`` means CPU (pass ``"auto"`` for CUDA → MPS → CPU); the evaluator moves the
-model there and puts it in eval mode. CPU actors: ``threads`` sets ``torch.set_num_threads`` (process-wide) so N actor processes on N
-cores do not oversubscribe them; ``torch.inference_mode`` skips autograd bookkeeping.
+model there and puts it in eval mode. The forward pass runs in ONNX Runtime for a CPU model
+when onnxruntime is installed, else in torch (:func:`~omega_cluster.model.runtime.best_forward`:
+ONNX Runtime measured faster on CPU at every batch size, most at the small ones). CPU actors: ``threads`` pins torch's intra-op threads
+(:func:`~omega_cluster.model.threads.pin_threads`, process-wide) so N actor processes on N cores
+do not oversubscribe them; ``torch.inference_mode`` skips autograd bookkeeping.
 
 :class:`NetworkPlayer` plays from the policy alone, no search: greedy (argmax) or sampled at a
 temperature. :func:`network_player_from_checkpoint` builds one from a checkpoint directory (the
@@ -40,6 +43,8 @@ from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, select_device
+from omega_cluster.model.runtime import Forward, best_forward
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.search.evaluators import Leaf, LeafEvaluation
 
 __all__ = [
@@ -83,12 +88,11 @@ class NetworkEvaluator:
         if cache_size < 0 or max_batch < 1:
             raise ValueError(f"cache_size={cache_size} must be >= 0, max_batch={max_batch} >= 1")
         if threads is not None:
-            if threads < 1:
-                raise ValueError(f"threads={threads} must be >= 1")
-            torch.set_num_threads(threads)
+            pin_threads(threads)
         _check_sizes(model, encoder)
         self.device = select_device(device or "cpu")
         self.model = model.to(self.device).eval()
+        self.runtime: Forward = best_forward(self.model)  # ONNX Runtime on CPU when installed
         self.encoder = encoder
         self.cache_size = cache_size
         self.max_batch = max_batch
@@ -98,9 +102,10 @@ class NetworkEvaluator:
 
     # -- weights and cache ------------------------------------------------------------------
     def load_state_dict(self, state_dict: Mapping[str, torch.Tensor]) -> None:
-        """New weights (e.g. a new champion): loads them and clears the cache."""
-        self.model.load_state_dict(state_dict)
-        self.model.eval()
+        """New weights (e.g. a new champion): loads them (an ONNX Runtime forward exports the
+        network again) and clears the cache. The only way to change the weights: a change made to
+        ``model`` behind the evaluator's back reaches neither the cache nor the runtime."""
+        self.runtime.load_state_dict(state_dict)
         self.clear_cache()
 
     def clear_cache(self) -> None:
@@ -185,17 +190,9 @@ class NetworkEvaluator:
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`forward` on inputs already stacked and padded: ``obs`` float32[B, O], ``feats``
         float32[B, A, F], ``mask`` bool[B, A] (the compiled search fills these buffers itself)."""
-        device = self.device
-        with torch.inference_mode():
-            out = self.model(
-                torch.from_numpy(obs).to(device),
-                torch.from_numpy(feats).to(device),
-                torch.from_numpy(mask).to(device),
-            )
-            priors = torch.softmax(out.logits.double(), dim=-1).cpu().numpy()
-            values = out.values.double().cpu().numpy()
+        logits, values = self.runtime(obs, feats, mask)
         self.stats.forward_calls += 1
-        return priors, values
+        return softmax(logits), values.astype(np.float64)
 
     def _permutation(self, player: int, n: int) -> np.ndarray:
         """Indices that turn relative values into absolute seat order: ``abs[p] = rel[(p -
@@ -246,15 +243,9 @@ class NetworkPlayer:
         enc = self._evaluator.encoder
         obs = enc.encode_observation(state, player)
         feats = enc.encode_actions(state, player, legal)
-        device = self._evaluator.device
-        with torch.inference_mode():
-            out = self._evaluator.model(
-                torch.from_numpy(obs[None]).to(device),
-                torch.from_numpy(feats[None]).to(device),
-                torch.ones((1, len(legal)), dtype=torch.bool, device=device),
-            )
-            probs = torch.softmax(out.logits[0].double() / self.temperature, dim=-1)
-        return legal, probs.cpu().numpy()
+        mask = np.ones((1, len(legal)), np.bool_)
+        logits, _ = self._evaluator.runtime(obs[None], feats[None], mask)
+        return legal, softmax(logits / self.temperature)[0]
 
     def act(self, state: State, player: int, rng: random.Random) -> int:
         legal = state.legal_actions(player)
@@ -289,6 +280,13 @@ def network_player_from_checkpoint(
         device=device,
         name=f"network:{Path(checkpoint).name}",
     )
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax in float64 (``-inf`` logits, the masked actions, get 0)."""
+    z = logits.astype(np.float64)
+    z = np.exp(z - z.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
 
 
 def _check_sizes(model: PolicyValueNet, encoder: Any) -> None:

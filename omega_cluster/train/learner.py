@@ -55,6 +55,7 @@ from omega_cluster.model.checkpoint import (
 )
 from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, select_device
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.train.config import (
     LEARNER_MODES,
     LearnerConfig,
@@ -106,7 +107,7 @@ class Learner:
         self.version, self.parent_version = version, parent_version
         if config.threads is not None:
             # More threads than free cores makes small CPU steps 10-100x slower (spin-waits)
-            torch.set_num_threads(config.threads)
+            pin_threads(config.threads)
         self.device = select_device(config.device)
         self.model = model.to(self.device).train()
         self.optimizer = torch.optim.AdamW(

@@ -47,6 +47,7 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model.checkpoint import CheckpointError
 from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
+from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.leaf import LeafSpec
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
@@ -163,6 +164,9 @@ class ChunkReport:
     simulations: int
     seconds: float
     replayed: bool = False  # the shard already existed (a retried chunk): its games, not new ones
+    torch_threads: int = (
+        0  # torch's intra-op threads when the chunk ended (0: replayed, not played)
+    )
 
     @property
     def games_per_s(self) -> float:
@@ -173,7 +177,7 @@ class SelfPlayWorker:
     """Plays chunks of self-play games and writes each as one shard (module docstring)."""
 
     def __init__(self, config: SelfPlayWorkerConfig, *, actor: int, store_uri: str) -> None:
-        torch.set_num_threads(config.torch_threads)
+        pin_threads(config.torch_threads)
         self.config = config
         self.actor = actor
         self.node = f"{socket.gethostname()}:{os.getpid()}"
@@ -242,6 +246,7 @@ class SelfPlayWorker:
         return ChunkReport(
             chunk, self.actor, self.node, weights.version, s.games, len(records), key,
             s.decisions, s.simulations, time.perf_counter() - started,
+            torch_threads=torch.get_num_threads(),
         )  # fmt: skip
 
 
