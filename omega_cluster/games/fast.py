@@ -1,0 +1,55 @@
+"""The contract of a game's compiled kernels for the fast search path: :class:`FastGame`.
+
+A game opts in through its plugin hook ``fast_search``: ``(game) -> (FastGame | None, reason)``;
+the compiled tree (``omega_cluster.search.fast``) runs on it. The kernels are numba functions
+handed to the tree as first-class functions together with the constant tuples they read
+(``ctx``, and ``rctx`` / ``ectx`` for a rollout and the encoder). A packed state is an ``int64``
+vector of ``state_size`` entries. Random numbers in kernels: :mod:`omega_cluster.games._splitmix`.
+
+Chance: ``current`` returns :data:`CHANCE_NODE` at an explicit chance node and the ``chance``
+kernel then samples and applies an outcome, drawing as the Python search does (one uniform draw,
+the outcomes laid end to end in ``chance_outcomes`` order: ``games.chance.sample_chance``). A game
+without explicit chance nodes (its chance folded into ``apply``) leaves ``chance`` None.
+This module imports no numba.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from omega_cluster.games.api import State
+
+__all__ = ["CHANCE_NODE", "OVER", "FastGame"]
+
+OVER = -1  # ``current``: the searched horizon is over
+CHANCE_NODE = -2  # ``current``: an explicit chance node (the ``chance`` kernel draws it)
+
+
+@dataclass(frozen=True)
+class FastGame:
+    """One game's compiled kernels (numba ``@njit`` functions) and constants; see the module doc
+    and each field's comment for the signatures."""
+
+    name: str
+    num_players: int
+    num_actions: int  # the game's fixed action space
+    max_legal: int  # most legal actions at any decision
+    state_size: int  # length of a packed state (np.int64 vector)
+    ctx: tuple[Any, ...]  # constant arrays every kernel reads
+    pack: Callable[[State], np.ndarray]  # Python: a State -> its packed vector (exact copy)
+    current: Any  # current(ctx, S) -> acting player, OVER, or CHANCE_NODE
+    legal: Any  # legal(ctx, S, out) -> n: the legal actions in legal_actions() order
+    apply: Any  # apply(ctx, S, action) -> None, in place, no checks
+    returns: Any  # returns(ctx, S, out: float64[:]) -> None once over
+    info_key: Any  # info_key(ctx, S, player) -> int64 (equal information sets, equal keys)
+    sample_world: Any  # sample_world(ctx, S, player, rs, out) -> None: a determinization
+    rollouts: dict[str, tuple[Any, Any]]  # name -> (rctx, kernel(rctx, ctx, S, rs, out) -> bool)
+    obs_size: int = 0
+    feat_size: int = 0
+    ectx: tuple[Any, ...] | None = None
+    encode: Any = None  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
+    chance: Any = field(default=None)  # chance(ctx, S, rs) -> None (None: no chance nodes)
