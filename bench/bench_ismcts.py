@@ -4,13 +4,13 @@ Speed (always run; CPU seconds of this process, so other load on the machine mat
 
 * **Leduc poker**, one random rollout per leaf, 2,000 simulations per move, UCT constant 2.0, the
   same positions (every private deal; P0's first decision and P1's after a check) for three
-  searches: ours (the search player as users build it, ``make_player("ismcts:random:2000:
-  c_uct=2.0")``, on the general loop that every game, leaf and option runs), OpenSpiel's Python
+  searches: ours twice — the search player as users build it, ``make_player("ismcts:random:2000:
+  c_uct=2.0")``, which runs on the fast path (the compiled tree of ``omega_cluster.search.fast``,
+  chosen automatically for Leduc with random rollouts), and the Python loop that every game, leaf
+  and option runs (the same search with ``use_fast_playout=False``) — OpenSpiel's Python
   ``ISMCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``, and the C++ ``pyspiel.ISMCTSBot``
-  with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s and the headline
-  ratios of the general loop (bar: >= 8x the Python bot; the C++ ratio as measured). The
-  compiled kernel, an internal fast path that serves only heads-up Leduc with plain UCT and
-  random rollouts, is printed apart as a ratio against the general loop (10-30x).
+  with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s, the Python loop
+  against the Python bot (bar: >= 8x) and the search player against the C++ bot.
 * **Mexican Train 4p** mid-round positions, the search player's search (``ismcts:random`` and
   ``ismcts:commander_rollout``): simulations/s with random rollouts (bar >= 5,000/s) and with
   Commander rollouts, compiled, against the Python Commander as reference (2026-11-30: 6,968;
@@ -89,6 +89,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.results import Figure, record
+from omega_cluster._optional import numba_available
 from omega_cluster.eval.arena import play_match
 from omega_cluster.eval.stats import mean_ci, wilson_interval
 from omega_cluster.games import make_game
@@ -96,7 +97,6 @@ from omega_cluster.games.api import State
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.players.registry import make_player
-from omega_cluster.search._ismcts_compiled import numba_available
 from omega_cluster.search.evaluators import RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS
 
@@ -127,12 +127,15 @@ def bench_leduc(quick: bool) -> Figure:
 
     histories = _leduc_histories(quick)
     game = make_game("leduc_poker")
-    # the headline: the search player as users build it, on the general loop that every game,
-    # leaf and option runs; the compiled kernel (heads-up Leduc, plain UCT, random rollouts
-    # only) is timed apart, as the internal fast path it is
+    # the search player as users build it (the fast path when numba is installed), and the
+    # Python loop every game, leaf and option runs
     spec = f"ismcts:random:{LEDUC_SIMULATIONS}:c_uct={UCT_C}"
-    general = make_player(f"{spec}:compiled=false", game)
-    fast_path = make_player(spec, game) if numba_available() else None
+    python_loop = ISMCTS(
+        game, RolloutEvaluator(RandomPlayer(), use_fast_playout=False),
+        simulations=LEDUC_SIMULATIONS, c_uct=UCT_C,
+    )  # fmt: skip
+    player = make_player(spec, game)
+    fast_path = player.search if numba_available() else None  # type: ignore[attr-defined]
     os_game = pyspiel.load_game("leduc_poker")
     positions = []
     for h in histories:
@@ -142,10 +145,10 @@ def bench_leduc(quick: bool) -> Figure:
             o.apply_action(a)
         positions.append((s, o))
 
-    def ours(player: Any) -> Callable[[], None]:
+    def ours(search: Any) -> Callable[[], None]:
         def run() -> None:
             for i, (s, _) in enumerate(positions):
-                player.act(s, s.current_players[0], random.Random(i))
+                search.search(s, s.current_players[0], random.Random(i))
 
         return run
 
@@ -176,7 +179,7 @@ def bench_leduc(quick: bool) -> Figure:
             bot.get_policy(o)
 
     total = LEDUC_SIMULATIONS * len(positions)
-    runs: dict[str, Callable[[], None]] = {GENERAL: ours(general)}
+    runs: dict[str, Callable[[], None]] = {PYTHON_LOOP: ours(python_loop)}
     if fast_path is not None:
         ours(fast_path)()  # compile (or load numba's cache) before timing
         runs[FAST_PATH] = ours(fast_path)
@@ -192,22 +195,21 @@ def bench_leduc(quick: bool) -> Figure:
     )
     for name, rate in rates.items():
         print(f"  {name:<44}{rate:>12,.0f} simulations/s")
-    py = rates[GENERAL] / rates["openspiel python"]
-    cpp = rates[GENERAL] / rates["openspiel c++"]
-    print(f"  headline, {GENERAL}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x c++")
+    py = rates[PYTHON_LOOP] / rates["openspiel python"]
+    cpp = rates[PYTHON_LOOP] / rates["openspiel c++"]
+    print(f"  {PYTHON_LOOP}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x c++")
     if FAST_PATH in rates:
         print(
-            f"  {FAST_PATH}: {rates[FAST_PATH] / rates[GENERAL]:.1f}x the general loop "
-            f"({rates[FAST_PATH] / rates['openspiel c++']:.2f}x openspiel c++); serves only "
-            "heads-up Leduc with plain UCT and random rollouts"
+            f"  headline, {FAST_PATH}: {rates[FAST_PATH] / rates['openspiel c++']:.2f}x "
+            f"openspiel c++, {rates[FAST_PATH] / rates[PYTHON_LOOP]:.1f}x the Python loop"
         )
     else:
         print("  (numba is not installed: no fast-path figures; pip install numba)")
     return _leduc_figure(rates)
 
 
-GENERAL = "search player, general loop"
-FAST_PATH = "internal fast path (compiled kernel)"
+PYTHON_LOOP = "Python loop (every game)"
+FAST_PATH = "search player (fast path)"
 
 
 def _leduc_figure(rates: dict[str, float]) -> Figure:
@@ -311,14 +313,13 @@ def profile(quick: bool) -> None:
 
 
 def bench_leduc_ours_only(quick: bool) -> None:
-    """The pure-Python search (the compiled loop is opaque to the profiler)."""
+    """The Python loop (the compiled tree is opaque to the profiler)."""
     game = make_game("leduc_poker")
     ours = ISMCTS(
         game,
-        RolloutEvaluator(RandomPlayer()),
+        RolloutEvaluator(RandomPlayer(), use_fast_playout=False),
         simulations=LEDUC_SIMULATIONS,
         c_uct=UCT_C,
-        compiled=False,
     )
     for i, h in enumerate(_leduc_histories(quick)):
         s = game.new_initial_state()

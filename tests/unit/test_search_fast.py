@@ -96,7 +96,9 @@ def test_kernels_equal_the_python_game_step_by_step(game: Game) -> None:
         assert tuple(out) == state.returns()
 
 
-def _check_sample_world(fast: Any, state: State, packed: np.ndarray, player: int, seed: int) -> None:
+def _check_sample_world(
+    fast: Any, state: State, packed: np.ndarray, player: int, seed: int
+) -> None:
     """A determinization from one stream: the Python ``sample_world`` and the kernel agree."""
     python = state.sample_world(player, SplitMixRandom(seed))
     world = np.zeros_like(packed)
@@ -163,7 +165,9 @@ class Net:
         out, n = [], self.game.num_players
         for leaf in leaves:
             obs = self.encoder.encode_observation(leaf.state, leaf.player)
-            prior, rel = self.one(obs, self.encoder.encode_actions(leaf.state, leaf.player, leaf.legal))
+            prior, rel = self.one(
+                obs, self.encoder.encode_actions(leaf.state, leaf.player, leaf.legal)
+            )
             values = [0.0] * n
             for r in range(n):
                 values[(leaf.player + r) % n] = rel[r]
@@ -246,7 +250,10 @@ def test_a_budget_of_n_simulations_gives_n(game: Game) -> None:
     assert fast is not None
     states = [_play(game, a) for a in POSITIONS[game.spec.name][:3]]
     budgets = np.array([1, 7, 50])
-    for leaf, forward in ((FastLeaf("random_rollout"), None), (FastLeaf("network"), Net(game).forward)):
+    for leaf, forward in (
+        (FastLeaf("random_rollout"), None),
+        (FastLeaf("network"), Net(game).forward),
+    ):
         got = run_batched(
             fast, np.stack([fast.pack(s) for s in states]),
             np.array([s.current_players[0] for s in states]), budgets,

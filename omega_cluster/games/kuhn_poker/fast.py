@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from omega_cluster.games.kuhn_poker import KuhnPokerState
 from omega_cluster.games._splitmix import rand_below, rand_float
 from omega_cluster.games.fast import FastGame
+from omega_cluster.games.api import State
+from omega_cluster.games.kuhn_poker import KuhnPokerState
 
 __all__ = ["for_game", "pack"]
 
@@ -28,8 +29,9 @@ CUR, N, DECK, BETS, NACTS, FIRST, MASK, DEALT, CARDS = range(9)  # then OWNER at
 _CHANCE, _TERMINAL = -1, -2  # the Python codes of ``_cur``
 
 
-def pack(state: KuhnPokerState) -> np.ndarray:
+def pack(state: State) -> np.ndarray:
     """The packed copy of ``state`` (its fields, see the module doc)."""
+    assert isinstance(state, KuhnPokerState)
     n = state._n
     s = np.zeros(CARDS + 2 * n + 1, np.int64)
     s[CUR], s[N], s[DECK], s[BETS] = state._cur, n, state._deck, state._bets

@@ -11,6 +11,7 @@ returns (final policy, chosen move and diagnostics computed by the same function
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import time
@@ -21,14 +22,14 @@ from types import ModuleType
 import numpy as np
 
 from omega_cluster.games.api import State
+from omega_cluster.games.fast import FastGame
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_policy import choose_action, final_policy
 from omega_cluster.search.fast import tree as T
 from omega_cluster.search.fast._stubs import STUBS as _STUBS
-from omega_cluster.search.fast.specialize import tree_for
-from omega_cluster.games.fast import FastGame
 from omega_cluster.search.fast.game import FastLeaf
 from omega_cluster.search.fast.rng import SplitMixRandom
+from omega_cluster.search.fast.specialize import tree_for
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
 __all__ = ["FastResults", "Forward", "run_batched", "search_result", "search_state"]
@@ -61,13 +62,19 @@ class FastResults:
 
 def _tables(config: ISMCTSConfig, size: int) -> tuple[np.ndarray, np.ndarray]:
     """The exploration tables of the Python tree (``Tree.ensure_tables``): UCT ``c·sqrt(ln n)``
-    and ``1/sqrt(n)``, PUCT ``c·sqrt(n)`` and ``1/(1 + n)``, by the same expressions."""
-    if config.selection == "puct":
-        c = config.c_puct
+    and ``1/sqrt(n)``, PUCT ``c·sqrt(n)`` and ``1/(1 + n)``, by the same expressions (shared
+    between searches: the kernels only read them)."""
+    puct = config.selection == "puct"
+    size = 1 << max(10, (size - 1).bit_length())  # a few sizes serve every budget
+    return _table_pair(puct, config.c_puct if puct else config.c_uct, size)
+
+
+@functools.lru_cache(maxsize=32)
+def _table_pair(puct: bool, c: float, size: int) -> tuple[np.ndarray, np.ndarray]:
+    if puct:
         explore = [c * math.sqrt(n) for n in range(size)]
         bonus = [1.0 / (1.0 + n) for n in range(size)]
     else:
-        c = config.c_uct
         explore = [c * math.sqrt(math.log(n)) if n > 0 else 0.0 for n in range(size)]
         bonus = [1.0 / math.sqrt(n) if n else 0.0 for n in range(size)]
     return np.array(explore), np.array(bonus)
@@ -251,14 +258,14 @@ def search_state(fast: FastGame, state: State, player: int, config: ISMCTSConfig
     stream to the compiled tree and gets it back advanced; any other rng seeds the tree with
     ``getrandbits(64)``."""
     started = time.perf_counter()
-    split = isinstance(rng, SplitMixRandom)
-    seed = rng.state if split else rng.getrandbits(64)
+    split = rng if isinstance(rng, SplitMixRandom) else None
+    seed = split.state if split is not None else rng.getrandbits(64)
     results = run_batched(
         fast, fast.pack(state)[None, :], np.array([player]), np.array([config.budget]),
         np.array([seed], np.uint64), config, leaf, forward,
     )  # fmt: skip
-    if split:
-        rng.state = int(results.rng_states[0])
+    if split is not None:
+        split.state = int(results.rng_states[0])
     seconds = time.perf_counter() - started
     hidden = state.game.spec.hidden_information
     return search_result(results, 0, player, config, rng, seconds, hidden)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+
 from omega_cluster._optional import numba_available
 from omega_cluster.games.api import Game
 from omega_cluster.games.fast import CHANCE_NODE, OVER, FastGame
@@ -70,10 +71,9 @@ def fast_game(game: Game) -> tuple[FastGame | None, str | None]:
     ``None`` and the reason there is none."""
     if not numba_available():
         return None, "numba is not installed"
-    try:
-        return _CACHE[game]
-    except (KeyError, TypeError):
-        pass
+    cached = _CACHE.get(game)
+    if cached is not None:
+        return cached
     hook = game_plugin(game).hook("fast_search")
     answer: tuple[FastGame | None, str | None]
     if hook is None:
@@ -81,10 +81,7 @@ def fast_game(game: Game) -> tuple[FastGame | None, str | None]:
     else:
         fast, why = hook(game)
         answer = (fast, None) if fast is not None else (None, why or "no compiled search")
-    try:
-        _CACHE[game] = answer
-    except TypeError:
-        pass
+    _CACHE[game] = answer
     return answer
 
 

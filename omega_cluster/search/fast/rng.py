@@ -25,17 +25,13 @@ class SplitMixRandom(random.Random):
         self.state = seed & _MASK
         super().__init__(0)
 
-    def seed(self, a: object = None, version: int = 2) -> None:
-        """Kept for ``random.Random``'s constructor; the state is ``self.state``."""
-        super().seed(a, version)
-
     def random(self) -> float:
         self.state = x = (self.state + 0x9E3779B97F4A7C15) & _MASK
         z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
         return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0)
 
-    def _randbelow(self, n: int) -> int:  # type: ignore[override]
+    def _randbelow(self, n: int) -> int:
         return int(self.random() * n)
 
     def getrandbits(self, k: int) -> int:

@@ -29,7 +29,8 @@ __all__ = ["KERNELS", "tree_for"]
 KERNELS = ("current", "legal", "apply", "returns", "info_key", "sample_world", "chance",
            "rollout", "encode")  # fmt: skip
 _BEGIN, _END = "# -- game kernels", "# -- end of game kernels"
-_LOADED: dict[str, ModuleType] = {}
+_LOADED: dict[str, ModuleType] = {}  # by source digest
+_BY_KERNELS: dict[tuple[Any, ...], ModuleType] = {}  # by the kernels themselves (no re-hash)
 
 
 def _origin(name: str, fn: Any) -> str:
@@ -64,7 +65,17 @@ def _source(kernels: dict[str, Any]) -> str:
 
 def tree_for(kernels: dict[str, Any]) -> ModuleType:
     """The compiled tree module calling ``kernels`` (name -> numba function, :data:`KERNELS`)."""
-    source = _source(kernels)
+    key = tuple(kernels[name] for name in KERNELS)
+    known = _BY_KERNELS.get(key)
+    if known is not None:
+        return known
+    module = _load(_source(kernels))
+    _BY_KERNELS[key] = module
+    return module
+
+
+def _load(source: str) -> ModuleType:
+    """The module of ``source``, written once under its digest and imported."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     module = _LOADED.get(digest)
     if module is not None:

@@ -473,10 +473,11 @@ def collect(
         if run[k, R_PHASE] == DONE or run[k, R_PENDING] != 0:
             continue
         rs = rs_all[k : k + 1]
-        if run[k, R_PHASE] == INIT:
-            if _init_root(ctx, rctx, ectx, pool, bufs, run, cfg, k, rs, obs, feats, mask, b):
-                b += 1
-                continue
+        if run[k, R_PHASE] == INIT and _init_root(
+            ctx, rctx, ectx, pool, bufs, run, cfg, k, rs, obs, feats, mask, b
+        ):
+            b += 1
+            continue
         while run[k, R_SIMS] < run[k, R_BUDGET]:
             if _simulate(
                 ctx, rctx, ectx, pool, bufs, run, cfg, explore, bonus, k, rs, obs, feats, mask, b
