@@ -30,7 +30,7 @@ from omega_cluster.search import (
 )
 from omega_cluster.search.fast import FastLeaf, SplitMixRandom, fast_game, fast_path
 from omega_cluster.search.fast.driver import run_batched
-from omega_cluster.search.fast.tree import gamma_variate
+from omega_cluster.search.fast.nodes import gamma_variate
 from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
 from omega_cluster.search.result import SearchResult
 

@@ -19,8 +19,8 @@ import numpy as np
 from numba import njit
 
 from omega_cluster.games._splitmix import rand_below, rand_float
-from omega_cluster.games.fast import FastGame
 from omega_cluster.games.api import State
+from omega_cluster.games.fast import FastGame
 from omega_cluster.games.kuhn_poker import KuhnPokerState
 
 __all__ = ["for_game", "pack"]

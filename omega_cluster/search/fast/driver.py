@@ -25,7 +25,7 @@ from omega_cluster.games.api import State
 from omega_cluster.games.fast import FastGame
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_policy import choose_action, final_policy
-from omega_cluster.search.fast import tree as T
+from omega_cluster.search.fast import nodes as T
 from omega_cluster.search.fast._stubs import STUBS as _STUBS
 from omega_cluster.search.fast.game import FastLeaf
 from omega_cluster.search.fast.rng import SplitMixRandom

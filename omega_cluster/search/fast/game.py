@@ -8,6 +8,7 @@ package, below the search in the layers, can build one) and re-exported here.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from dataclasses import dataclass
 
@@ -71,7 +72,10 @@ def fast_game(game: Game) -> tuple[FastGame | None, str | None]:
     ``None`` and the reason there is none."""
     if not numba_available():
         return None, "numba is not installed"
-    cached = _CACHE.get(game)
+    try:  # a game object that cannot be weakly referenced or hashed is not cached
+        cached = _CACHE.get(game)
+    except TypeError:
+        cached = None
     if cached is not None:
         return cached
     hook = game_plugin(game).hook("fast_search")
@@ -81,7 +85,8 @@ def fast_game(game: Game) -> tuple[FastGame | None, str | None]:
     else:
         fast, why = hook(game)
         answer = (fast, None) if fast is not None else (None, why or "no compiled search")
-    _CACHE[game] = answer
+    with contextlib.suppress(TypeError):
+        _CACHE[game] = answer
     return answer
 
 

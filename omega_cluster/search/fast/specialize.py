@@ -6,8 +6,9 @@ arguments, the game's kernels would make every process compile the tree again (~
 tree calls them as module globals, and :func:`tree_for` writes, once per set of kernels, a module
 file whose header imports them (``from omega_cluster.games.kuhn_poker.fast import apply as
 apply``) followed by the tree's own source, named by a hash of both (a changed tree or a
-changed set of kernels is a new file). The files live in ``__pycache__/specialized`` beside this
-module, or the temporary directory when that is not writable.
+changed set of kernels is a new file). The files live in ``~/.cache/omega_cluster/fast_tree``
+(numba's cache of them in its ``__pycache__``), or the temporary directory when that is not
+writable.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def _origin(name: str, fn: Any) -> str:
 
 
 def _directory() -> Path:
-    here = Path(__file__).parent / "__pycache__" / "specialized"
-    for candidate in (here, Path(tempfile.gettempdir()) / "omega_cluster_fast_tree"):
+    home = Path.home() / ".cache" / "omega_cluster" / "fast_tree"
+    for candidate in (home, Path(tempfile.gettempdir()) / f"omega_cluster_fast_tree_{os.getuid()}"):
         try:
             candidate.mkdir(parents=True, exist_ok=True)
             if os.access(candidate, os.W_OK):
