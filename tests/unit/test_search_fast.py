@@ -27,6 +27,7 @@ from omega_cluster.search import (
     Leaf,
     LeafEvaluation,
     RolloutEvaluator,
+    run_searches,
 )
 from omega_cluster.search.fast import FastLeaf, SplitMixRandom, fast_game, fast_path
 from omega_cluster.search.fast.driver import run_batched
@@ -39,8 +40,9 @@ PYTHON_ROLLOUT = RolloutEvaluator(RandomPlayer(), use_fast_playout=False)
 ENCODERS: dict[str, Any] = {"kuhn_poker": KuhnPokerEncoder, "leduc_poker": LeducPokerEncoder}
 # positions (actions from the start) and the player to act
 POSITIONS = {
-    "kuhn_poker": [[0, 2], [2, 1], [1, 0, 0], [0, 1, 1], [2, 0, 0, 1]],
-    "leduc_poker": [[0, 3], [4, 1], [2, 5, 2], [4, 1, 1, 1, 2], [1, 4, 2, 2, 1, 3]],
+    ("kuhn_poker", 2): [[0, 2], [2, 1], [1, 0, 0], [0, 1, 1], [2, 0, 0, 1]],
+    ("kuhn_poker", 3): [[0, 2, 3], [3, 1, 0, 0], [1, 0, 2, 1], [2, 3, 1, 0, 0], [0, 1, 3, 1, 0]],
+    ("leduc_poker", 2): [[0, 3], [4, 1], [2, 5, 2], [4, 1, 1, 1, 2], [1, 4, 2, 2, 1, 3]],
 }
 
 
@@ -51,9 +53,14 @@ def _play(game: Game, actions: Sequence[int]) -> State:
     return state
 
 
-@pytest.fixture(scope="module", params=["kuhn_poker", "leduc_poker"])
+def _positions(game: Game) -> list[list[int]]:
+    return POSITIONS[(game.spec.name, game.num_players)]
+
+
+@pytest.fixture(scope="module", params=[("kuhn_poker", 2), ("kuhn_poker", 3), ("leduc_poker", 2)])
 def game(request: pytest.FixtureRequest) -> Game:
-    return make_game(request.param)
+    name, players = request.param
+    return make_game(name, players=players)
 
 
 # -- the kernels equal the Python game --------------------------------------------------------------
@@ -132,7 +139,7 @@ def test_random_rollout_search_equals_the_python_search(
     config = ISMCTSConfig(simulations=simulations, selection=selection, c_uct=2.0)
     fast, python = ISMCTS(game, FAST_ROLLOUT, config), ISMCTS(game, PYTHON_ROLLOUT, config)
     assert fast.fast is not None and python.fast is None
-    for actions in POSITIONS[game.spec.name]:
+    for actions in _positions(game):
         state = _play(game, actions)
         player = state.current_players[0]
         for seed in range(3):
@@ -211,7 +218,7 @@ def test_network_leaf_equals_the_python_search(
     if fast_leaf.rollout is not None:
         evaluator = BlendEvaluator(evaluator, PYTHON_ROLLOUT, weight_a=0.75, weight_b=0.25)
     python = ISMCTS(game, evaluator, config)
-    for actions in POSITIONS[game.spec.name][:3]:
+    for actions in _positions(game)[:3]:
         state = _play(game, actions)
         player = state.current_players[0]
         for seed in range(2):
@@ -230,7 +237,7 @@ def test_batched_searches_equal_each_alone_one_forward_per_batch(game: Game) -> 
     net = Net(game)
     config = ISMCTSConfig(simulations=60, selection="puct", dirichlet_fraction=0.25)
     leaf = FastLeaf("network")
-    states = [_play(game, a) for a in POSITIONS[game.spec.name]] * 2
+    states = [_play(game, a) for a in _positions(game)] * 2
     seeds = list(range(len(states)))
     together = _batched(game, net, states, seeds, config, leaf)
     assert together.forward_calls == len(net.calls)  # one call per batch
@@ -248,7 +255,7 @@ def test_batched_searches_equal_each_alone_one_forward_per_batch(game: Game) -> 
 def test_a_budget_of_n_simulations_gives_n(game: Game) -> None:
     fast, _ = fast_game(game)
     assert fast is not None
-    states = [_play(game, a) for a in POSITIONS[game.spec.name][:3]]
+    states = [_play(game, a) for a in _positions(game)[:3]]
     budgets = np.array([1, 7, 50])
     for leaf, forward in (
         (FastLeaf("random_rollout"), None),
@@ -262,6 +269,21 @@ def test_a_budget_of_n_simulations_gives_n(game: Game) -> None:
         assert list(got.simulations) == list(budgets)
         assert list(got.visits.sum(axis=1)) == list(budgets)
         assert list(got.histogram.sum(axis=1)) == list(budgets)
+
+
+def test_the_fast_path_serves_batched_steps_too(game: Game) -> None:
+    """``ISMCTS.steps`` on the fast path yields no leaf (its rollouts run inside) and returns the
+    same result as ``search``; run_searches serves it beside Python searches."""
+    search = ISMCTS(game, FAST_ROLLOUT, simulations=100)
+    python = ISMCTS(game, PYTHON_ROLLOUT, simulations=100)
+    states = [_play(game, a) for a in _positions(game)[:2]]
+    steps = [search.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)]
+    steps += [python.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)]
+    results = run_searches(steps, PYTHON_ROLLOUT, game.num_players)
+    for i in range(2):
+        _same(results[i], results[i + 2])
+        alone = search.search(states[i], states[i].current_players[0], SplitMixRandom(i))
+        _same(results[i], alone)
 
 
 # -- when the fast path declines ------------------------------------------------------------------
