@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import cProfile
 import io
+import math
 import multiprocessing
 import pstats
 import random
@@ -228,6 +229,89 @@ def _leduc_figure(rates: dict[str, float]) -> Figure:
             f"{name} {rate / os_py:.1f}× / {rate / os_cpp:.2f}×" for name, rate in ours.items()
         )
         + " (bar 8× Python)",
+        command="python -m bench.bench_ismcts",
+    )
+
+
+# -- the fast path's batched network leaf -----------------------------------------------------------
+def _trivial_forward(obs: Any, feats: Any, mask: Any) -> tuple[Any, Any]:
+    """A stand-in for the network that costs next to nothing: uniform priors, values from two
+    observation entries (so the figure is the search's cost, not the model's)."""
+    import numpy as np
+
+    priors = mask / mask.sum(axis=1, keepdims=True)
+    values = np.tanh(obs[:, :2].astype(np.float64) - 0.5)
+    return priors, values
+
+
+def bench_fast_batched(quick: bool) -> Figure:
+    """Network leaves/s of K concurrent PUCT searches on Leduc with a trivial forward: the fast
+    path (``run_batched``: compiled tree and encoder, one forward per batch) against the Python
+    loop (``run_searches`` with the game's encoder and the same forward per batch)."""
+    import numpy as np
+
+    from omega_cluster.games.leduc_poker.encoder import LeducPokerEncoder
+    from omega_cluster.search.batching import run_searches
+    from omega_cluster.search.evaluators import FunctionEvaluator, LeafEvaluation
+    from omega_cluster.search.fast import FastLeaf, fast_game
+    from omega_cluster.search.fast.driver import run_batched
+    from omega_cluster.search.ismcts import ISMCTSConfig
+
+    game = make_game("leduc_poker")
+    fast, why = fast_game(game)
+    k, sims = (64, 16) if quick else (256, 64)
+    config = ISMCTSConfig(simulations=sims, selection="puct", dirichlet_fraction=0.25)
+    states = []
+    for h in _leduc_histories(False):
+        s = game.new_initial_state()
+        for a in h:
+            s.apply_action(a)
+        states.append(s)
+    states = (states * (k // len(states) + 1))[:k]
+    players = np.array([s.current_players[0] for s in states])
+    rates: dict[str, float] = {}
+    if fast is not None:
+        roots = np.stack([fast.pack(s) for s in states])
+        leaf, seeds, budgets = FastLeaf("network"), np.arange(k, dtype=np.uint64), np.full(k, sims)
+        run_batched(fast, roots, players, budgets, seeds, config, leaf, _trivial_forward)  # compile
+        start = time.perf_counter()
+        got = run_batched(fast, roots, players, budgets, seeds, config, leaf, _trivial_forward)
+        rates["fast path"] = got.rows / (time.perf_counter() - start)
+    encoder = LeducPokerEncoder(game)
+
+    def evaluate(leaves: Sequence[Any]) -> list[LeafEvaluation]:
+        obs = np.stack([encoder.encode_observation(x.state, x.player) for x in leaves])
+        feats = np.zeros((len(leaves), 3, 3), np.float32)
+        mask = np.zeros((len(leaves), 3), bool)
+        for b, x in enumerate(leaves):
+            feats[b, : len(x.legal)] = encoder.encode_actions(x.state, x.player, x.legal)
+            mask[b, : len(x.legal)] = True
+        priors, values = _trivial_forward(obs, feats, mask)
+        return [
+            LeafEvaluation(tuple(values[b]), tuple(priors[b, : len(x.legal)]))
+            for b, x in enumerate(leaves)
+        ]
+
+    net = FunctionEvaluator(evaluate)
+    search = ISMCTS(game, net, config)
+    start = time.perf_counter()
+    results = run_searches(
+        [search.steps(s, int(p), random.Random(i)) for i, (s, p) in enumerate(zip(states, players, strict=True))],
+        net, 2,
+    )  # fmt: skip
+    leaves = sum(r.diagnostics.leaf_evaluations for r in results)
+    rates["Python loop"] = leaves / (time.perf_counter() - start)
+    print(f"leduc_poker, {k} concurrent PUCT searches x {sims} simulations, trivial forward")
+    for name, rate in rates.items():
+        print(f"  {name:<44}{rate:>12,.0f} network leaves/s")
+    if fast is None:
+        print(f"  (no fast path: {why})")
+    ratio = rates.get("fast path", math.nan) / rates["Python loop"]
+    return Figure(
+        name=f"Network leaves/s, Leduc, {k} concurrent PUCT searches, trivial forward",
+        figure="; ".join(f"{name} {rate:,.0f}" for name, rate in rates.items()),
+        reference="the Python loop (run_searches, the game's encoder)",
+        ratio=f"fast path {ratio:.1f}×",
         command="python -m bench.bench_ismcts",
     )
 
@@ -425,7 +509,8 @@ def _option(args: list[str], name: str, default: str) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     quick = "--quick" in args
-    record("bench_ismcts", [bench_leduc(quick), bench_mexican_train(quick)], quick=quick)
+    figures = [bench_leduc(quick), bench_fast_batched(quick), bench_mexican_train(quick)]
+    record("bench_ismcts", figures, quick=quick)
     if "--profile" in args:
         profile(quick)
     if "--strength" in args:

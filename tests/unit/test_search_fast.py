@@ -278,7 +278,9 @@ def test_the_fast_path_serves_batched_steps_too(game: Game) -> None:
     python = ISMCTS(game, PYTHON_ROLLOUT, simulations=100)
     states = [_play(game, a) for a in _positions(game)[:2]]
     steps = [search.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)]
-    steps += [python.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)]
+    steps += [
+        python.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)
+    ]
     results = run_searches(steps, PYTHON_ROLLOUT, game.num_players)
     for i in range(2):
         _same(results[i], results[i + 2])

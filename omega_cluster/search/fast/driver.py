@@ -118,12 +118,9 @@ def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[t
     h = 1 << max(2, (2 * m - 1).bit_length())
     i64, f64 = np.int64, np.float64
     pool = (
-        np.zeros((k, m), i64), np.zeros((k, m), i64), np.zeros((k, m), i64),
-        np.zeros((k, m), i64), np.zeros((k, m), i64), np.zeros((k, m), f64),
-        np.zeros((k, e), i64), np.zeros((k, e), i64), np.zeros((k, e), f64),
-        np.zeros((k, e), f64), np.zeros((k, e), i64),
-        np.zeros((k, h), i64), np.zeros((k, h), i64), np.full((k, h), -1, i64),
-        np.zeros((k, 2), i64), np.zeros((k, n), f64),
+        np.zeros((k, m, T.N_FIELDS), i64), np.zeros((k, m), f64),
+        np.zeros((k, e, T.E_FIELDS), i64), np.zeros((k, e, T.F_FIELDS), f64),
+        np.full((k, h, T.H_FIELDS), -1, i64), np.zeros((k, 2), i64), np.zeros((k, n), f64),
     )  # fmt: skip
     bufs = (
         np.zeros((k, s), i64), np.zeros((k, legal), i64), np.zeros((k, m), i64),
@@ -205,21 +202,21 @@ def _forward(forward: Forward, obs: np.ndarray, feats: np.ndarray, mask: np.ndar
 def _results(fast: FastGame, pool: tuple, bufs: tuple, run: np.ndarray, seeds: np.ndarray,
              calls: int, rows: int) -> FastResults:  # fmt: skip
     a = fast.max_legal
-    n_legal = pool[3][:, 0].copy()
+    n_legal = pool[0][:, 0, T.N_COUNT].copy()
     cols = np.arange(a)
-    edges = np.minimum(pool[2][:, :1] + cols, pool[6].shape[1] - 1)
+    edges = np.minimum(pool[0][:, :1, T.N_FIRST] + cols, pool[2].shape[1] - 1)
     live = cols[None, :] < n_legal[:, None]
     take = np.take_along_axis
-    legal = np.where(live, take(pool[6], edges, 1), -1)
-    visits = np.where(live, take(pool[7], edges, 1), 0)
-    means = np.where(live & (visits > 0), take(pool[8], edges, 1), np.nan)
+    legal = np.where(live, take(pool[2][:, :, T.E_ACTION], edges, 1), -1)
+    visits = np.where(live, take(pool[2][:, :, T.E_VISITS], edges, 1), 0)
+    means = np.where(live & (visits > 0), take(pool[3][:, :, T.F_MEAN], edges, 1), np.nan)
     sims = run[:, T.R_SIMS].copy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(sims[:, None] > 0, pool[15] / np.maximum(sims, 1)[:, None], 0.0)
+        value = np.where(sims[:, None] > 0, pool[6] / np.maximum(sims, 1)[:, None], 0.0)
     prior = np.where(live, bufs[10], 0.0)
     return FastResults(
         legal=legal, n_legal=n_legal, visits=visits, means=means, root_value=value, prior=prior,
-        simulations=sims, leaves=run[:, T.R_LEAVES].copy(), tree_nodes=pool[14][:, 0].copy(),
+        simulations=sims, leaves=run[:, T.R_LEAVES].copy(), tree_nodes=pool[5][:, 0].copy(),
         histogram=bufs[4].copy(), rng_states=seeds, forward_calls=calls, rows=rows,
     )  # fmt: skip
 

@@ -1,11 +1,13 @@
 """The compiled tree's arrays and the steps that touch only them (numba): find a node by
 information set, make a node, choose a candidate (UCT / PUCT), back up, Dirichlet root noise.
 
-``pool`` (a tuple of arrays, row ``k`` = search ``k``): 0 node player, 1 node visits, 2 node's
-first edge, 3 node's edge count, 4 UCT untried count, 5 node first-play value; per edge 6 action,
-7 visits, 8 running mean, 9 prior, 10 UCT's untried list; the hash 11 key, 12 player, 13 node
-(-1: a free slot; linear probing on (key, player)); 14 nodes / edges used; 15 the root's summed
-return vector. The rules are those of the Python tree (``_ismcts_tree.Tree.new_node``,
+``pool`` (a tuple of arrays, row ``k`` = search ``k``; the fields of one node, edge or slot side
+by side, so a step touches few cache lines when hundreds of trees share the cache): 0 nodes
+``int64[K, M, N_*]`` (player, visits, first edge, edge count, UCT untried count), 1 node
+first-play values ``float64[K, M]``, 2 edges ``int64[K, E, E_*]`` (action, visits, UCT's untried
+list), 3 edge statistics ``float64[K, E, F_*]`` (running mean, prior), 4 the hash
+``int64[K, H, H_*]`` (key, player, node; node -1: a free slot; linear probing on (key, player)),
+5 nodes / edges used ``int64[K, 2]``, 6 the root's summed return vector ``float64[K, N]``. The rules are those of the Python tree (``_ismcts_tree.Tree.new_node``,
 ``_ismcts_bandit``, ``Tree.backup``, ``_ismcts_policy.dirichlet_noise``), expression for
 expression, so the same random numbers give the same tree. The steps that call a game's kernels
 are :mod:`.tree`.
@@ -36,6 +38,11 @@ ROOT_LEAF, TREE_LEAF = 1, 2  # R_PENDING
 # the configuration vector ``cfg`` (float64)
 C_PUCT, C_NETWORK, C_ROLLOUT, C_W_NET, C_W_ROLL, C_DIR_ALPHA, C_DIR_FRAC = 0, 1, 2, 3, 4, 5, 6
 CFG_SIZE = 7
+# fields of the pool's records
+N_PLAYER, N_VISITS, N_FIRST, N_COUNT, N_LEFT, N_FIELDS = 0, 1, 2, 3, 4, 5
+E_ACTION, E_VISITS, E_FRESH, E_FIELDS = 0, 1, 2, 3
+F_MEAN, F_PRIOR, F_FIELDS = 0, 1, 2
+H_KEY, H_PLAYER, H_NODE, H_FIELDS = 0, 1, 2, 3
 
 
 @njit(cache=True)
@@ -78,12 +85,14 @@ def gamma_variate(alpha: float, rs: np.ndarray) -> float:
 @njit(cache=True, inline="always")
 def find_slot(pool: tuple, k: int, key: int, player: int) -> int:
     """The hash slot of (key, player) in search ``k``'s table, or the free slot it would take."""
-    hkey, hplayer, hnode = pool[11], pool[12], pool[13]
-    mask = hkey.shape[1] - 1
+    table = pool[4]
+    mask = table.shape[1] - 1
     h = np.int64(key) * _HASH + player
     i = (h ^ (h >> 29)) & mask
     while True:
-        if hnode[k, i] == -1 or (hkey[k, i] == key and hplayer[k, i] == player):
+        if table[k, i, H_NODE] == -1 or (
+            table[k, i, H_KEY] == key and table[k, i, H_PLAYER] == player
+        ):
             return i
         i = (i + 1) & mask
 
@@ -104,30 +113,23 @@ def new_node(
 ) -> int:
     """A node for ``player`` with candidates ``legal[:n]`` (the Python ``Tree.new_node`` without
     caps or widening): means start at ``value``, priors from ``prior`` under PUCT (else uniform)."""
-    nplayer, nn, nfirst, nk, nleft, nfpu = pool[0], pool[1], pool[2], pool[3], pool[4], pool[5]
-    eact, evis, emean, eprior, efresh = pool[6], pool[7], pool[8], pool[9], pool[10]
-    hkey, hplayer, hnode, counts = pool[11], pool[12], pool[13], pool[14]
+    node, fpu, edge, stat, table, counts = pool[0], pool[1], pool[2], pool[3], pool[4], pool[5]
     index, first = counts[k, 0], counts[k, 1]
-    if index >= nplayer.shape[1] or first + n > eact.shape[1]:
+    if index >= node.shape[1] or first + n > edge.shape[1]:
         raise ValueError("compiled ISMCTS: tree arrays full")
-    nplayer[k, index] = player
-    nn[k, index] = 0
-    nfirst[k, index] = first
-    nk[k, index] = n
-    nleft[k, index] = 0 if puct else n
-    nfpu[k, index] = value
+    row = node[k, index]
+    row[N_PLAYER], row[N_VISITS], row[N_FIRST], row[N_COUNT] = player, 0, first, n
+    row[N_LEFT] = 0 if puct else n
+    fpu[k, index] = value
     uniform = 1.0 / n
     for j in range(n):
-        eact[k, first + j] = legal[j]
-        evis[k, first + j] = 0
-        emean[k, first + j] = value
-        eprior[k, first + j] = prior[j] if (puct and has_prior) else uniform
-        efresh[k, first + j] = j
+        e, f = edge[k, first + j], stat[k, first + j]
+        e[E_ACTION], e[E_VISITS], e[E_FRESH] = legal[j], 0, j
+        f[F_MEAN] = value
+        f[F_PRIOR] = prior[j] if (puct and has_prior) else uniform
     counts[k, 0] = index + 1
     counts[k, 1] = first + n
-    hkey[k, slot] = key
-    hplayer[k, slot] = player
-    hnode[k, slot] = index
+    table[k, slot, H_KEY], table[k, slot, H_PLAYER], table[k, slot, H_NODE] = key, player, index
     return index
 
 
@@ -135,33 +137,32 @@ def new_node(
 def choose(
     pool: tuple,
     k: int,
-    node: int,
+    index: int,
     puct: bool,
     explore: np.ndarray,
     bonus: np.ndarray,
     rs: np.ndarray,
 ) -> int:
-    """The candidate index a simulation takes at ``node`` (``_ismcts_bandit``'s rules)."""
-    nn, nfirst, nk, nleft, nfpu = pool[1], pool[2], pool[3], pool[4], pool[5]
-    evis, emean, eprior, efresh = pool[7], pool[8], pool[9], pool[10]
-    first, m, big_n = nfirst[k, node], nk[k, node], nn[k, node]
+    """The candidate index a simulation takes at node ``index`` (``_ismcts_bandit``'s rules)."""
+    row, edge, stat = pool[0][k, index], pool[2][k], pool[3][k]
+    first, m, big_n = row[N_FIRST], row[N_COUNT], row[N_VISITS]
     fpu = 0.0
     if not puct:
-        left = nleft[k, node]
+        left = row[N_LEFT]
         if left > 0:  # untried candidates first, in random order
-            nleft[k, node] = left - 1
+            row[N_LEFT] = left - 1
             if left == 1:
-                return efresh[k, first]
+                return edge[first, E_FRESH]
             j = int(rand_float(rs) * left)
-            pick = efresh[k, first + j]
-            efresh[k, first + j] = efresh[k, first + left - 1]
+            pick = edge[first + j, E_FRESH]
+            edge[first + j, E_FRESH] = edge[first + left - 1, E_FRESH]
             return pick
     else:
-        total, count = nfpu[k, node], 1
+        total, count = pool[1][k, index], 1
         for j in range(m):
-            v = evis[k, first + j]
+            v = edge[first + j, E_VISITS]
             if v:
-                total += emean[k, first + j] * v
+                total += stat[first + j, F_MEAN] * v
                 count += v
         fpu = total / count
     e = explore[big_n]
@@ -169,12 +170,12 @@ def choose(
     i = 0
     ties = 0
     for j in range(m):
-        n = evis[k, first + j]
+        n = edge[first + j, E_VISITS]
         if puct:
-            mean = emean[k, first + j] if n else fpu
-            score = mean + e * eprior[k, first + j] * bonus[n]
+            mean = stat[first + j, F_MEAN] if n else fpu
+            score = mean + e * stat[first + j, F_PRIOR] * bonus[n]
         else:
-            score = emean[k, first + j] + e * bonus[n]
+            score = stat[first + j, F_MEAN] + e * bonus[n]
         if score > best:
             best, i, ties = score, j, 1
         elif score == best:
@@ -187,12 +188,12 @@ def choose(
 @njit(cache=True, inline="always")
 def backup(pool: tuple, bufs: tuple, k: int, depth: int, values: np.ndarray) -> None:
     """Running means of the acting player's value along the path; the root sums every value."""
-    nplayer, evis, emean, total = pool[0], pool[7], pool[8], pool[15]
+    node, edge, stat, total = pool[0][k], pool[2][k], pool[3][k], pool[6]
     path_nodes, path_edges, hist = bufs[2], bufs[3], bufs[4]
     for d in range(depth):
-        edge = path_edges[k, d]
-        v = values[nplayer[k, path_nodes[k, d]]]
-        emean[k, edge] += (v - emean[k, edge]) / evis[k, edge]
+        e = path_edges[k, d]
+        v = values[node[path_nodes[k, d], N_PLAYER]]
+        stat[e, F_MEAN] += (v - stat[e, F_MEAN]) / edge[e, E_VISITS]
     for p in range(values.size):
         total[k, p] += values[p]
     hist[k, depth] += 1
@@ -201,8 +202,7 @@ def backup(pool: tuple, bufs: tuple, k: int, depth: int, values: np.ndarray) -> 
 @njit(cache=True)
 def dirichlet(pool: tuple, k: int, alpha: float, frac: float, rs: np.ndarray) -> None:
     """AlphaZero root noise on the root's priors, as ``_ismcts_policy.dirichlet_noise``."""
-    nfirst, nk, eprior = pool[2], pool[3], pool[9]
-    first, m = nfirst[k, 0], nk[k, 0]
+    first, m, stat = pool[0][k, 0, N_FIRST], pool[0][k, 0, N_COUNT], pool[3][k]
     draws = np.empty(m)
     total = 0.0
     for j in range(m):
@@ -214,4 +214,4 @@ def dirichlet(pool: tuple, k: int, alpha: float, frac: float, rs: np.ndarray) ->
         draws[int(rand_float(rs) * m)] = 1.0
         total = 1.0
     for j in range(m):
-        eprior[k, first + j] = (1.0 - frac) * eprior[k, first + j] + frac * draws[j] / total
+        stat[first + j, F_PRIOR] = (1.0 - frac) * stat[first + j, F_PRIOR] + frac * draws[j] / total

@@ -39,7 +39,13 @@ from omega_cluster.search.fast.nodes import (
     C_W_NET,
     C_W_ROLL,
     DONE,
+    E_ACTION,
+    E_VISITS,
+    F_PRIOR,
+    H_NODE,
     INIT,
+    N_FIRST,
+    N_VISITS,
     R_BUDGET,
     R_DEPTH,
     R_LEAF_N,
@@ -141,9 +147,9 @@ def _make_root(
 ) -> None:
     """The root node (node 0), its clean prior kept, Dirichlet noise on, the search running."""
     new_node(pool, k, slot, key, player, bufs[1][k], n, prior, has_prior, value, cfg[C_PUCT] > 0)
-    first = pool[2][k, 0]
+    first = pool[0][k, 0, N_FIRST]
     for j in range(n):
-        bufs[10][k, j] = pool[9][k, first + j]
+        bufs[10][k, j] = pool[3][k, first + j, F_PRIOR]
     if cfg[C_DIR_FRAC] > 0.0:
         dirichlet(pool, k, cfg[C_DIR_ALPHA], cfg[C_DIR_FRAC], rs)
     run[k, R_PHASE] = RUNNING
@@ -230,7 +236,7 @@ def _simulate(
     """One simulation of search ``k``: determinize, select to a new leaf or the end, evaluate
     (rollout) and back up; True when the leaf waits for the network in batch row ``b``."""
     world, vals, path_nodes, path_edges = bufs[0][k], bufs[6][k], bufs[2], bufs[3]
-    nn, nfirst, eact, evis, hnode = pool[1], pool[2], pool[6], pool[7], pool[13]
+    node_rows, edge_rows, table = pool[0][k], pool[2][k], pool[4][k]
     if run[k, R_PUSHED]:
         world[:] = bufs[8][k]
         run[k, R_PUSHED] = 0
@@ -250,7 +256,7 @@ def _simulate(
             continue
         key = info_key(ctx, world, p)
         slot = find_slot(pool, k, key, p)
-        node = hnode[k, slot]
+        node = table[slot, H_NODE]
         if node == -1:  # a new information set: the leaf
             n = legal(ctx, world, bufs[1][k])
             run[k, R_LEAVES] += 1
@@ -267,13 +273,13 @@ def _simulate(
         if depth >= path_nodes.shape[1]:
             raise ValueError("compiled ISMCTS: selection path longer than the tree")
         i = choose(pool, k, node, puct, explore, bonus, rs)
-        nn[k, node] += 1
-        edge = nfirst[k, node] + i
-        evis[k, edge] += 1
+        node_rows[node, N_VISITS] += 1
+        edge = node_rows[node, N_FIRST] + i
+        edge_rows[edge, E_VISITS] += 1
         path_nodes[k, depth] = node
         path_edges[k, depth] = edge
         depth += 1
-        apply(ctx, world, eact[k, edge])
+        apply(ctx, world, edge_rows[edge, E_ACTION])
 
 
 @njit(cache=True)
