@@ -29,7 +29,7 @@ from omega_cluster.search import (
     RolloutEvaluator,
     run_searches,
 )
-from omega_cluster.search.fast import FastLeaf, SplitMixRandom, fast_game, fast_path
+from omega_cluster.search.fast import FastLeaf, SplitMixRandom, driver, fast_game, fast_path
 from omega_cluster.search.fast.driver import run_batched
 from omega_cluster.search.fast.nodes import gamma_variate
 from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
@@ -250,6 +250,20 @@ def test_batched_searches_equal_each_alone_one_forward_per_batch(game: Game) -> 
             a, b = getattr(together, field)[k], getattr(alone, field)[0]
             assert np.array_equal(a, b, equal_nan=True), field
         assert together.rng_states[k] == alone.rng_states[0]
+
+
+def test_the_edge_pool_grows_as_the_trees_need(game: Game, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool started with one edge a node (a game's max_legal may be large) grows on the way
+    and gives the same searches as one sized for the worst case."""
+    net = Net(game)
+    config = ISMCTSConfig(simulations=80, selection="puct")
+    states = [_play(game, a) for a in _positions(game)]
+    seeds = list(range(len(states)))
+    roomy = _batched(game, net, states, seeds, config, FastLeaf("network"))
+    monkeypatch.setattr(driver, "_EDGES_PER_NODE", 1)
+    tight = _batched(game, net, states, seeds, config, FastLeaf("network"))
+    for field in ("visits", "means", "root_value", "leaves", "histogram", "tree_nodes"):
+        assert np.array_equal(getattr(roomy, field), getattr(tight, field), equal_nan=True)
 
 
 def test_a_budget_of_n_simulations_gives_n(game: Game) -> None:

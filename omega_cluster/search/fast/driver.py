@@ -114,7 +114,7 @@ def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[t
     """The K trees and the per-search buffers, sized for the largest budget."""
     k, s, legal, n = roots.shape[0], fast.state_size, fast.max_legal, fast.num_players
     m = int(budgets.max(initial=0)) + 2  # nodes: at most one new node a simulation, plus the root
-    e = m * legal
+    e = m * min(legal, _EDGES_PER_NODE)  # grown when a tree needs more (_grow)
     h = 1 << max(2, (2 * m - 1).bit_length())
     i64, f64 = np.int64, np.float64
     pool = (
@@ -129,6 +129,19 @@ def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[t
         np.zeros(k, i64), np.zeros((k, legal), f64), np.ascontiguousarray(roots, i64),
     )  # fmt: skip
     return pool, bufs
+
+
+_EDGES_PER_NODE = 8  # the edge pool's first size, per node (a game's max_legal may be far larger)
+
+
+def _grow(pool: tuple) -> tuple:
+    """The pool with twice the edge room (edges and their statistics copied)."""
+    edge, stat = pool[2], pool[3]
+    k, e = edge.shape[0], edge.shape[1]
+    bigger_edge = np.zeros((k, 2 * e, edge.shape[2]), edge.dtype)
+    bigger_stat = np.zeros((k, 2 * e, stat.shape[2]), stat.dtype)
+    bigger_edge[:, :e], bigger_stat[:, :e] = edge, stat
+    return (pool[0], pool[1], bigger_edge, bigger_stat, *pool[4:])
 
 
 def _check_inputs(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets: np.ndarray,
@@ -170,15 +183,20 @@ def run_batched(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets:
     feats = np.zeros((rows_cap, a, max(fast.feat_size, 1)), np.float32)
     mask = np.zeros((rows_cap, a), np.bool_)
     calls = rows = 0
+    room = np.zeros(1, np.int64)
     while True:
-        b = tree.collect(*ctxs, pool, bufs, run, cfg, explore, bonus, seeds, obs, feats, mask)
-        if b == 0:
+        room[0] = 0
+        b = tree.collect(*ctxs, pool, bufs, run, cfg, explore, bonus, seeds, obs, feats, mask, room)
+        if b:
+            assert forward is not None
+            priors, values = _forward(forward, obs[:b], feats[:b], mask[:b], fast.num_players)
+            calls += 1
+            rows += b
+            tree.finish(pool, bufs, run, cfg, seeds, priors, values)
+        if room[0]:
+            pool = _grow(pool)
+        elif b == 0:
             break
-        assert forward is not None
-        priors, values = _forward(forward, obs[:b], feats[:b], mask[:b], fast.num_players)
-        calls += 1
-        rows += b
-        tree.finish(pool, bufs, run, cfg, seeds, priors, values)
     return _results(fast, pool, bufs, run, seeds, calls, rows)
 
 

@@ -297,12 +297,18 @@ def collect(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
+    room: np.ndarray,
 ) -> int:
     """Advance every unfinished search to its next network leaf (written into the next batch
-    row) or to the end of its budget; returns the number of rows written."""
+    row) or to the end of its budget; returns the number of rows written. A search whose edge
+    pool may not hold one more node waits (``room[0] = 1``: the caller grows the pool)."""
     b = 0
+    width, edges = bufs[1].shape[1], pool[2].shape[1]
     for k in range(run.shape[0]):
         if run[k, R_PHASE] == DONE or run[k, R_PENDING] != 0:
+            continue
+        if pool[5][k, 1] + width > edges:  # a simulation adds at most one node
+            room[0] = 1
             continue
         rs = rs_all[k : k + 1]
         if run[k, R_PHASE] == INIT and _init_root(
@@ -311,6 +317,9 @@ def collect(
             b += 1
             continue
         while run[k, R_SIMS] < run[k, R_BUDGET]:
+            if pool[5][k, 1] + width > edges:
+                room[0] = 1
+                break
             if _simulate(
                 ctx, rctx, ectx, pool, bufs, run, cfg, explore, bonus, k, rs, obs, feats, mask, b
             ):
