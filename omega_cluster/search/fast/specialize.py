@@ -5,8 +5,9 @@ Numba caches a function on disk only when everything it calls is fixed at compil
 arguments, the game's kernels would make every process compile the tree again (~15 s). So the
 tree calls them as module globals, and :func:`tree_for` writes, once per set of kernels, a module
 file whose header imports them (``from omega_cluster.games.kuhn_poker.fast import apply as
-apply``) followed by the tree's own source, named by a hash of both (a changed tree or a
-changed set of kernels is a new file). The files live in ``~/.cache/omega_cluster/fast_tree``
+apply``) followed by the tree's own source, named by a hash of both and of the source files the
+compiled code depends on (:func:`_fingerprint`): numba checks only a function's own file before
+reusing its cache, so a changed kernel must make a new file. The files live in ``~/.cache/omega_cluster/fast_tree``
 (numba's cache of them in its ``__pycache__``), or the temporary directory when that is not
 writable.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from omega_cluster.search.fast import nodes as _nodes
 from omega_cluster.search.fast import tree as _template
 
 __all__ = ["KERNELS", "tree_for"]
@@ -56,12 +58,39 @@ def _directory() -> Path:
     raise OSError("fast search: no writable directory for the compiled tree")
 
 
+def _files(module: ModuleType) -> set[str]:
+    """The module's file and those of the modules its numba functions come from (one level:
+    the helpers a kernel calls)."""
+    files = {getattr(module, "__file__", None)}
+    for value in vars(module).values():
+        py = getattr(value, "py_func", None)
+        if py is not None:
+            files.add(getattr(sys.modules.get(py.__module__), "__file__", None))
+    return {f for f in files if f}
+
+
+def _fingerprint(kernels: dict[str, Any]) -> str:
+    """A hash of the sources the specialized tree compiles: the tree's modules and the kernels'."""
+    files: set[str] = set()
+    for module in (
+        _template,
+        _nodes,
+        *(sys.modules[k.py_func.__module__] for k in kernels.values()),
+    ):
+        files |= _files(module)
+    digest = hashlib.sha1()
+    for name in sorted(files):
+        digest.update(Path(name).read_bytes())
+    return digest.hexdigest()
+
+
 def _source(kernels: dict[str, Any]) -> str:
     template = inspect.getsource(_template)
     begin, end = template.index(_BEGIN), template.index(_END)
     end = template.index("\n", end) + 1
     header = "\n".join(_origin(name, kernels[name]) for name in KERNELS)
-    return template[:begin] + header + "  # noqa\n" + template[end:]
+    stamp = f"# sources: {_fingerprint(kernels)}\n"
+    return template[:begin] + stamp + header + "  # noqa\n" + template[end:]
 
 
 def tree_for(kernels: dict[str, Any]) -> ModuleType:
