@@ -4,13 +4,13 @@ Speed (always run; CPU seconds of this process, so other load on the machine mat
 
 * **Leduc poker**, one random rollout per leaf, 2,000 simulations per move, UCT constant 2.0, the
   same positions (every private deal; P0's first decision and P1's after a check) for three
-  searches: ours (the search player as users build it, ``make_player("ismcts:random:2000:
-  c_uct=2.0")``, on the general loop that every game, leaf and option runs), OpenSpiel's Python
+  searches: ours twice — the search player as users build it, ``make_player("ismcts:random:2000:
+  c_uct=2.0")``, which runs on the fast path (the compiled tree of ``omega_cluster.search.fast``,
+  chosen automatically for Leduc with random rollouts), and the Python loop that every game, leaf
+  and option runs (the same search with ``use_fast_playout=False``) — OpenSpiel's Python
   ``ISMCTSBot`` with ``RandomRolloutEvaluator(n_rollouts=1)``, and the C++ ``pyspiel.ISMCTSBot``
-  with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s and the headline
-  ratios of the general loop (bar: >= 8x the Python bot; the C++ ratio as measured). The
-  compiled kernel, an internal fast path that serves only heads-up Leduc with plain UCT and
-  random rollouts, is printed apart as a ratio against the general loop (10-30x).
+  with ``pyspiel.RandomRolloutEvaluator(1, seed)``. Printed: simulations/s, the Python loop
+  against the Python bot (bar: >= 8x) and the search player against the C++ bot.
 * **Mexican Train 4p** mid-round positions, the search player's search (``ismcts:random`` and
   ``ismcts:commander_rollout``): simulations/s with random rollouts (bar >= 5,000/s) and with
   Commander rollouts, compiled, against the Python Commander as reference (2026-11-30: 6,968;
@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import cProfile
 import io
+import math
 import multiprocessing
 import pstats
 import random
@@ -89,6 +90,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.results import Figure, record
+from omega_cluster._optional import numba_available
 from omega_cluster.eval.arena import play_match
 from omega_cluster.eval.stats import mean_ci, wilson_interval
 from omega_cluster.games import make_game
@@ -96,7 +98,6 @@ from omega_cluster.games.api import State
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.players.registry import make_player
-from omega_cluster.search._ismcts_compiled import numba_available
 from omega_cluster.search.evaluators import RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTS
 
@@ -127,12 +128,15 @@ def bench_leduc(quick: bool) -> Figure:
 
     histories = _leduc_histories(quick)
     game = make_game("leduc_poker")
-    # the headline: the search player as users build it, on the general loop that every game,
-    # leaf and option runs; the compiled kernel (heads-up Leduc, plain UCT, random rollouts
-    # only) is timed apart, as the internal fast path it is
+    # the search player as users build it (the fast path when numba is installed), and the
+    # Python loop every game, leaf and option runs
     spec = f"ismcts:random:{LEDUC_SIMULATIONS}:c_uct={UCT_C}"
-    general = make_player(f"{spec}:compiled=false", game)
-    fast_path = make_player(spec, game) if numba_available() else None
+    python_loop = ISMCTS(
+        game, RolloutEvaluator(RandomPlayer(), use_fast_playout=False),
+        simulations=LEDUC_SIMULATIONS, c_uct=UCT_C,
+    )  # fmt: skip
+    player = make_player(spec, game)
+    fast_path = player.search if numba_available() else None  # type: ignore[attr-defined]
     os_game = pyspiel.load_game("leduc_poker")
     positions = []
     for h in histories:
@@ -142,10 +146,10 @@ def bench_leduc(quick: bool) -> Figure:
             o.apply_action(a)
         positions.append((s, o))
 
-    def ours(player: Any) -> Callable[[], None]:
+    def ours(search: Any) -> Callable[[], None]:
         def run() -> None:
             for i, (s, _) in enumerate(positions):
-                player.act(s, s.current_players[0], random.Random(i))
+                search.search(s, s.current_players[0], random.Random(i))
 
         return run
 
@@ -176,7 +180,7 @@ def bench_leduc(quick: bool) -> Figure:
             bot.get_policy(o)
 
     total = LEDUC_SIMULATIONS * len(positions)
-    runs: dict[str, Callable[[], None]] = {GENERAL: ours(general)}
+    runs: dict[str, Callable[[], None]] = {PYTHON_LOOP: ours(python_loop)}
     if fast_path is not None:
         ours(fast_path)()  # compile (or load numba's cache) before timing
         runs[FAST_PATH] = ours(fast_path)
@@ -192,22 +196,21 @@ def bench_leduc(quick: bool) -> Figure:
     )
     for name, rate in rates.items():
         print(f"  {name:<44}{rate:>12,.0f} simulations/s")
-    py = rates[GENERAL] / rates["openspiel python"]
-    cpp = rates[GENERAL] / rates["openspiel c++"]
-    print(f"  headline, {GENERAL}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x c++")
+    py = rates[PYTHON_LOOP] / rates["openspiel python"]
+    cpp = rates[PYTHON_LOOP] / rates["openspiel c++"]
+    print(f"  {PYTHON_LOOP}: {py:6.2f}x openspiel python (bar >= 8x), {cpp:5.2f}x c++")
     if FAST_PATH in rates:
         print(
-            f"  {FAST_PATH}: {rates[FAST_PATH] / rates[GENERAL]:.1f}x the general loop "
-            f"({rates[FAST_PATH] / rates['openspiel c++']:.2f}x openspiel c++); serves only "
-            "heads-up Leduc with plain UCT and random rollouts"
+            f"  headline, {FAST_PATH}: {rates[FAST_PATH] / rates['openspiel c++']:.2f}x "
+            f"openspiel c++, {rates[FAST_PATH] / rates[PYTHON_LOOP]:.1f}x the Python loop"
         )
     else:
         print("  (numba is not installed: no fast-path figures; pip install numba)")
     return _leduc_figure(rates)
 
 
-GENERAL = "search player, general loop"
-FAST_PATH = "internal fast path (compiled kernel)"
+PYTHON_LOOP = "Python loop (every game)"
+FAST_PATH = "search player (fast path)"
 
 
 def _leduc_figure(rates: dict[str, float]) -> Figure:
@@ -226,6 +229,89 @@ def _leduc_figure(rates: dict[str, float]) -> Figure:
             f"{name} {rate / os_py:.1f}× / {rate / os_cpp:.2f}×" for name, rate in ours.items()
         )
         + " (bar 8× Python)",
+        command="python -m bench.bench_ismcts",
+    )
+
+
+# -- the fast path's batched network leaf -----------------------------------------------------------
+def _trivial_forward(obs: Any, feats: Any, mask: Any) -> tuple[Any, Any]:
+    """A stand-in for the network that costs next to nothing: uniform priors, values from two
+    observation entries (so the figure is the search's cost, not the model's)."""
+    import numpy as np
+
+    priors = mask / mask.sum(axis=1, keepdims=True)
+    values = np.tanh(obs[:, :2].astype(np.float64) - 0.5)
+    return priors, values
+
+
+def bench_fast_batched(quick: bool) -> Figure:
+    """Network leaves/s of K concurrent PUCT searches on Leduc with a trivial forward: the fast
+    path (``run_batched``: compiled tree and encoder, one forward per batch) against the Python
+    loop (``run_searches`` with the game's encoder and the same forward per batch)."""
+    import numpy as np
+
+    from omega_cluster.games.leduc_poker.encoder import LeducPokerEncoder
+    from omega_cluster.search.batching import run_searches
+    from omega_cluster.search.evaluators import FunctionEvaluator, LeafEvaluation
+    from omega_cluster.search.fast import FastLeaf, fast_game
+    from omega_cluster.search.fast.driver import run_batched
+    from omega_cluster.search.ismcts import ISMCTSConfig
+
+    game = make_game("leduc_poker")
+    fast, why = fast_game(game)
+    k, sims = (64, 16) if quick else (256, 64)
+    config = ISMCTSConfig(simulations=sims, selection="puct", dirichlet_fraction=0.25)
+    states = []
+    for h in _leduc_histories(False):
+        s = game.new_initial_state()
+        for a in h:
+            s.apply_action(a)
+        states.append(s)
+    states = (states * (k // len(states) + 1))[:k]
+    players = np.array([s.current_players[0] for s in states])
+    rates: dict[str, float] = {}
+    if fast is not None:
+        roots = np.stack([fast.pack(s) for s in states])
+        leaf, seeds, budgets = FastLeaf("network"), np.arange(k, dtype=np.uint64), np.full(k, sims)
+        run_batched(fast, roots, players, budgets, seeds, config, leaf, _trivial_forward)  # compile
+        start = time.perf_counter()
+        got = run_batched(fast, roots, players, budgets, seeds, config, leaf, _trivial_forward)
+        rates["fast path"] = got.rows / (time.perf_counter() - start)
+    encoder = LeducPokerEncoder(game)
+
+    def evaluate(leaves: Sequence[Any]) -> list[LeafEvaluation]:
+        obs = np.stack([encoder.encode_observation(x.state, x.player) for x in leaves])
+        feats = np.zeros((len(leaves), 3, 3), np.float32)
+        mask = np.zeros((len(leaves), 3), bool)
+        for b, x in enumerate(leaves):
+            feats[b, : len(x.legal)] = encoder.encode_actions(x.state, x.player, x.legal)
+            mask[b, : len(x.legal)] = True
+        priors, values = _trivial_forward(obs, feats, mask)
+        return [
+            LeafEvaluation(tuple(values[b]), tuple(priors[b, : len(x.legal)]))
+            for b, x in enumerate(leaves)
+        ]
+
+    net = FunctionEvaluator(evaluate)
+    search = ISMCTS(game, net, config)
+    start = time.perf_counter()
+    results = run_searches(
+        [search.steps(s, int(p), random.Random(i)) for i, (s, p) in enumerate(zip(states, players, strict=True))],
+        net, 2,
+    )  # fmt: skip
+    leaves = sum(r.diagnostics.leaf_evaluations for r in results)
+    rates["Python loop"] = leaves / (time.perf_counter() - start)
+    print(f"leduc_poker, {k} concurrent PUCT searches x {sims} simulations, trivial forward")
+    for name, rate in rates.items():
+        print(f"  {name:<44}{rate:>12,.0f} network leaves/s")
+    if fast is None:
+        print(f"  (no fast path: {why})")
+    ratio = rates.get("fast path", math.nan) / rates["Python loop"]
+    return Figure(
+        name=f"Network leaves/s, Leduc, {k} concurrent PUCT searches, trivial forward",
+        figure="; ".join(f"{name} {rate:,.0f}" for name, rate in rates.items()),
+        reference="the Python loop (run_searches, the game's encoder)",
+        ratio=f"fast path {ratio:.1f}×",
         command="python -m bench.bench_ismcts",
     )
 
@@ -311,14 +397,13 @@ def profile(quick: bool) -> None:
 
 
 def bench_leduc_ours_only(quick: bool) -> None:
-    """The pure-Python search (the compiled loop is opaque to the profiler)."""
+    """The Python loop (the compiled tree is opaque to the profiler)."""
     game = make_game("leduc_poker")
     ours = ISMCTS(
         game,
-        RolloutEvaluator(RandomPlayer()),
+        RolloutEvaluator(RandomPlayer(), use_fast_playout=False),
         simulations=LEDUC_SIMULATIONS,
         c_uct=UCT_C,
-        compiled=False,
     )
     for i, h in enumerate(_leduc_histories(quick)):
         s = game.new_initial_state()
@@ -424,7 +509,8 @@ def _option(args: list[str], name: str, default: str) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     quick = "--quick" in args
-    record("bench_ismcts", [bench_leduc(quick), bench_mexican_train(quick)], quick=quick)
+    figures = [bench_leduc(quick), bench_fast_batched(quick), bench_mexican_train(quick)]
+    record("bench_ismcts", figures, quick=quick)
     if "--profile" in args:
         profile(quick)
     if "--strength" in args:

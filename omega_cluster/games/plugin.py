@@ -14,12 +14,11 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
 - ``world_constraints``: ``(game) -> (state, player) -> constraints``: public deductions every
   determinization honours (the search option ``deduce=true``);
 - ``report_counts``: ``(game) -> counts hook`` for the evaluation reports;
-- ``compiled_search``: ``(game) -> (kernel, reason)``: a compiled ISMCTS kernel for the game's
-  parameters (``kernel`` None and ``reason`` why when it does not cover them); the search runs it
-  when its configuration is the one the kernel mirrors (``search/_ismcts_compiled.py``);
-- ``fast_search``: ``(game, encoder=None) -> (FastGame, reason)``: the game's packed state and
-  kernels for the compiled search (:class:`~omega_cluster.games.fast.FastGame`; None and why
-  when they do not cover the game's parameters);
+- ``fast_search``: ``(game, encoder=None) -> (FastGame, reason)``: the game's compiled kernels (with
+  ``encoder``, its compiled encoder too when it can stand in for it) for the fast
+  search path (``FastGame`` None and ``reason`` why when they do not cover its parameters); the
+  search runs on them when its configuration is one the compiled tree mirrors
+  (``search/fast/``);
 
 Every hook but ``game`` is optional. A hook may be given as a ``"module:attribute"`` string, so
 that a game's heavy parts (compiled playouts, an encoder) are imported only when asked for.
@@ -64,7 +63,6 @@ class GamePlugin:
     players: Mapping[str, Hook] = field(default_factory=dict)
     world_constraints: Hook | None = None
     report_counts: Hook | None = None
-    compiled_search: Hook | None = None
     fast_search: Hook | None = None
 
     def rules(self) -> Callable[..., Any]:

@@ -81,7 +81,6 @@ class ISMCTSConfig:
     reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
     world_constraints: WorldConstraints | None = None  # deductions every determinization honours
-    compiled: bool | None = None  # compiled loop: None when available, True required, False off
 
     def __post_init__(self) -> None:
         self._check_budget()
@@ -143,7 +142,7 @@ class ISMCTSConfig:
         _check_int("leaves_in_flight", self.leaves_in_flight, 1)
 
     def _check_hooks(self) -> None:
-        """The functions passed in (root schedule, world constraints) and the compiled switch."""
+        """The functions passed in (root schedule, world constraints)."""
         if not callable(self.root_schedule):
             raise ValueError(
                 "ISMCTSConfig.root_schedule must be a function (run) -> root move index, e.g. "
@@ -156,10 +155,6 @@ class ISMCTSConfig:
                 ("determinizations", self.determinizations is not None),
                 ("reuse_tree", self.reuse_tree),
                 ("dirichlet_fraction", self.dirichlet_fraction > 0.0),
-            )
-        if self.compiled is not None and not isinstance(self.compiled, bool):
-            raise ValueError(
-                f"ISMCTSConfig.compiled must be None (automatic), True or False, got {self.compiled!r}"
             )
         if self.world_constraints is not None and not callable(self.world_constraints):
             raise ValueError(

@@ -155,6 +155,7 @@ class RolloutEvaluator:
         self.policy = policy
         self.rollouts = rollouts
         self.max_steps = max_steps
+        self.use_fast_playout = use_fast_playout  # False: the generic loop (and Python search)
         self._fast = use_fast_playout and type(policy) is RandomPlayer
         # a policy may play whole games against itself faster (the Commander, compiled)
         self._playout = getattr(policy, "playout_returns", None) if use_fast_playout else None

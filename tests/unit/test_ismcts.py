@@ -37,7 +37,8 @@ from omega_cluster.search.ismcts import (
 )
 from omega_cluster.search.result import SearchResult
 
-RANDOM_ROLLOUT = RolloutEvaluator(RandomPlayer())
+RANDOM_ROLLOUT = RolloutEvaluator(RandomPlayer())  # Leduc and Kuhn: the compiled fast path
+PYTHON_ROLLOUT = RolloutEvaluator(RandomPlayer(), use_fast_playout=False)  # the Python loop
 
 
 def _play(game: Game, actions: Sequence[int], seed: int = 0) -> State:
@@ -145,10 +146,11 @@ def test_kuhn_exact_expected_return_against_random_is_positive(searcher: int) ->
 
 
 # -- determinization leak -------------------------------------------------------------------------
-@pytest.mark.parametrize("compiled", [False, None])  # None: the compiled loop when numba is here
-def test_leduc_search_ignores_the_opponents_card(compiled: bool | None) -> None:
+@pytest.mark.parametrize("evaluator", [PYTHON_ROLLOUT, RANDOM_ROLLOUT])  # Python, fast path
+def test_leduc_search_ignores_the_opponents_card(evaluator: RolloutEvaluator) -> None:
     game = make_game("leduc_poker")
-    search = ISMCTS(game, RANDOM_ROLLOUT, simulations=400, compiled=compiled)
+    search = ISMCTS(game, evaluator, simulations=400)
+    assert (search.fast is None) == (evaluator is PYTHON_ROLLOUT)
     results = [
         search.search(_play(game, [0, other, 2, 1, 2]), 0, random.Random(5)) for other in (1, 3, 5)
     ]  # P0 holds J♠, raised, P1 called, the board is Q♠: P0 cannot see P1's card
@@ -177,9 +179,10 @@ def test_mexican_train_search_ignores_the_hidden_hands() -> None:
 
 # -- golden result and invariants -----------------------------------------------------------------
 def test_golden_kuhn_result() -> None:
-    """Computed once with this code (seed 7); a change here means the search changed."""
+    """Computed once with this code (seed 7; the Python loop); a change here means the search
+    changed (the fast path equals it for the same random numbers: test_search_fast.py)."""
     game = make_game("kuhn_poker")
-    result = ISMCTS(game, RANDOM_ROLLOUT, simulations=300).search(
+    result = ISMCTS(game, PYTHON_ROLLOUT, simulations=300).search(
         _play(game, [1, 0]), 0, random.Random(7)
     )
     assert result.visits == GOLDEN_VISITS
@@ -233,19 +236,16 @@ def test_time_limit_stops_the_search() -> None:
     ("evaluator", "selection", "root"),
     [
         (NETWORK, "puct", "tree"),
-        (RANDOM_ROLLOUT, "uct", "tree"),
+        (PYTHON_ROLLOUT, "uct", "tree"),
         (NETWORK, "uct", "tree"),
-        (RANDOM_ROLLOUT, "uct", "paired"),
+        (PYTHON_ROLLOUT, "uct", "paired"),
     ],
 )
 def test_batched_searches_equal_unbatched(evaluator: Any, selection: str, root: str) -> None:
     game = make_game("leduc_poker")
-    # compiled=False: the compiled Leduc loop runs its rollouts inside and never yields leaves
+    # PYTHON_ROLLOUT: the fast path runs its rollouts inside and never yields leaves
     schedule = paired_root if root == "paired" else tree_root
-    search = ISMCTS(
-        game, evaluator, simulations=200, selection=selection, compiled=False,
-        root_schedule=schedule,
-    )  # fmt: skip
+    search = ISMCTS(game, evaluator, simulations=200, selection=selection, root_schedule=schedule)
     positions = [(_play(game, [0, 3]), 0), (_play(game, [2, 5, 2]), 1), (_play(game, [4, 1]), 0)]
     alone = [search.search(s, p, random.Random(i)) for i, (s, p) in enumerate(positions)]
     stats = BatchStats()
@@ -379,7 +379,7 @@ def test_paired_root_with_a_time_limit_and_leaves_in_flight() -> None:
     game = make_game("leduc_poker")
     timed = ISMCTS(
         game, RANDOM_ROLLOUT, simulations=10_000_000, time_limit_s=0.05,
-        root_schedule=paired_root, compiled=False,
+        root_schedule=paired_root,
     ).search(_play(game, [0, 3]), 0, random.Random(2))  # fmt: skip
     assert 1 <= timed.diagnostics.simulations < 10_000_000 and timed.action in timed.legal
     batched = ISMCTS(
@@ -489,7 +489,6 @@ def test_temperature_samples_in_proportion_to_visits() -> None:
         ({"root_cap": 0}, "root_cap"),
         ({"leaves_in_flight": 0}, "leaves_in_flight"),
         ({"world_constraints": 3}, "world_constraints must be None or a callable"),
-        ({"compiled": 1.0}, "compiled must be None"),
         ({"root_schedule": "paired"}, "root_schedule must be a function"),
         ({"root_schedule": paired_root, "reuse_tree": True}, "does not combine with reuse_tree"),
         (

@@ -263,4 +263,5 @@ PLUGIN = GamePlugin(
     game=KuhnPokerGame,
     encoder="omega_cluster.games.kuhn_poker.encoder:KuhnPokerEncoder",
     players={"heuristic": KuhnRulePlayer},
+    fast_search="omega_cluster.games.kuhn_poker.fast:for_game",
 )

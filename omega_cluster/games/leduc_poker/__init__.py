@@ -50,5 +50,5 @@ PLUGIN = GamePlugin(
     game=LeducPokerGame,
     encoder="omega_cluster.games.leduc_poker.encoder:LeducPokerEncoder",
     players={"heuristic": LeducRulePlayer},
-    compiled_search="omega_cluster.search._ismcts_leduc:for_game",
+    fast_search="omega_cluster.games.leduc_poker.fast:for_game",
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from omega_cluster.games.fast import rand_below
+from omega_cluster.games._splitmix import rand_below
 from omega_cluster.games.mexican_train.fast.kernels import returns
 from omega_cluster.games.mexican_train.fast.layout import X_OVER
 from omega_cluster.games.mexican_train.officers._chain_jit import C_OVERFLOW

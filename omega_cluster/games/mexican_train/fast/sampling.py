@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from omega_cluster.games.fast import rand_below
+from omega_cluster.games._splitmix import rand_below
 from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
 from omega_cluster.games.mexican_train.officers._rules_jit import (
     G_N,

@@ -1,0 +1,344 @@
+"""The fast search path (search/fast): Kuhn's and Leduc's compiled kernels equal the Python games
+step by step (state, legal actions, keys, chance, determinizations, returns, encoder); the
+compiled tree equals the Python ISMCTS result for result when both draw from one splitmix64
+stream (random rollouts under UCT and PUCT, a deterministic network leaf with and without
+Dirichlet noise, the network+rollout blend); K searches batched equal each run alone; one
+forward pass per batch; a budget of N simulations gives N; the reasons the fast path declines."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from omega_cluster.games import make_game
+from omega_cluster.games.api import Game, State
+from omega_cluster.games.chance import sample_chance
+from omega_cluster.games.kuhn_poker.encoder import KuhnPokerEncoder
+from omega_cluster.games.leduc_poker.encoder import LeducPokerEncoder
+from omega_cluster.games.player import RandomPlayer
+from omega_cluster.search import (
+    BlendEvaluator,
+    FunctionEvaluator,
+    Leaf,
+    LeafEvaluation,
+    RolloutEvaluator,
+    run_searches,
+)
+from omega_cluster.search.fast import FastLeaf, SplitMixRandom, driver, fast_game, fast_path
+from omega_cluster.search.fast.driver import run_batched
+from omega_cluster.search.fast.nodes import gamma_variate
+from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
+from omega_cluster.search.result import SearchResult
+
+FAST_ROLLOUT = RolloutEvaluator(RandomPlayer())
+PYTHON_ROLLOUT = RolloutEvaluator(RandomPlayer(), use_fast_playout=False)
+ENCODERS: dict[str, Any] = {"kuhn_poker": KuhnPokerEncoder, "leduc_poker": LeducPokerEncoder}
+# positions (actions from the start) and the player to act
+POSITIONS = {
+    ("kuhn_poker", 2): [[0, 2], [2, 1], [1, 0, 0], [0, 1, 1], [2, 0, 0, 1]],
+    ("kuhn_poker", 3): [[0, 2, 3], [3, 1, 0, 0], [1, 0, 2, 1], [2, 3, 1, 0, 0], [0, 1, 3, 1, 0]],
+    ("leduc_poker", 2): [[0, 3], [4, 1], [2, 5, 2], [4, 1, 1, 1, 2], [1, 4, 2, 2, 1, 3]],
+}
+
+
+def _play(game: Game, actions: Sequence[int]) -> State:
+    state = game.new_initial_state()
+    for a in actions:
+        state.apply_action(a)
+    return state
+
+
+def _positions(game: Game) -> list[list[int]]:
+    return POSITIONS[(game.spec.name, game.num_players)]
+
+
+@pytest.fixture(scope="module", params=[("kuhn_poker", 2), ("kuhn_poker", 3), ("leduc_poker", 2)])
+def game(request: pytest.FixtureRequest) -> Game:
+    name, players = request.param
+    return make_game(name, players=players)
+
+
+# -- the kernels equal the Python game --------------------------------------------------------------
+def test_kernels_equal_the_python_game_step_by_step(game: Game) -> None:
+    fast, why = fast_game(game)
+    assert fast is not None, why
+    encoder = ENCODERS[game.spec.name](game)
+    n, ctx = game.num_players, fast.ctx
+    buf, out = np.zeros(fast.max_legal, np.int64), np.zeros(n)
+    obs = np.zeros(fast.obs_size, np.float32)
+    feats = np.zeros((fast.max_legal, fast.feat_size), np.float32)
+    rng = random.Random(0)
+    for seed in range(150):
+        state, chance_rng = game.new_initial_state(), SplitMixRandom(seed)
+        packed = fast.pack(state)
+        rs = np.array([seed], np.uint64)
+        while not state.is_terminal():
+            acting = state.current_players[0]
+            assert fast.current(ctx, packed) == (acting if acting >= 0 else -2)
+            for p in range(n):
+                assert fast.info_key(ctx, packed, p) == state.information_set_key(p)
+            if acting < 0:  # chance: the kernel draws as sample_chance does
+                state.apply_action(sample_chance(state.chance_outcomes(), chance_rng.random()))
+                fast.chance(ctx, packed, rs)
+                assert int(rs[0]) == chance_rng.state
+            else:
+                k = fast.legal(ctx, packed, buf)
+                assert list(buf[:k]) == state.legal_actions(acting)
+                obs[:], feats[:] = 0.0, 0.0
+                fast.encode(fast.ectx, ctx, packed, acting, buf, k, obs, feats)
+                assert (obs == encoder.encode_observation(state, acting)).all()
+                assert (feats[:k] == encoder.encode_actions(state, acting, buf[:k])).all()
+                _check_sample_world(fast, state, packed, acting, seed)
+                action = rng.choice(state.legal_actions(acting))
+                state.apply_action(action)
+                fast.apply(ctx, packed, action)
+            assert (fast.pack(state) == packed).all()
+        assert fast.current(ctx, packed) == -1
+        fast.returns(ctx, packed, out)
+        assert tuple(out) == state.returns()
+
+
+def _check_sample_world(
+    fast: Any, state: State, packed: np.ndarray, player: int, seed: int
+) -> None:
+    """A determinization from one stream: the Python ``sample_world`` and the kernel agree."""
+    python = state.sample_world(player, SplitMixRandom(seed))
+    world = np.zeros_like(packed)
+    fast.sample_world(fast.ctx, packed, player, np.array([seed], np.uint64), world)
+    assert (fast.pack(python) == world).all()
+
+
+@pytest.mark.parametrize("alpha", [0.03, 0.3, 1.0, 2.5])
+def test_gamma_draws_equal_pythons_gammavariate(alpha: float) -> None:
+    rng, rs = SplitMixRandom(7), np.array([7], np.uint64)
+    for _ in range(200):
+        assert gamma_variate(alpha, rs) == rng.gammavariate(alpha, 1.0)
+    assert int(rs[0]) == rng.state
+
+
+# -- the fast path equals the Python search -----------------------------------------------------------
+def _same(a: SearchResult, b: SearchResult) -> None:
+    assert (a.legal, a.visits, a.action, a.policy) == (b.legal, b.visits, b.action, b.policy)
+    assert a.root_value == pytest.approx(b.root_value, abs=1e-12)
+    assert a.action_values == pytest.approx(b.action_values, abs=1e-12, nan_ok=True)
+    da, db = a.diagnostics, b.diagnostics
+    assert (da.depth_histogram, da.leaf_evaluations, da.tree_nodes, da.simulations) == (
+        db.depth_histogram, db.leaf_evaluations, db.tree_nodes, db.simulations,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("selection", "simulations"), [("uct", 1), ("uct", 300), ("puct", 200)])
+def test_random_rollout_search_equals_the_python_search(
+    game: Game, selection: str, simulations: int
+) -> None:
+    config = ISMCTSConfig(simulations=simulations, selection=selection, c_uct=2.0)
+    fast, python = ISMCTS(game, FAST_ROLLOUT, config), ISMCTS(game, PYTHON_ROLLOUT, config)
+    assert fast.fast is not None and python.fast is None
+    for actions in _positions(game):
+        state = _play(game, actions)
+        player = state.current_players[0]
+        for seed in range(3):
+            a, b = SplitMixRandom(seed), SplitMixRandom(seed)
+            _same(fast.search(state, player, a), python.search(state, player, b))
+            assert a.state == b.state  # the fast path hands the stream back where it stopped
+
+
+class Net:
+    """A fixed function of the encoding (priors from the action features, values from the
+    observation): the Python evaluator reads the encoder, ``forward`` the compiled rows."""
+
+    def __init__(self, game: Game) -> None:
+        self.game, self.encoder = game, ENCODERS[game.spec.name](game)
+        r = np.random.default_rng(3)
+        self.u = r.normal(size=self.encoder.observation_size)
+        self.w = r.normal(size=self.encoder.action_feature_size)
+        self.calls: list[int] = []
+
+    def one(self, obs: np.ndarray, feats: np.ndarray) -> tuple[list[float], list[float]]:
+        z = math.fsum(obs.astype(np.float64) * self.u)
+        logits = [math.fsum(f.astype(np.float64) * self.w) + 0.3 * z for f in feats]
+        top = max(logits)
+        e = [math.exp(x - top) for x in logits]
+        total = math.fsum(e)
+        values = [math.tanh(z + 0.7 * r) for r in range(self.game.num_players)]
+        return [x / total for x in e], values  # values seat-relative (the acting seat first)
+
+    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
+        out, n = [], self.game.num_players
+        for leaf in leaves:
+            obs = self.encoder.encode_observation(leaf.state, leaf.player)
+            prior, rel = self.one(
+                obs, self.encoder.encode_actions(leaf.state, leaf.player, leaf.legal)
+            )
+            values = [0.0] * n
+            for r in range(n):
+                values[(leaf.player + r) % n] = rel[r]
+            out.append(LeafEvaluation(tuple(values), tuple(prior)))
+        return out
+
+    def forward(self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray) -> tuple[Any, Any]:
+        self.calls.append(obs.shape[0])
+        priors = np.zeros(mask.shape)
+        values = np.zeros((obs.shape[0], self.game.num_players))
+        for b in range(obs.shape[0]):
+            k = int(mask[b].sum())
+            prior, rel = self.one(obs[b], feats[b, :k])
+            priors[b, :k], values[b] = prior, rel
+        return priors, values
+
+
+def _batched(game: Game, net: Net, states: list[State], seeds: list[int], config: ISMCTSConfig,
+             leaf: FastLeaf) -> Any:  # fmt: skip
+    fast, why = fast_path(game, config, leaf)
+    assert fast is not None, why
+    roots = np.stack([fast.pack(s) for s in states])
+    players = np.array([s.current_players[0] for s in states])
+    budgets = np.full(len(states), config.budget)
+    return run_batched(fast, roots, players, budgets, np.array(seeds, np.uint64), config, leaf,
+                       net.forward)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("selection", "dirichlet", "leaf"),
+    [("puct", 0.0, "network"), ("puct", 0.25, "network"), ("uct", 0.0, "network"),
+     ("puct", 0.0, "network+random_rollout")],
+)  # fmt: skip
+def test_network_leaf_equals_the_python_search(
+    game: Game, selection: str, dirichlet: float, leaf: str
+) -> None:
+    net = Net(game)
+    config = ISMCTSConfig(simulations=120, selection=selection, dirichlet_fraction=dirichlet)
+    fast_leaf = FastLeaf(leaf, network_value_weight=0.75)
+    evaluator: Any = FunctionEvaluator(net.evaluate)
+    if fast_leaf.rollout is not None:
+        evaluator = BlendEvaluator(evaluator, PYTHON_ROLLOUT, weight_a=0.75, weight_b=0.25)
+    python = ISMCTS(game, evaluator, config)
+    for actions in _positions(game)[:3]:
+        state = _play(game, actions)
+        player = state.current_players[0]
+        for seed in range(2):
+            expected = python.search(state, player, SplitMixRandom(seed))
+            got = _batched(game, net, [state], [seed], config, fast_leaf)
+            assert tuple(got.visits[0, : got.n_legal[0]]) == expected.visits
+            assert tuple(got.legal[0, : got.n_legal[0]]) == expected.legal
+            assert tuple(got.root_value[0]) == pytest.approx(expected.root_value, abs=1e-12)
+            means = got.means[0, : got.n_legal[0]]
+            assert tuple(means) == pytest.approx(expected.action_values, abs=1e-12, nan_ok=True)
+            assert got.leaves[0] == expected.diagnostics.leaf_evaluations == got.rows
+            assert got.tree_nodes[0] == expected.diagnostics.tree_nodes
+
+
+def test_batched_searches_equal_each_alone_one_forward_per_batch(game: Game) -> None:
+    net = Net(game)
+    config = ISMCTSConfig(simulations=60, selection="puct", dirichlet_fraction=0.25)
+    leaf = FastLeaf("network")
+    states = [_play(game, a) for a in _positions(game)] * 2
+    seeds = list(range(len(states)))
+    together = _batched(game, net, states, seeds, config, leaf)
+    assert together.forward_calls == len(net.calls)  # one call per batch
+    assert net.calls[0] == len(states)  # every search's root in the first batch
+    assert max(net.calls) <= len(states) and sum(net.calls) == together.rows
+    assert together.rows == together.leaves.sum()
+    for k, (state, seed) in enumerate(zip(states, seeds, strict=True)):
+        alone = _batched(game, net, [state], [seed], config, leaf)
+        for field in ("visits", "means", "root_value", "prior", "leaves", "histogram"):
+            a, b = getattr(together, field)[k], getattr(alone, field)[0]
+            assert np.array_equal(a, b, equal_nan=True), field
+        assert together.rng_states[k] == alone.rng_states[0]
+
+
+def test_the_edge_pool_grows_as_the_trees_need(game: Game, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pool started with one edge a node (a game's max_legal may be large) grows on the way
+    and gives the same searches as one sized for the worst case."""
+    net = Net(game)
+    config = ISMCTSConfig(simulations=80, selection="puct")
+    states = [_play(game, a) for a in _positions(game)]
+    seeds = list(range(len(states)))
+    roomy = _batched(game, net, states, seeds, config, FastLeaf("network"))
+    monkeypatch.setattr(driver, "_EDGES_PER_NODE", 1)
+    tight = _batched(game, net, states, seeds, config, FastLeaf("network"))
+    for field in ("visits", "means", "root_value", "leaves", "histogram", "tree_nodes"):
+        assert np.array_equal(getattr(roomy, field), getattr(tight, field), equal_nan=True)
+
+
+def test_a_budget_of_n_simulations_gives_n(game: Game) -> None:
+    fast, _ = fast_game(game)
+    assert fast is not None
+    states = [_play(game, a) for a in _positions(game)[:3]]
+    budgets = np.array([1, 7, 50])
+    for leaf, forward in (
+        (FastLeaf("random_rollout"), None),
+        (FastLeaf("network"), Net(game).forward),
+    ):
+        got = run_batched(
+            fast, np.stack([fast.pack(s) for s in states]),
+            np.array([s.current_players[0] for s in states]), budgets,
+            np.arange(3, dtype=np.uint64), ISMCTSConfig(selection="puct"), leaf, forward,
+        )  # fmt: skip
+        assert list(got.simulations) == list(budgets)
+        assert list(got.visits.sum(axis=1)) == list(budgets)
+        assert list(got.histogram.sum(axis=1)) == list(budgets)
+
+
+def test_the_fast_path_serves_batched_steps_too(game: Game) -> None:
+    """``ISMCTS.steps`` on the fast path yields no leaf (its rollouts run inside) and returns the
+    same result as ``search``; run_searches serves it beside Python searches."""
+    search = ISMCTS(game, FAST_ROLLOUT, simulations=100)
+    python = ISMCTS(game, PYTHON_ROLLOUT, simulations=100)
+    states = [_play(game, a) for a in _positions(game)[:2]]
+    steps = [search.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)]
+    steps += [
+        python.steps(s, s.current_players[0], SplitMixRandom(i)) for i, s in enumerate(states)
+    ]
+    results = run_searches(steps, PYTHON_ROLLOUT, game.num_players)
+    for i in range(2):
+        _same(results[i], results[i + 2])
+        alone = search.search(states[i], states[i].current_players[0], SplitMixRandom(i))
+        _same(results[i], alone)
+
+
+# -- when the fast path declines ------------------------------------------------------------------
+def test_fast_path_names_what_prevents_it() -> None:
+    leduc = make_game("leduc_poker")
+    random_leaf = FastLeaf("random_rollout")
+    assert fast_path(leduc, ISMCTSConfig(), random_leaf)[0] is not None
+    for overrides, reason in (
+        ({"reuse_tree": True}, "reuse_tree"),
+        ({"pw_base": 1.0}, "progressive widening"),
+        ({"root_cap": 2}, "root_cap"),
+        ({"leaves_in_flight": 4}, "leaves_in_flight"),
+        ({"time_limit_s": 1.0}, "time_limit_s"),
+        ({"determinizations": 2, "simulations_per_determinization": 3}, "determinizations"),
+    ):
+        fast, why = fast_path(leduc, ISMCTSConfig(**overrides), random_leaf)
+        assert fast is None and why is not None and reason in why
+    assert "no compiled rollout 'commander_rollout'" in str(
+        fast_path(leduc, ISMCTSConfig(), FastLeaf("commander_rollout"))[1]
+    )
+    assert "2 players" in str(fast_game(make_game("leduc_poker", players=3))[1])
+    assert ISMCTS(leduc, RolloutEvaluator(RandomPlayer(), rollouts=2)).fast is None
+    assert ISMCTS(make_game("kuhn_poker", players=3), FAST_ROLLOUT).fast is not None
+    with pytest.raises(ValueError, match="FastLeaf: leaf 'network\\+' must be"):
+        FastLeaf("network+")
+    with pytest.raises(ValueError, match="network_value_weight must be in"):
+        FastLeaf("network+random_rollout", network_value_weight=1.5)
+
+
+def test_run_batched_names_bad_input() -> None:
+    game = make_game("kuhn_poker")
+    fast, _ = fast_game(game)
+    assert fast is not None
+    root = fast.pack(_play(game, [0, 2]))[None, :]
+    one, cfg = np.array([1]), ISMCTSConfig()
+    with pytest.raises(ValueError, match="roots must be int64"):
+        run_batched(fast, root[:, :3], one * 0, one, one, cfg, FastLeaf("random_rollout"))
+    with pytest.raises(ValueError, match="needs a forward function"):
+        run_batched(fast, root, one * 0, one, one, cfg, FastLeaf("network"))
+    with pytest.raises(ValueError, match="forward returned priors"):
+        run_batched(fast, root, one * 0, one, one, cfg, FastLeaf("network"),
+                    lambda o, f, m: (np.zeros((1, 5)), np.zeros((1, 2))))  # fmt: skip
