@@ -87,7 +87,9 @@ def _model(players: int, overrides: list[str]) -> tuple[Any, Any, Any]:
     return game, encoder, wiring.build_model(settings, game, encoder)
 
 
-def _raw_forward_rate(evaluator: NetworkEvaluator, batch: int, obs: Any, feats: Any, mask: Any) -> float:
+def _raw_forward_rate(
+    evaluator: NetworkEvaluator, batch: int, obs: Any, feats: Any, mask: Any
+) -> float:
     """Leaves/s of the bare forward pass on ``batch`` encoded rows (best of 5)."""
     o, f, m = obs[:batch], feats[:batch], mask[:batch]
     evaluator.forward_padded(o, f, m)
@@ -100,6 +102,54 @@ def _raw_forward_rate(evaluator: NetworkEvaluator, batch: int, obs: Any, feats: 
     return batch / best
 
 
+class _Capturing:
+    """The network's forward for :func:`run_batched` (columns trimmed to the widest row, the
+    values cut to the table), keeping the first batch's inputs for the raw-forward reference."""
+
+    def __init__(self, evaluator: NetworkEvaluator, players: int) -> None:
+        self.evaluator, self.players = evaluator, players
+        self.first: tuple[Any, Any, Any] | None = None
+
+    def __call__(self, obs: Any, feats: Any, mask: Any) -> tuple[Any, Any]:
+        width = max(1, int(mask.sum(axis=1).max()))
+        o, f, m = obs, feats[:, :width], mask[:, :width]
+        if self.first is None:
+            self.first = (o.copy(), f.copy(), m.copy())
+        p, v = self.evaluator.forward_padded(o, f, m)
+        full = np.zeros(mask.shape)
+        full[:, :width] = p
+        return full, v[:, : self.players]
+
+
+def _leaf_rate(
+    players: int, overrides: list[str], k: int, sims: int
+) -> tuple[float, float, int, float]:
+    """(leaves/s of K batched searches, raw forward leaves/s at their mean batch, the batch, the
+    model's parameters in thousands)."""
+    game, encoder, model = _model(players, overrides)
+    evaluator = NetworkEvaluator(model, encoder, threads=1)
+    config = ISMCTSConfig(simulations=sims, selection="puct")
+    leaf = FastLeaf("network")
+    fast, why = fast_path(game, config, leaf, encoder=encoder)
+    if fast is None:
+        raise SystemExit(f"bench_fast: no fast path: {why}")
+    roots = np.stack([fast.pack(s) for s in _positions(game, k, seed=11)])
+    who = roots[:, 0].copy()  # S_CUR: the acting seat
+    budgets = np.full(k, sims, np.int64)
+    seeds = np.arange(1, k + 1, dtype=np.uint64)
+    warm = _Capturing(evaluator, players)
+    run_batched(fast, roots[:4], who[:4], budgets[:4], seeds[:4], config, leaf, warm)  # compile
+    forward = _Capturing(evaluator, players)
+    start = _cpu()
+    res = run_batched(fast, roots, who, budgets, seeds, config, leaf, forward)
+    rate = res.rows / (_cpu() - start)
+    batch = max(1, round(res.rows / max(1, res.forward_calls)))
+    assert forward.first is not None
+    obs, feats, mask = forward.first
+    raw = _raw_forward_rate(evaluator, min(batch, len(obs)), obs, feats, mask)
+    return rate, raw, batch, model.num_parameters() / 1e3
+
+
 def bench_leaves(quick: bool) -> Figure:
     k, sims = (64, 16) if quick else (256, 64)
     rows: list[str] = []
@@ -107,42 +157,9 @@ def bench_leaves(quick: bool) -> Figure:
     refs: list[str] = []
     for players in (2, 4):
         for label, overrides in (("165k MLP", [MLP_165K]), ("default model", [])):
-            game, encoder, model = _model(players, overrides)
-            evaluator = NetworkEvaluator(model, encoder, threads=1)
-            config = ISMCTSConfig(simulations=sims, selection="puct")
-            leaf = FastLeaf("network")
-            fast, why = fast_path(game, config, leaf, encoder=encoder)
-            if fast is None:
-                raise SystemExit(f"bench_fast: no fast path: {why}")
-            roots = np.stack([fast.pack(s) for s in _positions(game, k, seed=11)])
-            who = roots[:, 0].copy()  # S_CUR: the acting seat
-            budgets = np.full(k, sims, np.int64)
-            seeds = np.arange(1, k + 1, dtype=np.uint64)
-            captured: list[tuple[Any, Any, Any]] = []
-
-            def forward(obs: Any, feats: Any, mask: Any) -> Any:
-                if not captured:
-                    captured.append((obs.copy(), feats.copy(), mask.copy()))
-                width = max(1, int(mask.sum(axis=1).max()))
-                p, v = evaluator.forward_padded(obs, feats[:, :width], mask[:, :width])
-                full = np.zeros(mask.shape)
-                full[:, :width] = p
-                return full, v
-
-            run_batched(fast, roots[:4], who[:4], budgets[:4], seeds[:4], config, leaf, forward)
-            captured.clear()
-            start = _cpu()
-            res = run_batched(fast, roots, who, budgets, seeds, config, leaf, forward)
-            seconds = _cpu() - start
-            rate = res.rows / seconds
-            batch = max(1, round(res.rows / max(1, res.forward_calls)))
-            obs, feats, mask = captured[0]
-            width = max(1, int(mask.sum(axis=1).max()))
-            raw = _raw_forward_rate(evaluator, min(batch, len(obs)), obs, feats[:, :width],
-                                    mask[:, :width])  # fmt: skip
-            n = model.num_parameters() / 1e3
+            rate, raw, batch, n = _leaf_rate(players, overrides, k, sims)
             print(f"  {players}p {label} ({n:.0f}k): {rate:,.0f} leaves/s, mean batch {batch}, "
-                  f"raw forward {raw:,.0f}/s -> {rate / raw:.2f}x")  # fmt: skip
+                  f"raw forward {raw:,.0f}/s -> {rate / raw:.2f}x", flush=True)  # fmt: skip
             rows.append(f"{players}p {label} {rate:,.0f}")
             refs.append(f"{raw:,.0f}")
             ratios.append(f"{rate / raw:.2f}×")
@@ -188,7 +205,9 @@ def bench_selfplay(quick: bool, profile: bool) -> Figure:
     after = compiled.stats.decisions / t_fast
     fast = compiled.fast
     assert fast is not None, compiled.fast_reason
-    limit = compiled.stats.decisions / fast.forward_seconds if fast.forward_seconds else float("inf")
+    limit = (
+        compiled.stats.decisions / fast.forward_seconds if fast.forward_seconds else float("inf")
+    )
     print(
         f"  default run self-play: Python loop {before:,.0f} decisions/s, compiled {after:,.0f} "
         f"-> {after / before:.2f}x; forward pass alone would allow {limit:,.0f} decisions/s "

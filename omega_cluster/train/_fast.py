@@ -108,7 +108,7 @@ class FastSearches:
         full = np.zeros(mask.shape, np.float64)
         full[:, :width] = priors
         self.forward_seconds += time.perf_counter() - started
-        return full, values
+        return full, values[:, : self.fast.num_players]  # the network has a value per table seat
 
 
 def _with_policy(fast: Any, plan: LeafPlan) -> Any:
