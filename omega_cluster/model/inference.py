@@ -194,6 +194,32 @@ class NetworkEvaluator:
         self.stats.forward_calls += 1
         return softmax(logits), values.astype(np.float64)
 
+    def fast_leaf(self) -> tuple[Any, str]:
+        """The network leaf of the compiled search (see
+        :class:`~omega_cluster.search.fast.game.LeafPlan`): one forward pass per batch of
+        leaves the compiled tree has encoded."""
+        from omega_cluster.search.fast.game import FastLeaf, LeafPlan
+
+        return LeafPlan(FastLeaf("network"), self.forward_columns, self.encoder), ""
+
+    def forward_columns(
+        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`forward_padded` on buffers as wide as a game's most legal moves: the network
+        runs on the columns some row uses (its action head costs per column) and the priors
+        come back as wide as ``mask``."""
+        self.stats.leaves += len(obs)
+        self.stats.positions += len(obs)
+        width = max(1, int(mask.sum(axis=1).max()))
+        if width == mask.shape[1]:
+            return self.forward_padded(obs, feats, mask)
+        priors, values = self.forward_padded(
+            obs, np.ascontiguousarray(feats[:, :width]), np.ascontiguousarray(mask[:, :width])
+        )
+        full = np.zeros(mask.shape, np.float64)
+        full[:, :width] = priors
+        return full, values
+
     def _permutation(self, player: int, n: int) -> np.ndarray:
         """Indices that turn relative values into absolute seat order: ``abs[p] = rel[(p -
         player) % n]``."""

@@ -32,7 +32,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from omega_cluster.games.api import CHANCE, State
 from omega_cluster.games.chance import sample_chance
@@ -188,6 +188,22 @@ class RolloutEvaluator:
         k = float(self.rollouts)
         return LeafEvaluation(tuple(t / k for t in totals))
 
+    def fast_leaf(self) -> tuple[Any, str]:
+        """The compiled leaf this is (see :class:`~omega_cluster.search.fast.game.LeafPlan`):
+        one rollout of a uniform random player, or of a player with a compiled playout."""
+        from omega_cluster.search.fast.game import FastLeaf, LeafPlan
+
+        if self.rollouts != 1:
+            return None, f"{self.rollouts} rollouts per leaf (the compiled leaf plays one)"
+        if not self.use_fast_playout:
+            return None, "use_fast_playout=False keeps the Python rollouts"
+        if type(self.policy) is RandomPlayer:
+            return LeafPlan(FastLeaf("random_rollout")), ""
+        name = getattr(self.policy, "name", None)
+        if not isinstance(name, str) or self._playout is None:
+            return None, f"no compiled playout for the rollout player {self.policy!r}"
+        return LeafPlan(FastLeaf(f"{name.lower()}_rollout"), policy=self.policy), ""
+
     def __repr__(self) -> str:
         return f"RolloutEvaluator({getattr(self.policy, 'name', self.policy)!r}, rollouts={self.rollouts})"
 
@@ -289,6 +305,21 @@ class BlendEvaluator:
             raise ValueError("blend weights must be finite")
         self.a, self.b = a, b
         self.weight_a, self.weight_b = weight_a, weight_b
+
+    def fast_leaf(self) -> tuple[Any, str]:
+        """The compiled leaf ``network+<rollout>`` when ``a`` is the network leaf, ``b`` a
+        compiled rollout and the weights ``w`` and ``1 - w``."""
+        from omega_cluster.search.fast.game import FastLeaf, LeafPlan, leaf_plan
+
+        net, why = leaf_plan(self.a)
+        roll, why_b = leaf_plan(self.b)
+        w = self.weight_a
+        if net is None or roll is None or net.leaf.name != "network" or roll.leaf.network:
+            return None, f"a blend other than network + a compiled rollout ({why or why_b})"
+        if not (0.0 <= w <= 1.0 and abs(w + self.weight_b - 1.0) < 1e-12):
+            return None, f"blend weights {w}, {self.weight_b} (the compiled blend: w and 1 - w)"
+        leaf = FastLeaf(f"network+{roll.leaf.name}", w)
+        return LeafPlan(leaf, net.forward, net.encoder, roll.policy), ""
 
     def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
         first, second = self.a.evaluate(leaves), self.b.evaluate(leaves)

@@ -69,9 +69,10 @@ Where the time goes (cProfile and CPU timings, ``bench/bench_ismcts.py --profile
 * The fast path (:mod:`omega_cluster.search.fast`): for a game whose plugin gives compiled
   kernels (``fast_search``: Leduc, Kuhn, ...) and a configuration the compiled tree mirrors (the
   tree root, UCT or PUCT, Dirichlet noise, a simulation budget, one world a simulation), the
-  search runs as compiled code (numba); here, automatically, when the leaf is one uniform random
-  rollout (``RolloutEvaluator(RandomPlayer())``; ``use_fast_playout=False`` keeps the Python
-  loop). It draws the same random numbers for the same purposes as this loop, so handed a
+  search runs as compiled code (numba), automatically, when the evaluator is a leaf the tree
+  has compiled (its ``fast_leaf()``: one rollout of a uniform random player or of a player the
+  game compiles, such as the Commander; the network leaf, whose forward pass then serves a whole
+  batch of leaves; their blend). ``fast=False`` keeps the Python loop. It draws the same random numbers for the same purposes as this loop, so handed a
   :class:`~omega_cluster.search.fast.rng.SplitMixRandom` both give the same result (tested);
   ``ISMCTS.fast_reason`` says why a search does not take it. Every other game, evaluator and
   configuration runs here. Leduc, 2,000 simulations, random rollouts (``bench/bench_ismcts.py``,
@@ -91,7 +92,6 @@ from collections.abc import Generator
 from typing import Any
 
 from omega_cluster.games.api import Game, RngLike, State, as_rng
-from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search._ismcts_config import ISMCTSConfig, WorldConstraints
 from omega_cluster.search._ismcts_policy import (
     choose_action,
@@ -108,8 +108,8 @@ from omega_cluster.search._ismcts_tree import (
     simultaneous_error,
 )
 from omega_cluster.search.batching import SearchSteps, run_search
-from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation, RolloutEvaluator
-from omega_cluster.search.fast.game import FastGame, FastLeaf, fast_path
+from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
+from omega_cluster.search.fast.game import FastGame, evaluator_path
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
 __all__ = [
@@ -124,21 +124,6 @@ __all__ = [
 ]
 
 
-_RANDOM_LEAF = FastLeaf("random_rollout")
-
-
-def _fast_leaf(evaluator: Evaluator) -> FastLeaf | None:
-    """The compiled leaf equal to ``evaluator`` (one uniform random rollout), or None."""
-    if (
-        type(evaluator) is RolloutEvaluator
-        and type(evaluator.policy) is RandomPlayer
-        and evaluator.rollouts == 1
-        and evaluator.use_fast_playout
-    ):
-        return _RANDOM_LEAF
-    return None
-
-
 class ISMCTS:
     """Single-observer ISMCTS over ``game`` with leaves from ``evaluator`` (module docstring).
 
@@ -146,7 +131,8 @@ class ISMCTS:
     ``ISMCTS(game, evaluator, simulations=2000, selection="puct")``. One instance may run many
     searches at once (batched) unless ``reuse_tree`` is on: a reused tree belongs to one game.
     ``fast`` is the compiled game the search runs on (None: the Python loop, ``fast_reason``
-    says why).
+    says why); ``fast=False`` keeps the Python loop whatever the game and leaf (the reference
+    of the benchmarks and equality tests).
     """
 
     def __init__(
@@ -154,6 +140,8 @@ class ISMCTS:
         game: Game,
         evaluator: Evaluator,
         config: ISMCTSConfig | None = None,
+        *,
+        fast: bool = True,
         **overrides: Any,
     ) -> None:
         if not isinstance(evaluator, Evaluator):
@@ -173,7 +161,11 @@ class ISMCTS:
         self.config = dataclasses.replace(base, **overrides) if overrides else base
         # the fast path (compiled tree) when the game, configuration and leaf allow it
         self.fast: FastGame | None
-        self.fast, self.fast_reason = fast_path(game, self.config, _fast_leaf(evaluator))
+        self.fast, self._plan, self.fast_reason = (
+            evaluator_path(game, self.config, evaluator)
+            if fast
+            else (None, None, "fast=False: the Python loop")
+        )
         self._tree: Tree | None = None  # kept between moves (reuse_tree)
         self._tree_player = -1
         self._busy = False
@@ -246,7 +238,9 @@ class ISMCTS:
         if self.fast is not None:
             from omega_cluster.search.fast.driver import search_state  # numba: on first use
 
-            return search_state(self.fast, state, player, cfg, _RANDOM_LEAF, rng)
+            plan = self._plan
+            assert plan is not None
+            return search_state(self.fast, state, player, cfg, plan.leaf, rng, plan.forward)
         root_key = state.information_set_key(player)
         tree, reused = self._take_tree(player, root_key)
         self._busy = cfg.reuse_tree

@@ -135,9 +135,9 @@ class SelfPlay:
         )
         self._seconds = 0.0
         self.fast: FastSearches | None = None  # the compiled searches, when they apply
-        self.fast_reason = "mode 'network' searches nothing"  # else why the Python loop runs
+        self.fast_reason = "fast=False" if fast else "mode 'network' searches nothing"
         if fast and config.mode == "search":
-            self.fast, self.fast_reason = FastSearches.plan(game, encoder, config.search, evaluator)
+            self.fast, self.fast_reason = FastSearches.plan(game, config.search, evaluator)
 
     @property
     def stats(self) -> SelfPlayStats:
@@ -272,11 +272,11 @@ class SelfPlay:
                 cfg.search, simulations=budget, temperature=cfg.temperature_at(c.flight.moves),
                 dirichlet_fraction=noise,
             ))  # fmt: skip
-        calls, rows = self.fast.forward_calls, self.fast.rows
+        calls, leaves = self.fast.calls, self.fast.leaves
         results = self.fast.search([c.flight.state for c in todo], [c.player for c in todo],
                                    configs, [c.flight.search_rng for c in todo])  # fmt: skip
-        self._batch.calls += self.fast.forward_calls - calls
-        self._batch.leaves += self.fast.rows - rows
+        self._batch.calls += self.fast.calls - calls
+        self._batch.leaves += self.fast.leaves - leaves
         return results
 
     def _search(self, full: bool, temperature: float) -> Any:
@@ -293,7 +293,8 @@ class SelfPlay:
             else:  # root noise on full searches only
                 noise = cfg.search.dirichlet_fraction if noisy else 0.0
                 search = ISMCTS(self.game, self.evaluator, cfg.search, simulations=budget,
-                                temperature=temperature, dirichlet_fraction=noise)  # fmt: skip
+                                temperature=temperature, dirichlet_fraction=noise,
+                                fast=self.fast is not None)  # fmt: skip
             self._searches[key] = search
         return search
 

@@ -205,7 +205,8 @@ def _forward(forward: Forward, obs: np.ndarray, feats: np.ndarray, mask: np.ndar
     """One forward pass, its answer checked (shapes, finite values)."""
     priors, values = forward(obs, feats, mask)
     priors = np.ascontiguousarray(priors, np.float64)
-    values = np.ascontiguousarray(values, np.float64)
+    # a network may have a value per seat of its largest table: the first N are this table's
+    values = np.ascontiguousarray(values[:, :num_players], np.float64)
     b, a = mask.shape
     if priors.shape != (b, a) or values.shape != (b, num_players):
         raise ValueError(

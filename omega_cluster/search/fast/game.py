@@ -23,7 +23,16 @@ from omega_cluster.games.registry import game_plugin
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_root import tree_root
 
-__all__ = ["CHANCE_NODE", "OVER", "FastGame", "FastLeaf", "fast_game", "fast_path"]
+__all__ = [
+    "CHANCE_NODE",
+    "OVER",
+    "FastGame",
+    "FastLeaf",
+    "LeafPlan",
+    "evaluator_path",
+    "fast_game",
+    "fast_path",
+]
 
 _LEAF_ROLLOUT_SEP = "+"
 
@@ -161,3 +170,49 @@ def fast_path(
         have = ", ".join(sorted(fast.rollouts)) or "none"
         return None, f"{fast.name} has no compiled rollout {rollout!r} (compiled: {have})"
     return fast, None
+
+
+@dataclass(frozen=True)
+class LeafPlan:
+    """What an evaluator amounts to on the compiled path: its :meth:`fast_leaf` answer.
+
+    An evaluator that the compiled tree can stand in for implements ``fast_leaf() -> (LeafPlan |
+    None, reason)``: the rollout evaluator (one rollout of a uniform random player or of a
+    player the game compiles, e.g. the Commander), the network evaluator (the network leaf) and
+    their blend with weights ``w`` and ``1 - w``. Any other evaluator, a user's included, has
+    none, and its searches run the Python loop."""
+
+    leaf: FastLeaf
+    forward: Any = None  # the network leaf's forward(obs, feats, mask) -> (priors, values)
+    encoder: Any = None  # the network's encoder (the compiled one must stand in for it)
+    policy: Any = None  # the rollout's player (its own compiled playout, e.g. its weights)
+
+
+def leaf_plan(evaluator: Any) -> tuple[LeafPlan | None, str]:
+    """``evaluator.fast_leaf()``, or ``None`` and why the evaluator has no compiled leaf."""
+    hook = getattr(evaluator, "fast_leaf", None)
+    if not callable(hook):
+        return None, f"the leaf {evaluator!r} has no compiled counterpart"
+    plan, why = hook()
+    return plan, why
+
+
+def evaluator_path(
+    game: Game, config: ISMCTSConfig, evaluator: Any
+) -> tuple[FastGame | None, LeafPlan | None, str | None]:
+    """:func:`fast_path` for a search with ``evaluator``: the ``FastGame`` (its rollout the
+    evaluator's own player's where the game compiles one per player) and the evaluator's
+    :class:`LeafPlan`, or ``None``s and the first thing that prevents the compiled path."""
+    plan, why = leaf_plan(evaluator)
+    if plan is None:
+        return None, None, why
+    fast, why2 = fast_path(game, config, plan.leaf, encoder=plan.encoder)
+    if fast is None:
+        return None, None, why2
+    rollout = plan.leaf.rollout
+    if rollout is not None and rollout != "random_rollout" and plan.policy is not None:
+        entry = fast.rollout_for(plan.policy) if fast.rollout_for is not None else None
+        if entry is None:
+            return None, None, f"{fast.name} compiles no playout of {plan.policy!r}"
+        fast = dataclasses.replace(fast, rollouts={**fast.rollouts, rollout: entry})
+    return fast, plan, None
