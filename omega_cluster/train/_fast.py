@@ -23,10 +23,17 @@ import numpy as np
 
 from omega_cluster.games.api import Game
 from omega_cluster.search.evaluators import Evaluator
+from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.search.result import SearchResult
 
 __all__ = ["FastSearches"]
+
+
+def _seed(rng: random.Random) -> int:
+    """The tree's splitmix64 seed: the stream itself for a :class:`SplitMixRandom` (so the
+    compiled search draws the Python search's numbers), else 64 bits drawn from ``rng``."""
+    return rng.state if isinstance(rng, SplitMixRandom) else rng.getrandbits(64)
 
 
 @dataclass
@@ -76,7 +83,7 @@ class FastSearches:
             started = time.perf_counter()
             pack = self.fast.pack
             packed = np.stack([pack(roots[k]) for k in members])
-            seeds = np.array([rngs[k].getrandbits(64) for k in members], np.uint64)
+            seeds = np.array([_seed(rngs[k]) for k in members], np.uint64)
             budgets = np.array([configs[k].budget for k in members], np.int64)
             who = np.array([players[k] for k in members], np.int64)
             results = run_batched(self.fast, packed, who, budgets, seeds, configs[members[0]],
@@ -87,6 +94,9 @@ class FastSearches:
             self.leaves += int(results.leaves.sum())
             seconds = (time.perf_counter() - started) / len(members)
             for row, k in enumerate(members):
+                rng = rngs[k]
+                if isinstance(rng, SplitMixRandom):  # the stream goes on where the tree left it
+                    rng.state = int(results.rng_states[row])
                 out[k] = search_result(results, row, players[k], configs[k], rngs[k], seconds,
                                        self.hidden)  # fmt: skip
         return out  # type: ignore[return-value]  # every slot is filled above

@@ -50,6 +50,7 @@ from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import Player
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
+from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
 from omega_cluster.search.smmcts import SMMCTS
@@ -82,7 +83,8 @@ class _Flight:
         self.seed = derive_seed(seed, "game", index)
         self.state: State = game.new_initial_state(self.seed)
         self.chance_rng = random.Random(derive_seed(seed, "chance", index))
-        self.search_rng = random.Random(derive_seed(seed, "search", index))
+        # splitmix64: the compiled search draws from this very stream (see ``_fast``)
+        self.search_rng = SplitMixRandom(derive_seed(seed, "search", index))
         self.moves = 0  # player decisions so far
         self.pending: list[PendingDecision] = []
 

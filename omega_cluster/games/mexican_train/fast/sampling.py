@@ -8,7 +8,8 @@ order (as the Python sampler sorts its pool), shuffled by Fisher–Yates with sp
 (:func:`omega_cluster.games.fast.rand_below`, the formula ``int(u * (i + 1))`` of the Python
 sampler over a different generator), then dealt as the Python sampler deals: each other seat in
 seat order takes its public hand size from the end of the pool, the rest is the boneyard in the
-shuffled order. A uniform re-deal: the same distribution as the Python sampler, other numbers.
+shuffled order. A uniform re-deal, drawing what the Python sampler draws: handed the same stream (a
+``SplitMixRandom``), both deal the same world.
 Everything public (the record, its hash, hand and boneyard sizes) is untouched.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from omega_cluster.games._splitmix import rand_below
+from omega_cluster.games._splitmix import rand_below, rand_float
 from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
 from omega_cluster.games.mexican_train.officers._rules_jit import (
     G_N,
@@ -39,6 +40,11 @@ __all__ = ["sample_world"]
 def sample_world(ctx, S, player: int, rs, out) -> None:
     """A world from ``player``'s information set in ``S`` written into ``out`` (``S`` unchanged)."""
     G, P = ctx[0], ctx[7]
+    # the Python sampler first draws the world's chance seed for the next rounds
+    # (getrandbits(62): two draws of the stream); none are searched here, but the draws keep the
+    # two samplers on one stream
+    rand_float(rs)
+    rand_float(rs)
     for i in range(STATE_SIZE):
         out[i] = S[i]
     if S[X_OVER]:
