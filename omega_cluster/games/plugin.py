@@ -17,6 +17,12 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
 - ``compiled_search``: ``(game) -> (kernel, reason)``: a compiled ISMCTS kernel for the game's
   parameters (``kernel`` None and ``reason`` why when it does not cover them); the search runs it
   when its configuration is the one the kernel mirrors (``search/_ismcts_compiled.py``);
+- ``fast_search``: ``(game, encoder=None) -> (FastGame, reason)``: the game's packed state and
+  kernels for the compiled search (:class:`~omega_cluster.games.fast.FastGame`; None and why
+  when they do not cover the game's parameters);
+- ``fast_smm_search``: ``(game, encoder=None) -> (kernels, reason)``: the same for a
+  simultaneous-move game, whose compiled SM-MCTS (:mod:`omega_cluster.search.fast.smm`) takes
+  joint moves (None and why when the kernels do not cover the game's parameters);
 
 Every hook but ``game`` is optional. A hook may be given as a ``"module:attribute"`` string, so
 that a game's heavy parts (compiled playouts, an encoder) are imported only when asked for.
@@ -62,6 +68,8 @@ class GamePlugin:
     world_constraints: Hook | None = None
     report_counts: Hook | None = None
     compiled_search: Hook | None = None
+    fast_search: Hook | None = None
+    fast_smm_search: Hook | None = None
 
     def rules(self) -> Callable[..., Any]:
         """The game factory (the rules class)."""
