@@ -49,11 +49,19 @@ _GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True)
-def _mix(h: int, x: int) -> int:
-    z = (np.uint64(h) ^ np.uint64(x & 0x7FFFFFFFFFFFFFFF)) * _GOLD + np.uint64(1 + (x < 0))
+def _fin(z: np.uint64) -> np.uint64:
+    """splitmix64's finaliser: a bijection of the 64-bit words that scatters every input bit."""
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
-    return np.int64((z ^ (z >> np.uint64(31))) >> np.uint64(1))  # >= 0
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def _mix(h: int, x: int) -> int:
+    """A hash >= 0 of the pair (h >= 0, x): ``h`` scattered first, so pairs do not alias."""
+    z = _fin(np.uint64(h) * _GOLD + np.uint64(1))
+    z ^= np.uint64(x & 0x7FFFFFFFFFFFFFFF) | (np.uint64(x < 0) << np.uint64(63))
+    return np.int64(_fin(z) >> np.uint64(1))
 
 
 @njit(cache=True)
