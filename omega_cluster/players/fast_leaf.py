@@ -63,7 +63,10 @@ def leaf_plan(evaluator: Evaluator) -> tuple[LeafPlan | None, str]:
         net, rollout = evaluator.a, evaluator.b
         w = evaluator.weight_a
         if type(net) is not NetworkEvaluator or abs(w + evaluator.weight_b - 1.0) > 1e-12:
-            return None, f"a blend other than network + rollout with weights w, 1 - w ({evaluator!r})"
+            return (
+                None,
+                f"a blend other than network + rollout with weights w, 1 - w ({evaluator!r})",
+            )
         name, why = _rollout_name(rollout)
         if name is None:
             return None, why

@@ -164,7 +164,9 @@ def test_hook_and_refusals_name_the_reason() -> None:
     with pytest.raises(ValueError, match="needs a forward"):
         game = GoofspielGame(num_cards=4)
         S = _fast(game).pack(game.new_initial_state())
-        run_batched_sm(_fast(game), S[None], np.zeros(1), np.ones(1), np.zeros(1), SMMCTSConfig(), "network")
+        run_batched_sm(
+            _fast(game), S[None], np.zeros(1), np.ones(1), np.zeros(1), SMMCTSConfig(), "network"
+        )
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -175,7 +177,12 @@ def _net_values(obs: np.ndarray) -> np.ndarray:
     """The deterministic network stand-in: seat-relative values in (-1, 1) from the observation,
     row by row (a batched matrix product may round differently with the batch size)."""
     w = _W[: obs.shape[1]]
-    return np.array([[np.tanh(0.7 * float(np.dot(row, w[:, j]))) for j in range(2)] for row in obs.astype(np.float64)]).reshape(-1, 2)
+    return np.array(
+        [
+            [np.tanh(0.7 * float(np.dot(row, w[:, j]))) for j in range(2)]
+            for row in obs.astype(np.float64)
+        ]
+    ).reshape(-1, 2)
 
 
 def _forward(obs, feats, mask):
@@ -273,4 +280,6 @@ def test_batched_searches_equal_each_alone_and_budgets_are_simulations() -> None
         alone = run_batched_sm(fast, R[k : k + 1], P[k : k + 1], budgets[k : k + 1],
                                seeds[k : k + 1], cfg, "network", _forward)  # fmt: skip
         for name in ("legal", "visits", "policy", "root_value", "leaves", "tree_nodes"):
-            assert np.array_equal(getattr(alone, name)[0], getattr(together, name)[k], equal_nan=True)
+            assert np.array_equal(
+                getattr(alone, name)[0], getattr(together, name)[k], equal_nan=True
+            )

@@ -202,7 +202,7 @@ def info_key(ctx: np.ndarray, S: np.ndarray, player: int) -> int:
     else:
         for p in range(n):
             h = mix(h, S[ctx[C_HANDS] + p])
-    return np.int64(h)
+    return np.int64(h)  # type: ignore[return-value]
 
 
 @njit(cache=True)

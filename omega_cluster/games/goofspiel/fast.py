@@ -88,9 +88,8 @@ def fast_smm_search(game: Game, encoder: Any = None) -> tuple[GoofspielFast | No
 def _encoder_mismatch(game: Any, encoder: Any) -> str:
     n, nc = game.num_players, game.num_cards
     want = (0, nc, 2 * nc, 2 * nc + n * nc, 2 * nc + n * nc + n)
-    have = tuple(
-        getattr(encoder, f, None) for f in ("_o_point", "_o_remaining", "_o_hands", "_o_points")
-    ) + (getattr(encoder, "_o_turns", None),)
+    fields = ("_o_point", "_o_remaining", "_o_hands", "_o_points", "_o_turns")
+    have = tuple(getattr(encoder, f, None) for f in fields)
     if getattr(encoder, "name", None) != "goofspiel" or have != want:
         return f"goofspiel fast path: the compiled encoder copies GoofspielEncoder, not {encoder!r}"
     return ""
@@ -104,11 +103,8 @@ def make_ctx(game: Any) -> np.ndarray:
     wins = pcards + t
     bids = wins + t
     size = bids + t * n
-    return np.array(
-        [n, nc, t, game.order, game.returns_kind, int(game.imp_info), hands, points, pcards]
-        + [wins, bids, size],
-        np.int64,
-    )
+    values = (n, nc, t, game.order, game.returns_kind, int(game.imp_info), hands, points, pcards)
+    return np.array([*values, wins, bids, size], np.int64)
 
 
 def _build(game: Any) -> GoofspielFast:

@@ -61,7 +61,7 @@ def _mix(h: int, x: int) -> int:
     """A hash >= 0 of the pair (h >= 0, x): ``h`` scattered first, so pairs do not alias."""
     z = _fin(np.uint64(h) * _GOLD + np.uint64(1))
     z ^= np.uint64(x & 0x7FFFFFFFFFFFFFFF) | (np.uint64(x < 0) << np.uint64(63))
-    return np.int64(_fin(z) >> np.uint64(1))
+    return np.int64(_fin(z) >> np.uint64(1))  # type: ignore[return-value]
 
 
 @njit(cache=True)
@@ -116,42 +116,52 @@ def _pick(probs: np.ndarray, cand: int, r: float) -> int:
 
 
 @njit(cache=True)
-def _select(T: tuple, cfg: np.ndarray, k: int, block: int, p: int, cand: int, rs: np.ndarray) -> int:
-    """One bandit's pick among the actions of mask ``cand`` (``_bandits.select``)."""
-    bi, bf, cnt, w, reg, strat, av = T[2], T[3], T[4], T[5], T[6], T[7], T[8]
-    rule, hidden = int(cfg[F_RULE]), cfg[F_HIDDEN] != 0.0
+def _ucb(T: tuple, cfg: np.ndarray, k: int, block: int, p: int, cand: int, rs: np.ndarray) -> int:
+    """Decoupled UCB1: an untried action at random, else the best mean + exploration (with
+    hidden information the availability count stands for the bandit's total)."""
+    bi, cnt, w, av = T[2], T[4], T[5], T[8]
+    untried, a = 0, 0
+    while cand >> a:
+        untried += (cand >> a & 1) and cnt[k, block, p, a] == 0
+        a += 1
+    best, best_score, a = -1, -1.0, 0
+    if untried:
+        j = rand_below(rs, untried) if untried > 1 else 0
+        while True:
+            if cand >> a & 1 and cnt[k, block, p, a] == 0:
+                if j == 0:
+                    return a
+                j -= 1
+            a += 1
+    c, total, hidden = cfg[F_C], bi[k, block, p, TOTAL], cfg[F_HIDDEN] != 0.0
+    cl = c * np.sqrt(np.log(total)) if total > 1 else 0.0
+    while cand >> a:
+        if cand >> a & 1:
+            ni = cnt[k, block, p, a]
+            if hidden:
+                score = w[k, block, p, a] / ni + c * np.sqrt(np.log(av[k, block, p, a]) / ni)
+            else:
+                score = w[k, block, p, a] / ni + cl / np.sqrt(ni)
+            if score > best_score:
+                best, best_score = a, score
+        a += 1
+    return best
+
+
+@njit(cache=True)
+def _select(
+    T: tuple, cfg: np.ndarray, k: int, block: int, p: int, cand: int, rs: np.ndarray
+) -> int:
+    """One bandit's pick among the actions of mask ``cand`` (``_bandits.select``); records what
+    :func:`_update` needs."""
+    bi, bf, reg, strat = T[2], T[3], T[6], T[7]
+    rule = int(cfg[F_RULE])
     bi[k, block, p, CAND] = cand
     if rule == UCB:
+        a = _ucb(T, cfg, k, block, p, cand, rs)
+        bi[k, block, p, LAST] = a
         bf[k, block, p] = 1.0
-        untried, a = 0, 0
-        while cand >> a:
-            untried += (cand >> a & 1) and cnt[k, block, p, a] == 0
-            a += 1
-        best, best_score, a = -1, -1.0, 0
-        if untried:
-            j = rand_below(rs, untried) if untried > 1 else 0
-            while True:
-                if cand >> a & 1 and cnt[k, block, p, a] == 0:
-                    if j == 0:
-                        break
-                    j -= 1
-                a += 1
-            bi[k, block, p, LAST] = a
-            return a
-        c, total = cfg[F_C], bi[k, block, p, TOTAL]
-        cl = c * np.sqrt(np.log(total)) if total > 1 else 0.0
-        while cand >> a:
-            if cand >> a & 1:
-                ni = cnt[k, block, p, a]
-                if hidden:
-                    score = w[k, block, p, a] / ni + c * np.sqrt(np.log(av[k, block, p, a]) / ni)
-                else:
-                    score = w[k, block, p, a] / ni + cl / np.sqrt(ni)
-                if score > best_score:
-                    best, best_score = a, score
-            a += 1
-        bi[k, block, p, LAST] = best
-        return best
+        return a
     gamma, kk, a = cfg[F_GAMMA], 0, 0
     probs = np.zeros(64)
     while cand >> a:

@@ -156,7 +156,7 @@ def _cfg(fast: Any, config: SMMCTSConfig, mode: int, weight: float) -> np.ndarra
 
 
 def _results(fast: Any, T: tuple, roots: Any, players: Any, config: Any, calls: int) -> SMResults:
-    ni, nv, bi, cnt, w, strat, sk = T[0], T[1], T[2], T[4], T[5], T[7], T[11]
+    ni, nv, cnt, w, strat, sk = T[0], T[1], T[4], T[5], T[7], T[11]
     K, A = len(roots), fast.num_actions
     buf = np.zeros(max(A, 1), np.int64)
     legal = np.full((K, A), -1, np.int64)
