@@ -1,71 +1,58 @@
-"""What a game's fast path hands the compiled search: :class:`FastGame`, and the random numbers
-its kernels draw (splitmix64).
+"""The contract of a game's compiled kernels for the fast search path: :class:`FastGame`.
 
-A game with a fast path (its plugin hook ``fast_search``: ``(game) -> (FastGame | None,
-reason)``) gives its state as one int64 vector and its rules, determinizations, rollouts and
-encoder as numba kernels over it; the compiled ISMCTS of :mod:`omega_cluster.search.fast` runs
-them for many searches at once. The type lives here, below the search layer, so that the game
-packages can build it (games may not import the search). Random numbers inside the kernels come
-from :func:`rand_float` / :func:`rand_below`: splitmix64 (Steele, Lea & Flood 2014) on one
-``uint64[1]`` state — the same generator as the compiled search's, so a search is a pure
-function of its seed.
+A game opts in through its plugin hook ``fast_search``: ``(game) -> (FastGame | None, reason)``;
+the compiled tree (``omega_cluster.search.fast``) runs on it. The kernels are numba functions
+handed to the tree as first-class functions together with the constant tuples they read
+(``ctx``, and ``rctx`` / ``ectx`` for a rollout and the encoder). A packed state is an ``int64``
+vector of ``state_size`` entries. Random numbers in kernels: :mod:`omega_cluster.games._splitmix`.
+
+Chance: ``current`` returns :data:`CHANCE_NODE` at an explicit chance node and the ``chance``
+kernel then samples and applies an outcome, drawing as the Python search does (one uniform draw,
+the outcomes laid end to end in ``chance_outcomes`` order: ``games.chance.sample_chance``). A game
+without explicit chance nodes (its chance folded into ``apply``) leaves ``chance`` None.
+This module imports no numba.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-__all__ = ["FastGame", "rand_below", "rand_float"]
+from omega_cluster.games.api import State
+
+__all__ = ["CHANCE_NODE", "OVER", "FastGame"]
+
+OVER = -1  # ``current``: the searched horizon is over
+CHANCE_NODE = -2  # ``current``: an explicit chance node (the ``chance`` kernel draws it)
 
 
 @dataclass(frozen=True)
 class FastGame:
-    """A game's compiled kernels (see the module doc; each kernel takes ``ctx`` first)."""
+    """One game's compiled kernels (numba ``@njit`` functions) and constants; see the module doc
+    and each field's comment for the signatures."""
 
     name: str
     num_players: int
     num_actions: int  # the game's fixed action space
     max_legal: int  # most legal actions at any decision
     state_size: int  # length of a packed state (np.int64 vector)
-    ctx: tuple  # constant arrays every kernel reads (a tuple numba can take)
-    pack: Callable[[Any], np.ndarray]  # Python: a State -> its packed vector (exact copy)
-    current: Any  # current(ctx, S) -> int: acting player, -1 when the searched horizon is over
-    legal: Any  # legal(ctx, S, out) -> int: the legal actions in legal_actions() order
-    apply: Any  # apply(ctx, S, action) -> None: in place, no checks
-    returns: Any  # returns(ctx, S, out: float64[:]) -> None: per-player returns once over
-    info_key: Any  # info_key(ctx, S, player) -> int64: equal information sets, equal keys
-    sample_world: Any  # sample_world(ctx, S, player, rs: uint64[1], out: int64[:]) -> None
-    rollouts: dict  # leaf name -> (rctx, kernel(rctx, ctx, S, rs, out: float64[:]) -> bool)
-    obs_size: int  # the network leaf (0 / None when the game has no compiled encoder)
-    feat_size: int
-    ectx: tuple | None
-    encode: Any  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_INV_2_53 = 1.0 / 9007199254740992.0
-
-
-@njit(cache=True)
-def rand_float(rs: np.ndarray) -> float:
-    """A uniform float in [0, 1) from the splitmix64 state ``rs`` (uint64[1], advanced)."""
-    x = rs[0] + _GOLDEN
-    rs[0] = x
-    z = (x ^ (x >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    z = z ^ (z >> _S31)
-    return float(z >> _S11) * _INV_2_53
-
-
-@njit(cache=True)
-def rand_below(rs: np.ndarray, k: int) -> int:
-    """A uniform int in ``[0, k)`` (``int(rand_float * k)``, as Python's ``int(rng.random() * k)``)."""
-    return int(rand_float(rs) * k)
+    ctx: tuple[Any, ...]  # constant arrays every kernel reads
+    pack: Callable[[State], np.ndarray]  # Python: a State -> its packed vector (exact copy)
+    current: Any  # current(ctx, S) -> acting player, OVER, or CHANCE_NODE
+    legal: Any  # legal(ctx, S, out) -> n: the legal actions in legal_actions() order
+    apply: Any  # apply(ctx, S, action) -> None, in place, no checks
+    returns: Any  # returns(ctx, S, out: float64[:]) -> None once over
+    info_key: Any  # info_key(ctx, S, player) -> int64 (equal information sets, equal keys)
+    sample_world: Any  # sample_world(ctx, S, player, rs, out) -> None: a determinization
+    rollouts: dict[str, tuple[Any, Any]]  # name -> (rctx, kernel(rctx, ctx, S, rs, out) -> bool)
+    obs_size: int = 0
+    feat_size: int = 0
+    ectx: tuple[Any, ...] | None = None
+    encode: Any = None  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
+    chance: Any = field(default=None)  # chance(ctx, S, rs) -> None (None: no chance nodes)
+    # rollout_for(player) -> (rctx, kernel) | None: the compiled rollout of that very player
+    # (e.g. a Commander with its own weights); None: the named rollouts are the only ones
+    rollout_for: Callable[[Any], tuple[Any, Any] | None] | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from omega_cluster.games.fast import rand_below, rand_float
+from omega_cluster.games._splitmix import rand_below, rand_float
 from omega_cluster.games.goofspiel.fast import (
     BIDDING,
     C_BIDS,

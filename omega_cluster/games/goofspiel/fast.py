@@ -9,7 +9,7 @@ encoder, bit for bit equal to :class:`~omega_cluster.games.goofspiel.encoder.Goo
 
 The packed state holds the fields of :class:`~omega_cluster.games.goofspiel.state.GoofspielState`
 as arrays instead of codes (every turn's point card, winner and bids), so nothing overflows for any
-card count the masks hold (up to 62 cards). Random numbers are splitmix64 (:mod:`..fast`).
+card count the masks hold (up to 62 cards). Random numbers are splitmix64 (:mod:`.._splitmix`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ import numpy as np
 
 from omega_cluster._optional import numba_available
 from omega_cluster.games.api import CHANCE, Game
+from omega_cluster.games.fast import CHANCE_NODE, OVER
 
-__all__ = ["GoofspielFast", "fast_smm_search"]
+__all__ = ["BIDDING", "CHANCE_NODE", "OVER", "GoofspielFast", "fast_smm_search"]
 
 # packed state: fixed head, then per-game blocks at the offsets ctx names
 STATUS, TURN, POINT, REMAINING, TURNED = range(5)
 HEAD = 5
-BIDDING, CHANCE_NODE, OVER = 0, -1, -2  # STATUS: every seat bids / a point card is turned / the end
+BIDDING = 0  # STATUS: every seat bids (else CHANCE_NODE: a point card is turned, or OVER: the end)
 # ctx (int64 vector): parameters and block offsets
 C_N, C_NC, C_T, C_ORDER, C_RET, C_IMP, C_HANDS, C_POINTS, C_PCARDS, C_WINS, C_BIDS, C_SIZE = range(
     12

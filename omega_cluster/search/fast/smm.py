@@ -29,13 +29,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from omega_cluster.games.fast import CHANCE_NODE, OVER
 from omega_cluster.search._ismcts_jit import rand_below, rand_float
 
 __all__ = ["KERNELS", "advance", "init_roots"]
 
 KERNELS = ("status", "legal", "apply_joint", "apply_chance", "returns", "info_key",
            "sample_world", "rollout", "encode")  # fmt: skip
-BIDDING, CHANCE, OVER = 0, -1, -2  # the kernels' status codes
+BIDDING, CHANCE = 0, CHANCE_NODE  # the kernels' status codes (and OVER: the end)
 UCB, EXP3, RM = 0, 1, 2  # selection rules (the ids of _bandits)
 # node int columns, bandit int columns, per-search columns, config entries
 KIND, VISITS, BLOCK = range(3)
