@@ -161,12 +161,16 @@ def test_hook_and_refusals_name_the_reason() -> None:
     assert "pw_c" in unsupported(SMMCTSConfig(pw_c=1.0), "network")
     assert "reuse_tree" in unsupported(SMMCTSConfig(reuse_tree=True), "network")
     assert "leaf 'heuristic'" in unsupported(SMMCTSConfig(), "heuristic")
+    game = GoofspielGame(num_cards=4)
+    fast = _fast(game)
+    S = fast.pack(game.new_initial_state())  # a chance node: no one bids yet
+    one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
     with pytest.raises(ValueError, match="needs a forward"):
-        game = GoofspielGame(num_cards=4)
-        S = _fast(game).pack(game.new_initial_state())
-        run_batched_sm(
-            _fast(game), S[None], np.zeros(1), np.ones(1), np.zeros(1), SMMCTSConfig(), "network"
-        )
+        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), "network")
+    with pytest.raises(ValueError, match="root 0 is not a decision of player 0"):
+        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), "random_rollout")
+    with pytest.raises(ValueError, match="pw_c=2.0 is not compiled"):
+        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(pw_c=2.0), "random_rollout")
 
 
 # -- the search ------------------------------------------------------------------------------

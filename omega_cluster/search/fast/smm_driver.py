@@ -84,6 +84,12 @@ def run_batched_sm(
     K = len(roots)
     if not (len(players) == len(budgets) == len(seeds) == K) or np.any(np.asarray(budgets) < 1):
         raise ValueError("run_batched_sm: one player, budget >= 1 and seed per root")
+    for k in range(K):
+        if fast.status(fast.ctx, roots[k]) != smm.BIDDING or not 0 <= players[k] < fast.num_players:
+            raise ValueError(
+                f"run_batched_sm: root {k} is not a decision of player {players[k]} "
+                "(search a state where every seat bids)"
+            )
     T = _trees(fast, roots, players, budgets, seeds, config)
     G = tuple(getattr(fast, name) for name in smm.KERNELS)
     cfg = _cfg(fast, config, mode, network_value_weight)
@@ -110,7 +116,7 @@ def run_batched_sm(
 
 def _trees(fast: Any, roots: Any, players: Any, budgets: Any, seeds: Any, config: Any) -> tuple:
     K, n, A = len(roots), fast.num_players, fast.num_actions
-    top = int(np.max(budgets))
+    top = int(np.max(budgets, initial=1))
     nodes, blocks = 2 * top + 2, top + 1  # a simulation adds a chance and a bidding node at most
     size = 4
     while size < 2 * nodes:
