@@ -19,6 +19,9 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
   search path (``FastGame`` None and ``reason`` why when they do not cover its parameters); the
   search runs on them when its configuration is one the compiled tree mirrors
   (``search/fast/``);
+- ``fast_smm_search``: ``(game, encoder=None) -> (kernels, reason)``: the same for a
+  simultaneous-move game, whose compiled SM-MCTS (:mod:`omega_cluster.search.fast.smm`) takes
+  joint moves (None and why when the kernels do not cover the game's parameters);
 
 Every hook but ``game`` is optional. A hook may be given as a ``"module:attribute"`` string, so
 that a game's heavy parts (compiled playouts, an encoder) are imported only when asked for.
@@ -64,6 +67,7 @@ class GamePlugin:
     world_constraints: Hook | None = None
     report_counts: Hook | None = None
     fast_search: Hook | None = None
+    fast_smm_search: Hook | None = None
 
     def rules(self) -> Callable[..., Any]:
         """The game factory (the rules class)."""

@@ -46,4 +46,5 @@ PLUGIN = GamePlugin(
     game=GoofspielGame,
     encoder="omega_cluster.games.goofspiel.encoder:GoofspielEncoder",
     players={"heuristic": GoofspielMatchPlayer},
+    fast_smm_search="omega_cluster.games.goofspiel.fast:fast_smm_search",
 )
