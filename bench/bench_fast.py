@@ -237,6 +237,8 @@ def bench_openspiel(quick: bool) -> Figure:
     count = 4 if quick else 20
     game = make_game("mexican_train", players=4, rounds=1)
     player = make_player(f"ismcts:random:{sims}", game)
+    search = player.search  # type: ignore[attr-defined]
+    assert search.fast is not None, search.fast_reason  # the compiled path, as users get it
     positions = _positions(game, count, seed=21)
     player.act(positions[0], positions[0].current_players[0], random.Random(0))  # compile
 
@@ -247,15 +249,16 @@ def bench_openspiel(quick: bool) -> Figure:
     hearts = pyspiel.load_game("hearts")
     rng = random.Random(5)
     states = []
-    while len(states) < count:
+    while len(states) < count:  # the deal, the passes, then a few tricks: mid-game positions
         s = hearts.new_initial_state()
-        while not s.is_terminal() and len(s.history()) < 4 + 52 // 4 + rng.randrange(12):
+        target = 1 + 52 + 12 + rng.randrange(4, 24)
+        while not s.is_terminal() and (len(s.history()) < target or s.is_chance_node()):
             if s.is_chance_node():
                 outcomes = s.chance_outcomes()
                 s.apply_action(outcomes[rng.randrange(len(outcomes))][0])
             else:
                 s.apply_action(rng.choice(s.legal_actions()))
-        if not s.is_terminal() and not s.is_chance_node():
+        if not s.is_terminal():
             states.append(s)
 
     def cpp() -> None:
