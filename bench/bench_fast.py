@@ -248,7 +248,7 @@ def bench_openspiel(quick: bool) -> Figure:
 
     hearts = pyspiel.load_game("hearts")
     rng = random.Random(5)
-    states = []
+    states: list[Any] = []
     while len(states) < count:  # the deal, the passes, then a few tricks: mid-game positions
         s = hearts.new_initial_state()
         target = 1 + 52 + 12 + rng.randrange(4, 24)
