@@ -129,6 +129,7 @@ class TrackingObserver(Observer):
         self.model_name = settings.tracking.model_name or f"omega-{_slug(settings.game.name)}"
         self._started = time.monotonic()
         self._losses: dict[str, list[tuple[float, float]]] = {}
+        self._search_path = ""  # the last self-play search path tagged
         self._pipeline: Pipeline | None = None
 
     def on_start(self, pipeline: Pipeline) -> None:
@@ -158,6 +159,10 @@ class TrackingObserver(Observer):
         if report.replayed:
             return
         seconds = max(report.seconds, 1e-9)
+        if report.search_path and report.search_path != self._search_path:
+            # which search self-play runs (the compiled one, or the Python loop and why), as a tag
+            self._search_path = report.search_path
+            self.tracker.set_tags({"selfplay.search_path": report.search_path})
         champion = self._pipeline.registry.champion if self._pipeline else None
         lag = (champion.version - report.version) if champion is not None else 0
         self.tracker.log_metrics(

@@ -167,6 +167,7 @@ class ChunkReport:
     torch_threads: int = (
         0  # torch's intra-op threads when the chunk ended (0: replayed, not played)
     )
+    search_path: str = ""  # "compiled", or "python: <why the compiled search did not apply>"
 
     @property
     def games_per_s(self) -> float:
@@ -247,6 +248,7 @@ class SelfPlayWorker:
             chunk, self.actor, self.node, weights.version, s.games, len(records), key,
             s.decisions, s.simulations, time.perf_counter() - started,
             torch_threads=torch.get_num_threads(),
+            search_path="compiled" if runner.fast is not None else f"python: {runner.fast_reason}",
         )  # fmt: skip
 
 

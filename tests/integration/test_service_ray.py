@@ -146,6 +146,7 @@ def test_mexican_train_smoke_run_on_ray(mexican_train: RunResult, tmp_path: Path
     assert params["search.simulations"] == "16" and params["run.name"] == "smoke"
     assert params["game.name"] == "mexican_train" and params["game.params.players"] == "2"
     assert run.data.tags["omega.game"] == "mexican_train" and run.data.tags["git.sha"]
+    assert run.data.tags["selfplay.search_path"] == "compiled"  # the actors ran the fast path
     history = {
         key: [m.value for m in client.get_metric_history(run.info.run_id, key)]
         for key in ("selfplay/games_per_s", "learner/loss", "gate/score", "champion_elo")
