@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from bench.bench_batching import PolicyValueMLP, encode, input_size
+from bench.bench_inference import _rate
 from bench.results import Figure, record
 from omega_cluster.config.load import load_settings
 from omega_cluster.games.registry import make_game
@@ -42,17 +43,6 @@ from omega_cluster.wiring import build_encoder, build_game, build_model
 
 BATCHES = (1, 8, 32, 64, 128, 256, 512)
 Run = Callable[[], list[np.ndarray]]  # one forward pass of the fixed batch: numpy outputs
-
-
-def _rate(fn: Callable[[], object], items: int, seconds: float) -> float:
-    fn()
-    calls, start = 0, time.perf_counter()
-    while True:
-        fn()
-        calls += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return calls * items / elapsed
 
 
 def _session(path: Path) -> Any:

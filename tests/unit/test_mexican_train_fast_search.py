@@ -6,24 +6,21 @@ path for the default run's leaf and writes the records the Python loop writes.""
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from fast_helpers import ExactNet, same_result
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.model import encoder_for
-from omega_cluster.search import BlendEvaluator, Leaf, LeafEvaluation, RolloutEvaluator
+from omega_cluster.search import BlendEvaluator, RolloutEvaluator
 from omega_cluster.search.fast import SplitMixRandom
-from omega_cluster.search.fast.game import FastLeaf, LeafPlan
 from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
-from omega_cluster.search.result import SearchResult
 from omega_cluster.train import SelfPlay, SelfPlayConfig
 
 
@@ -50,63 +47,8 @@ def game(request: pytest.FixtureRequest) -> Game:
     return make_game("mexican_train", players=request.param, rounds=1)
 
 
-def _same(a: SearchResult, b: SearchResult) -> None:
-    assert (a.legal, a.visits, a.action, a.policy) == (b.legal, b.visits, b.action, b.policy)
-    assert a.root_value == pytest.approx(b.root_value, abs=1e-12)
-    assert a.action_values == pytest.approx(b.action_values, abs=1e-12, nan_ok=True)
-    da, db = a.diagnostics, b.diagnostics
-    assert (da.leaf_evaluations, da.tree_nodes, da.simulations, da.depth_histogram) == (
-        db.leaf_evaluations, db.tree_nodes, db.simulations, db.depth_histogram,
-    )  # fmt: skip
-
-
-class Net:
-    """A deterministic network on the game's encoder: exact per row (``math.fsum``), so the
-    Python evaluator and the compiled batches agree to the last bit whatever the batch."""
-
-    def __init__(self, game: Game) -> None:
-        self.game, self.encoder = game, encoder_for(game)
-        r = np.random.default_rng(5)
-        self.u = r.normal(size=self.encoder.observation_size) * 0.05
-        self.w = r.normal(size=self.encoder.action_feature_size)
-        self.batches: list[int] = []
-
-    def one(self, obs: np.ndarray, feats: np.ndarray) -> tuple[list[float], list[float]]:
-        z = math.fsum(obs.astype(np.float64) * self.u)
-        logits = [math.fsum(f.astype(np.float64) * self.w) for f in feats]
-        top = max(logits)
-        e = [math.exp(x - top) for x in logits]
-        total = math.fsum(e)
-        values = [0.5 + 0.4 * math.tanh(z + 0.3 * r) for r in range(self.game.num_players)]
-        return [x / total for x in e], values
-
-    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
-        out, n = [], self.game.num_players
-        for leaf in leaves:
-            if leaf.state.is_terminal():
-                out.append(LeafEvaluation(tuple(float(x) for x in leaf.state.returns())))
-                continue
-            prior, rel = self.one(
-                self.encoder.encode_observation(leaf.state, leaf.player),
-                self.encoder.encode_actions(leaf.state, leaf.player, leaf.legal),
-            )
-            values = [0.0] * n
-            for r in range(n):
-                values[(leaf.player + r) % n] = rel[r]
-            out.append(LeafEvaluation(tuple(values), tuple(prior)))
-        return out
-
-    def forward(self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray) -> tuple[Any, Any]:
-        self.batches.append(obs.shape[0])
-        priors = np.zeros(mask.shape)
-        values = np.zeros((obs.shape[0], self.game.num_players))
-        for b in range(obs.shape[0]):
-            k = int(mask[b].sum())
-            priors[b, :k], values[b] = self.one(obs[b], feats[b, :k])
-        return priors, values
-
-    def fast_leaf(self) -> tuple[LeafPlan, str]:
-        return LeafPlan(FastLeaf("network"), self.forward, self.encoder), ""
+def Net(game: Game) -> ExactNet:
+    return ExactNet(game, encoder_for(game), scale=0.05)
 
 
 @pytest.mark.parametrize(("selection", "simulations"), [("uct", 200), ("puct", 120)])
@@ -120,7 +62,7 @@ def test_random_rollouts_search_as_the_python_search(
     for state in _positions(game, 4, seed=game.num_players):
         player = state.current_players[0]
         a, b = SplitMixRandom(7), SplitMixRandom(7)
-        _same(fast.search(state, player, a), python.search(state, player, b))
+        same_result(fast.search(state, player, a), python.search(state, player, b))
         assert a.state == b.state
 
 
@@ -131,7 +73,7 @@ def test_commander_rollouts_search_as_the_python_search(game: Game) -> None:
     assert fast.fast is not None, fast.fast_reason
     for state in _positions(game, 3, seed=10 + game.num_players):
         player = state.current_players[0]
-        _same(fast.search(state, player, SplitMixRandom(3)),
+        same_result(fast.search(state, player, SplitMixRandom(3)),
               python.search(state, player, SplitMixRandom(3)))  # fmt: skip
 
 
@@ -151,9 +93,9 @@ def test_network_leaf_searches_as_the_python_search(
     assert fast.fast is not None, fast.fast_reason
     for state in _positions(game, 3, seed=20 + game.num_players):
         player = state.current_players[0]
-        _same(fast.search(state, player, SplitMixRandom(11)),
+        same_result(fast.search(state, player, SplitMixRandom(11)),
               python.search(state, player, SplitMixRandom(11)))  # fmt: skip
-    assert net.batches and max(net.batches) == 1  # one search alone: one leaf per forward
+    assert net.calls and max(net.calls) == 1  # one search alone: one leaf per forward
 
 
 def test_a_commander_with_its_own_weights_rolls_out_with_them(game: Game) -> None:
@@ -164,7 +106,7 @@ def test_a_commander_with_its_own_weights_rolls_out_with_them(game: Game) -> Non
     python = ISMCTS(game, RolloutEvaluator(own), config, fast=False)
     state = _positions(game, 1, seed=40)[0]
     player = state.current_players[0]
-    _same(fast.search(state, player, SplitMixRandom(1)),
+    same_result(fast.search(state, player, SplitMixRandom(1)),
           python.search(state, player, SplitMixRandom(1)))  # fmt: skip
 
 
@@ -182,7 +124,7 @@ def test_selfplay_takes_the_compiled_path_and_records_as_the_python_loop() -> No
     assert python.fast is None
     expected = list(python.play())
     assert len(records) == len(expected) > 0
-    assert max(net.batches) > 1  # the games' leaves share forward passes
+    assert max(net.calls) > 1  # the games' leaves share forward passes
     for a, b in zip(records, expected, strict=True):
         assert a.game_id == b.game_id and a.history == b.history and a.player == b.player
         assert np.array_equal(a.observation, b.observation)

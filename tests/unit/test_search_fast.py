@@ -7,13 +7,13 @@ forward pass per batch; a budget of N simulations gives N; the reasons the fast 
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from fast_helpers import ExactNet, same_result
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game, State
@@ -24,8 +24,6 @@ from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search import (
     BlendEvaluator,
     FunctionEvaluator,
-    Leaf,
-    LeafEvaluation,
     RolloutEvaluator,
     run_searches,
 )
@@ -33,7 +31,6 @@ from omega_cluster.search.fast import FastLeaf, SplitMixRandom, driver, fast_gam
 from omega_cluster.search.fast.driver import run_batched
 from omega_cluster.search.fast.nodes import gamma_variate
 from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
-from omega_cluster.search.result import SearchResult
 
 FAST_ROLLOUT = RolloutEvaluator(RandomPlayer())
 PYTHON_ROLLOUT = RolloutEvaluator(RandomPlayer(), use_fast_playout=False)
@@ -122,16 +119,6 @@ def test_gamma_draws_equal_pythons_gammavariate(alpha: float) -> None:
 
 
 # -- the fast path equals the Python search -----------------------------------------------------------
-def _same(a: SearchResult, b: SearchResult) -> None:
-    assert (a.legal, a.visits, a.action, a.policy) == (b.legal, b.visits, b.action, b.policy)
-    assert a.root_value == pytest.approx(b.root_value, abs=1e-12)
-    assert a.action_values == pytest.approx(b.action_values, abs=1e-12, nan_ok=True)
-    da, db = a.diagnostics, b.diagnostics
-    assert (da.depth_histogram, da.leaf_evaluations, da.tree_nodes, da.simulations) == (
-        db.depth_histogram, db.leaf_evaluations, db.tree_nodes, db.simulations,
-    )  # fmt: skip
-
-
 @pytest.mark.parametrize(("selection", "simulations"), [("uct", 1), ("uct", 300), ("puct", 200)])
 def test_random_rollout_search_equals_the_python_search(
     game: Game, selection: str, simulations: int
@@ -144,52 +131,12 @@ def test_random_rollout_search_equals_the_python_search(
         player = state.current_players[0]
         for seed in range(3):
             a, b = SplitMixRandom(seed), SplitMixRandom(seed)
-            _same(fast.search(state, player, a), python.search(state, player, b))
+            same_result(fast.search(state, player, a), python.search(state, player, b))
             assert a.state == b.state  # the fast path hands the stream back where it stopped
 
 
-class Net:
-    """A fixed function of the encoding (priors from the action features, values from the
-    observation): the Python evaluator reads the encoder, ``forward`` the compiled rows."""
-
-    def __init__(self, game: Game) -> None:
-        self.game, self.encoder = game, ENCODERS[game.spec.name](game)
-        r = np.random.default_rng(3)
-        self.u = r.normal(size=self.encoder.observation_size)
-        self.w = r.normal(size=self.encoder.action_feature_size)
-        self.calls: list[int] = []
-
-    def one(self, obs: np.ndarray, feats: np.ndarray) -> tuple[list[float], list[float]]:
-        z = math.fsum(obs.astype(np.float64) * self.u)
-        logits = [math.fsum(f.astype(np.float64) * self.w) + 0.3 * z for f in feats]
-        top = max(logits)
-        e = [math.exp(x - top) for x in logits]
-        total = math.fsum(e)
-        values = [math.tanh(z + 0.7 * r) for r in range(self.game.num_players)]
-        return [x / total for x in e], values  # values seat-relative (the acting seat first)
-
-    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
-        out, n = [], self.game.num_players
-        for leaf in leaves:
-            obs = self.encoder.encode_observation(leaf.state, leaf.player)
-            prior, rel = self.one(
-                obs, self.encoder.encode_actions(leaf.state, leaf.player, leaf.legal)
-            )
-            values = [0.0] * n
-            for r in range(n):
-                values[(leaf.player + r) % n] = rel[r]
-            out.append(LeafEvaluation(tuple(values), tuple(prior)))
-        return out
-
-    def forward(self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray) -> tuple[Any, Any]:
-        self.calls.append(obs.shape[0])
-        priors = np.zeros(mask.shape)
-        values = np.zeros((obs.shape[0], self.game.num_players))
-        for b in range(obs.shape[0]):
-            k = int(mask[b].sum())
-            prior, rel = self.one(obs[b], feats[b, :k])
-            priors[b, :k], values[b] = prior, rel
-        return priors, values
+def Net(game: Game) -> ExactNet:
+    return ExactNet(game, ENCODERS[game.spec.name](game))
 
 
 def _batched(game: Game, net: Net, states: list[State], seeds: list[int], config: ISMCTSConfig,
@@ -297,9 +244,9 @@ def test_the_fast_path_serves_batched_steps_too(game: Game) -> None:
     ]
     results = run_searches(steps, PYTHON_ROLLOUT, game.num_players)
     for i in range(2):
-        _same(results[i], results[i + 2])
+        same_result(results[i], results[i + 2])
         alone = search.search(states[i], states[i].current_players[0], SplitMixRandom(i))
-        _same(results[i], alone)
+        same_result(results[i], alone)
 
 
 # -- when the fast path declines ------------------------------------------------------------------
