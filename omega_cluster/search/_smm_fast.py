@@ -21,7 +21,7 @@ from omega_cluster.search._smm_config import SMMCTSConfig
 from omega_cluster.search._smm_tree import pick_action
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
-__all__ = ["smm_path", "sm_result", "sm_seed"]
+__all__ = ["sm_result", "sm_seed", "smm_path"]
 
 
 def smm_path(game: Game, config: SMMCTSConfig, evaluator: Any) -> tuple[Any, Any, str]:

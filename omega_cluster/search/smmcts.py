@@ -49,8 +49,8 @@ from omega_cluster.games.api import CHANCE, Game, GameError, State
 from omega_cluster.games.chance import sample_chance
 from omega_cluster.search import _bandits
 from omega_cluster.search._bandits import Bandit
-from omega_cluster.search._smm_fast import sm_result, sm_seed, smm_path
 from omega_cluster.search._smm_config import SELECTION_RULES, OpponentPolicy, SMMCTSConfig
+from omega_cluster.search._smm_fast import sm_result, sm_seed, smm_path
 from omega_cluster.search._smm_tree import Node, TreeStore, make_node, pick_action, subtree_size
 from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
