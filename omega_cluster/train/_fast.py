@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from omega_cluster.games.api import Game
+from omega_cluster.search.batching import BatchStats
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.ismcts import ISMCTSConfig
@@ -153,8 +154,10 @@ class FastSMSearches:
         budgets: Sequence[int],
         temperatures: Sequence[float],
         rngs: Sequence[random.Random],
+        stats: BatchStats,
     ) -> list[SearchResult]:
-        """One search per root, all in one batched call; ``temperatures[k]`` draws row k's move."""
+        """One search per root, all in one batched call; ``temperatures[k]`` draws row k's move;
+        ``stats`` counts the evaluator calls and leaves."""
         from omega_cluster.search._smm_fast import sm_result, sm_seed
         from omega_cluster.search.fast.smm_driver import run_batched_sm
 
@@ -167,8 +170,9 @@ class FastSMSearches:
             leaf.network_value_weight,
         )  # fmt: skip
         self.forward_calls += results.forward_calls
-        self.calls += results.forward_calls if leaf.network else 1
-        self.leaves += int(results.leaves.sum())
+        calls, leaves = results.forward_calls if leaf.network else 1, int(results.leaves.sum())
+        self.calls, self.leaves = self.calls + calls, self.leaves + leaves
+        stats.calls, stats.leaves = stats.calls + calls, stats.leaves + leaves
         seconds = (time.perf_counter() - started) / len(roots)
         out = []
         for k, rng in enumerate(rngs):

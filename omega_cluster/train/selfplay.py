@@ -293,13 +293,9 @@ class SelfPlay:
         """Every acting player's SM-MCTS of this round in one batched call (see ``_fast``)."""
         cfg = self.config
         budgets = [cfg.search.simulations if c.full else cfg.fast_simulations for c in todo]
-        temperatures = [cfg.temperature_at(c.flight.moves) for c in todo]
-        calls, leaves = fast.calls, fast.leaves
-        results = fast.search([c.flight.state for c in todo], [c.player for c in todo], budgets,
-                              temperatures, [c.flight.search_rng for c in todo])  # fmt: skip
-        self._batch.calls += fast.calls - calls
-        self._batch.leaves += fast.leaves - leaves
-        return results
+        return fast.search([c.flight.state for c in todo], [c.player for c in todo], budgets,
+                           [cfg.temperature_at(c.flight.moves) for c in todo],
+                           [c.flight.search_rng for c in todo], self._batch)  # fmt: skip
 
     def _search(self, full: bool, temperature: float) -> Any:
         """The search object of one (budget, temperature, noise) (built once, then reused)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +18,9 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
 from omega_cluster.search.evaluators import BlendEvaluator, FunctionEvaluator, RolloutEvaluator
 from omega_cluster.search.fast.rng import SplitMixRandom
+from omega_cluster.search.fast.smm_driver import run_batched_sm
 from omega_cluster.search.ismcts import ISMCTSConfig
-from omega_cluster.search.smmcts import SMMCTS
+from omega_cluster.search.smmcts import SMMCTS, SMMCTSConfig
 from omega_cluster.train import SelfPlay, SelfPlayConfig
 from omega_cluster.train._fast import FastSMSearches
 
@@ -120,3 +122,22 @@ def test_selfplay_batches_every_search_of_a_round_and_records_as_the_python_loop
         full += a.policy_weight == 1.0
     assert 0 < full < len(records)  # playout caps: some full searches, some cheap
     assert fast.stats.simulations == 24 * full + 6 * (len(records) - full)  # the budgets
+
+
+def test_the_compiled_search_is_a_per_game_copy_numba_caches_on_disk() -> None:
+    from omega_cluster.games.goofspiel.fast import fast_smm_search
+    from omega_cluster.search.fast import smm
+    from omega_cluster.search.fast.smm_specialize import smm_for
+
+    fast, _ = fast_smm_search(GoofspielGame(num_cards=5))
+    module, G = smm_for(fast)
+    assert module is not smm and G == () and smm_for(fast)[0] is module  # built once
+    source = Path(module.__file__).read_text()
+    assert "G[" not in source and "import status as _g_status" in source
+    state = _bidding(GoofspielGame(num_cards=5))
+    one = np.ones(1, np.int64)
+    run_batched_sm(fast, fast.pack(state)[None], 0 * one, one, one.astype(np.uint64),
+                   SMMCTSConfig(), "random_rollout")  # fmt: skip
+    cached = Path(module.__file__).parent / "__pycache__"
+    stem = Path(module.__file__).stem
+    assert any(f.name.startswith(f"{stem}.advance") for f in cached.glob("*.nbi"))  # on disk
