@@ -207,6 +207,8 @@ def speed(quick: bool) -> None:
         game = make_game(name, num_cards=13, **params)
         search = SMMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=budget, fast=fast)
         setups[label] = (search, _positions(game, positions), budget)
+        if fast:  # load numba's cache (or compile) before timing
+            search.search(setups[label][1][0], 0, random.Random(0))
     best = {label: [math.inf] * positions for label in engines}
     visits: dict[str, list[tuple[int, ...]]] = {label: [] for label in engines}
     for _ in range(repeats):
