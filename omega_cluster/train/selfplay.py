@@ -141,7 +141,8 @@ class SelfPlay:
         self.fast: FastSearches | FastSMSearches | None = None  # compiled searches, if they apply
         self.fast_reason = "fast=False" if fast else "mode 'network' searches nothing"
         if fast and config.mode == "search" and self.simultaneous:
-            probe = SMMCTS(game, evaluator, simulations=config.search.simulations,
+            # the searches' configuration (checked as the Python searches check it)
+            probe = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,
                            **config.search_options)  # fmt: skip
             self.fast, self.fast_reason = FastSMSearches.plan_for(game, probe.config, evaluator)
         elif fast and config.mode == "search":
