@@ -50,6 +50,7 @@ from omega_cluster.games.chance import sample_chance
 from omega_cluster.search import _bandits
 from omega_cluster.search._bandits import Bandit
 from omega_cluster.search._smm_config import SELECTION_RULES, OpponentPolicy, SMMCTSConfig
+from omega_cluster.search._smm_fast import sm_result, sm_seed, smm_path
 from omega_cluster.search._smm_tree import Node, TreeStore, make_node, pick_action, subtree_size
 from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
@@ -66,6 +67,12 @@ class SMMCTS:
     holds no per-search state, so one instance may run many searches at once (``run_searches``).
     With ``reuse_tree`` it keeps the tree between calls: use one instance per seat, one search at a
     time, and call :meth:`reset` between games.
+
+    The compiled SM-MCTS (:mod:`.fast.smm_driver`) runs the search when the game's plugin has
+    ``fast_smm_search``, the evaluator's ``fast_leaf()`` is a leaf it has (random rollout, the
+    network, their blend) and the configuration is one it mirrors (:mod:`._smm_fast`): same
+    answers in law, not the same random numbers. ``fast=False`` keeps the Python loop;
+    ``fast_reason`` says why a search does not take the compiled one.
     """
 
     def __init__(
@@ -73,6 +80,8 @@ class SMMCTS:
         game: Game,
         evaluator: Evaluator,
         config: SMMCTSConfig | None = None,
+        *,
+        fast: bool = True,
         **overrides: Any,
     ) -> None:
         config = config if config is not None else SMMCTSConfig()
@@ -99,6 +108,11 @@ class SMMCTS:
         self._rule = SELECTION_RULES[config.selection]
         self._gamma = config.exp3_gamma if self._rule == _bandits.EXP3 else config.rm_gamma
         self._store = TreeStore(self._hidden)
+        self.fast: Any = None  # the compiled game the search runs on (None: the Python loop)
+        self._plan: Any = None
+        self.fast_reason = "fast=False: the Python loop"
+        if fast:
+            self.fast, self._plan, self.fast_reason = smm_path(game, config, evaluator)
 
     def reset(self) -> None:
         """Forget the kept tree (call between games when ``reuse_tree`` is on)."""
@@ -118,7 +132,27 @@ class SMMCTS:
                 f"SMMCTS: player {player} does not act in this state (acting: {acting!r}, "
                 f"() = game over, (-1,) = chance); search a state where the player moves"
             )
+        if self.fast is not None:
+            return self._fast_steps(state, player, rng)
         return self._steps(state, player, rng)
+
+    def _fast_steps(
+        self, state: State, player: int, rng: random.Random
+    ) -> SearchSteps[SearchResult]:
+        """The compiled search: no leaf leaves it (its network calls are its own)."""
+        import numpy as np
+
+        from omega_cluster.search.fast.smm_driver import run_batched_sm  # numba: on first use
+
+        yield from ()
+        started, plan, fast = time.perf_counter(), self._plan, self.fast
+        results = run_batched_sm(
+            fast, fast.pack(state)[None, :], np.array([player]),
+            np.array([self.config.simulations]), np.array([sm_seed(rng)], np.uint64),
+            self.config, plan.leaf.name, plan.forward, plan.leaf.network_value_weight,
+        )  # fmt: skip
+        seconds = time.perf_counter() - started
+        return sm_result(results, 0, player, self.config, rng, seconds, self._hidden)
 
     def _steps(self, state: State, player: int, rng: random.Random) -> SearchSteps[SearchResult]:
         cfg = self.config

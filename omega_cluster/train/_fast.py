@@ -8,11 +8,13 @@ call: the network sees one batch of leaves gathered across all of them per forwa
 nothing but the root packing and the answers crosses into Python. Each search draws its seed
 from its game's search stream (``getrandbits(64)``), so a game is still a function of the
 self-play seed; the move is chosen from the visits by the same functions as the Python search.
-Anything else runs the Python loop (:class:`FastSearches.plan` says why).
+Anything else runs the Python loop (:class:`FastSearches.plan` says why). Simultaneous games
+(SM-MCTS) have their own: :class:`FastSMSearches`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Sequence
@@ -22,12 +24,14 @@ from typing import Any
 import numpy as np
 
 from omega_cluster.games.api import Game
+from omega_cluster.search.batching import BatchStats
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.search.result import SearchResult
+from omega_cluster.search.smmcts import SMMCTSConfig
 
-__all__ = ["FastSearches"]
+__all__ = ["FastSMSearches", "FastSearches"]
 
 
 def _seed(rng: random.Random) -> int:
@@ -107,5 +111,79 @@ class FastSearches:
         """The network's forward, timed (the limit the network sets on self-play)."""
         started = time.perf_counter()
         out = self.forward(obs, feats, mask)
+        self.forward_seconds += time.perf_counter() - started
+        return out
+
+
+@dataclass
+class FastSMSearches:
+    """The compiled SM-MCTS searches of one self-play of a simultaneous game (:meth:`plan`).
+
+    Every acting player's search of a decision round, across all games in flight, runs in one
+    :func:`~omega_cluster.search.fast.smm_driver.run_batched_sm` call (a batched call shares the
+    configuration and the leaf; budgets differ by row, the temperature is applied afterwards),
+    so the network sees the leaves of all of them in each forward pass. Each search's seed is
+    64 bits of its game's search stream; the move is drawn from the strategy as SMMCTS does.
+    """
+
+    fast: Any  # the game's compiled SM-MCTS kernels
+    plan: Any  # the evaluator's LeafPlan
+    config: SMMCTSConfig  # the searches' shared configuration (its simulations: per row)
+    hidden: bool
+    forward_seconds: float = 0.0
+    forward_calls: int = 0
+    calls: int = 0  # evaluator calls: forward passes, or batched calls of a rollout leaf
+    leaves: int = 0
+
+    @classmethod
+    def plan_for(
+        cls, game: Game, config: SMMCTSConfig, evaluator: Evaluator
+    ) -> tuple[FastSMSearches | None, str]:
+        """The compiled searches, or ``None`` and why the Python SMMCTS loop runs."""
+        from omega_cluster.search._smm_fast import smm_path
+
+        fast, plan, why = smm_path(game, config, evaluator)
+        if fast is None:
+            return None, why
+        return cls(fast, plan, config, game.spec.hidden_information), ""
+
+    def search(
+        self,
+        roots: Sequence[Any],
+        players: Sequence[int],
+        budgets: Sequence[int],
+        temperatures: Sequence[float],
+        rngs: Sequence[random.Random],
+        stats: BatchStats,
+    ) -> list[SearchResult]:
+        """One search per root, all in one batched call; ``temperatures[k]`` draws row k's move;
+        ``stats`` counts the evaluator calls and leaves."""
+        from omega_cluster.search._smm_fast import sm_result, sm_seed
+        from omega_cluster.search.fast.smm_driver import run_batched_sm
+
+        started = time.perf_counter()
+        leaf = self.plan.leaf
+        results = run_batched_sm(
+            self.fast, np.stack([self.fast.pack(s) for s in roots]), np.array(players, np.int64),
+            np.array(budgets, np.int64), np.array([sm_seed(r) for r in rngs], np.uint64),
+            self.config, leaf.name, self._timed_forward if leaf.network else None,
+            leaf.network_value_weight,
+        )  # fmt: skip
+        self.forward_calls += results.forward_calls
+        calls, leaves = results.forward_calls if leaf.network else 1, int(results.leaves.sum())
+        self.calls, self.leaves = self.calls + calls, self.leaves + leaves
+        stats.calls, stats.leaves = stats.calls + calls, stats.leaves + leaves
+        seconds = (time.perf_counter() - started) / len(roots)
+        out = []
+        for k, rng in enumerate(rngs):
+            config = dataclasses.replace(self.config, temperature=temperatures[k])
+            out.append(sm_result(results, k, players[k], config, rng, seconds, self.hidden))
+        return out
+
+    def _timed_forward(
+        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        started = time.perf_counter()
+        out = self.plan.forward(obs, feats, mask)
         self.forward_seconds += time.perf_counter() - started
         return out

@@ -11,7 +11,9 @@ Two modes (``SelfPlayConfig.mode``):
   simultaneous (each acting player searches for its own seat and is its own record). All K games'
   searches advance together through :func:`~omega_cluster.search.batching.run_searches`, so their
   leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the
-  network leaf; or a rollout evaluator: the rollout leaf). The visit distribution is the policy
+  network leaf; or a rollout evaluator: the rollout leaf). Where the game has compiled kernels
+  (``fast=False`` keeps the Python loop) the round's searches run compiled in one batched call
+  (:mod:`._fast`): ISMCTS, or for a simultaneous game SM-MCTS. The visit distribution is the policy
   target (AlphaZero). **Playout-cap randomisation** (Wu 2019, KataGo): with probability
   ``full_search_probability`` a move gets a full search of ``search.simulations`` and its visits are a
   policy target (``policy_weight=1``), else a cheap search of ``fast_simulations`` that only picks
@@ -54,7 +56,7 @@ from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
 from omega_cluster.search.smmcts import SMMCTS
-from omega_cluster.train._fast import FastSearches
+from omega_cluster.train._fast import FastSearches, FastSMSearches
 from omega_cluster.train._records import (
     PendingDecision,
     game_params_json,
@@ -136,9 +138,14 @@ class SelfPlay:
             ("games", "truncated", "decisions", "records", "searches", "full", "simulations"), 0
         )
         self._seconds = 0.0
-        self.fast: FastSearches | None = None  # the compiled searches, when they apply
+        self.fast: FastSearches | FastSMSearches | None = None  # compiled searches, if they apply
         self.fast_reason = "fast=False" if fast else "mode 'network' searches nothing"
-        if fast and config.mode == "search":
+        if fast and config.mode == "search" and self.simultaneous:
+            # the searches' configuration (checked as the Python searches check it)
+            probe = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,
+                           **config.search_options)  # fmt: skip
+            self.fast, self.fast_reason = FastSMSearches.plan_for(game, probe.config, evaluator)
+        elif fast and config.mode == "search":
             self.fast, self.fast_reason = FastSearches.plan(game, config.search, evaluator)
 
     @property
@@ -266,6 +273,8 @@ class SelfPlay:
         """Every choice's search on the compiled path, in one batched call (see ``_fast``)."""
         assert self.fast is not None
         cfg = self.config
+        if isinstance(self.fast, FastSMSearches):
+            return self._search_fast_sm(self.fast, todo)
         configs = []
         for c in todo:
             noise = cfg.search.dirichlet_fraction if c.full else 0.0
@@ -281,6 +290,14 @@ class SelfPlay:
         self._batch.leaves += self.fast.leaves - leaves
         return results
 
+    def _search_fast_sm(self, fast: FastSMSearches, todo: list[_Choice]) -> list[SearchResult]:
+        """Every acting player's SM-MCTS of this round in one batched call (see ``_fast``)."""
+        cfg = self.config
+        budgets = [cfg.search.simulations if c.full else cfg.fast_simulations for c in todo]
+        return fast.search([c.flight.state for c in todo], [c.player for c in todo], budgets,
+                           [cfg.temperature_at(c.flight.moves) for c in todo],
+                           [c.flight.search_rng for c in todo], self._batch)  # fmt: skip
+
     def _search(self, full: bool, temperature: float) -> Any:
         """The search object of one (budget, temperature, noise) (built once, then reused)."""
         cfg = self.config
@@ -291,7 +308,8 @@ class SelfPlay:
         if search is None:
             if self.simultaneous:
                 search = SMMCTS(self.game, self.evaluator, simulations=budget,
-                                temperature=temperature, **cfg.search_options)  # fmt: skip
+                                temperature=temperature, fast=False,
+                                **cfg.search_options)  # fmt: skip
             else:  # root noise on full searches only
                 noise = cfg.search.dirichlet_fraction if noisy else 0.0
                 search = ISMCTS(self.game, self.evaluator, cfg.search, simulations=budget,

@@ -245,7 +245,7 @@ def test_root_strategy_agrees_with_the_python_search(
         from omega_cluster.search.evaluators import BlendEvaluator
 
         evaluator = BlendEvaluator(_python_network(game), rollout, weight_a=0.5, weight_b=0.5)
-    search = SMMCTS(game, evaluator, cfg)
+    search = SMMCTS(game, evaluator, cfg, fast=False)
     python = [search.search(root, 0, random.Random(s)) for s in range(seeds)]
     m = res.num_legal[0]
     assert all(tuple(res.legal[k, :m]) == r.legal for k, r in enumerate(python))

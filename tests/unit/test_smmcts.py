@@ -181,12 +181,14 @@ def test_decoupled_ucb_stays_mixed() -> None:
 
 
 # -- strength and hidden information ---------------------------------------------------------
-def test_goofspiel5_beats_random() -> None:
+@pytest.mark.parametrize("fast", [False, True])
+def test_goofspiel5_beats_random(fast: bool) -> None:
     """60 seat-alternated Goofspiel-5 games vs uniform random, 200 iterations, argmax play (the best
     response to a fixed opponent): measured 48 wins / 10 losses; bar: wins >= 2x losses and > 55%
-    of the games."""
+    of the games. The Python loop and the compiled SM-MCTS (Goofspiel has one) alike."""
     game = make_game("goofspiel", num_cards=5)
-    search = SMMCTS(game, ROLLOUT, simulations=200, temperature=0.0)
+    search = SMMCTS(game, ROLLOUT, simulations=200, temperature=0.0, fast=fast)
+    assert (search.fast is not None) == fast
     results = [_play(game, search, i % 2, 1000 + i) for i in range(60)]
     wins, losses = sum(r > 0 for r in results), sum(r < 0 for r in results)
     assert wins >= 2 * losses and wins > 33, (wins, losses)
@@ -197,7 +199,7 @@ def test_goofspiel_imp_info_samples_worlds_and_stays_legal() -> None:
     checked apply_joint_action) and the searcher still beats random: 30 games, measured 23 wins /
     6 losses; bar: wins >= 2x losses."""
     game = make_game("goofspiel", num_cards=5, imp_info=True)
-    search = SMMCTS(game, ROLLOUT, simulations=150, temperature=0.0)
+    search = SMMCTS(game, ROLLOUT, simulations=150, temperature=0.0, fast=False)
     state = _goofspiel_after(game, [4, (4, 2), 3])
     result = search.search(state, 0, random.Random(2))
     assert result.diagnostics.determinizations == 151  # one per iteration + the root's bandits
@@ -213,7 +215,7 @@ def test_hidden_information_does_not_leak() -> None:
     a = _goofspiel_after(game, [5, (5, 2), 1, (0, 3), 4])
     b = _goofspiel_after(game, [5, (5, 1), 1, (0, 4), 4])
     assert a.information_set_key(0) == b.information_set_key(0) and a.history != b.history
-    search = SMMCTS(game, ROLLOUT, simulations=300)
+    search = SMMCTS(game, ROLLOUT, simulations=300, fast=False)
     assert _same(search.search(a, 0, random.Random(5)), search.search(b, 0, random.Random(5)))
 
 
@@ -253,7 +255,7 @@ def test_batched_equals_unbatched() -> None:
     """run_searches over several searches (one instance, leaves from each search's own rng) gives
     the results each search gives alone."""
     game = make_game("goofspiel", num_cards=6, imp_info=True)
-    search = SMMCTS(game, ROLLOUT, simulations=120, selection="exp3")
+    search = SMMCTS(game, ROLLOUT, simulations=120, selection="exp3", fast=False)
     states = [_goofspiel_after(game, h) for h in ([1], [5, (2, 3), 0], [4, (5, 5), 2])]
     jobs = [(s, p, seed) for seed, s in enumerate(states) for p in (0, 1)]
     alone = [run_search(search.steps(s, p, random.Random(seed)), ROLLOUT, 2) for s, p, seed in jobs]

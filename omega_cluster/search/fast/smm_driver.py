@@ -23,6 +23,7 @@ import numpy as np
 from omega_cluster.search import _bandits
 from omega_cluster.search._smm_config import SELECTION_RULES, SMMCTSConfig
 from omega_cluster.search.fast import smm
+from omega_cluster.search.fast.smm_specialize import smm_for
 
 __all__ = ["LEAVES", "SMResults", "run_batched_sm", "unsupported"]
 
@@ -91,7 +92,7 @@ def run_batched_sm(
                 "(search a state where every seat bids)"
             )
     T = _trees(fast, roots, players, budgets, seeds, config)
-    G = tuple(getattr(fast, name) for name in smm.KERNELS)
+    compiled, G = smm_for(fast)  # cached on disk: see smm_specialize
     cfg = _cfg(fast, config, mode, network_value_weight)
     buf = np.zeros(max(fast.num_actions, 1), np.int64)
     n, A = fast.num_players, fast.num_actions
@@ -101,10 +102,10 @@ def run_batched_sm(
     mask = np.zeros((K, A), np.bool_)
     rowk = np.zeros(K, np.int64)
     netv = np.zeros((K, n))
-    smm.init_roots(T, G, fast.ctx, cfg, buf)
+    compiled.init_roots(T, G, fast.ctx, cfg, buf)
     calls = 0
     while True:
-        rows = smm.advance(T, G, fast.ctx, cfg, buf, obs, feats, mask, rowk, netv)
+        rows = compiled.advance(T, G, fast.ctx, cfg, buf, obs, feats, mask, rowk, netv)
         if rows == 0:
             break
         assert forward is not None
