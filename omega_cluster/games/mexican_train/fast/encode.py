@@ -10,11 +10,13 @@ computed as the Python encoder computes it: the same float64 arithmetic, then on
 float32 on the store; the Commander's move terms (``heuristic_features``) are rounded to float32
 first and then multiplied by their float32 scales, as ``np.asarray(terms, np.float32) *
 _TERM_SCALES`` does. The terms reuse the compiled Commander's kernels (:mod:`..officers.
-_commander_jit`, :mod:`..officers._chain_jit`): the longest-chain search runs with the same memo
-and budget, called in the same order as ``terms.move_features`` calls it, so budgeted (greedy)
-chains come out the same too. The memo (65,536 slots) would raise ``ctl[C_OVERFLOW]`` at three
-quarters full, where results could differ; the 60-expansion budget keeps a decision far below
-that (148 entries at most over the 1,851 positions of the tests).
+_commander_jit`) and the longest-chain search of :mod:`.chain` (the officers' search in a faster
+layout): it runs with the same budget and memo rule, called in the same order as
+``terms.move_features`` calls it, so budgeted (greedy) chains come out the same too. The search
+first uses a small memo (:data:`_SMALL_MEMO` slots, in cache across leaves); a decision that
+fills it three quarters full is searched again in one of 65,536 slots (the officers' size, whose
+own overflow, where results could differ, the 60-expansion budget keeps far away: 148 entries at
+most over the 1,851 positions of the tests).
 
 The recent-action buffer of the packed state holds ``(actor, action)`` pairs most recent first:
 entry ``i`` is ``S[X_HIST + 2 i]`` (the actor's seat) and ``S[X_HIST + 2 i + 1]`` (the action).
@@ -29,6 +31,15 @@ from numba import njit
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
+from omega_cluster.games.mexican_train.fast.chain import (
+    M_COUNT,
+    M_GEN,
+    M_LEFT,
+    M_OVERFLOW,
+    best_chain,
+    chain_table,
+    new_memo,
+)
 from omega_cluster.games.mexican_train.fast.layout import (
     MAX_LOG,
     X_ENGINE,
@@ -38,13 +49,7 @@ from omega_cluster.games.mexican_train.fast.layout import (
     X_ROUND,
 )
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
-from omega_cluster.games.mexican_train.officers._chain_jit import (
-    C_COUNT,
-    C_GEN,
-    C_LEFT,
-    C_OVERFLOW,
-    best_chain,
-)
+from omega_cluster.games.mexican_train.officers._chain_jit import MEMO_BITS
 from omega_cluster.games.mexican_train.officers._commander_jit import (
     CompiledCommander,
     _reach,
@@ -66,6 +71,7 @@ E_SIZE = 26
     E_A_KIND, E_A_TARGET, E_A_TRAIN, E_A_END, E_A_AFTER, E_A_TERMS, E_DANGER,
 ) = range(E_SIZE)  # fmt: skip
 
+_SMALL_MEMO = 512  # chain-memo slots tried first (overflow at 383 entries: rare, then the large)
 _KINDS = 3  # play, draw, pass (the encoder's log rows and action kinds)
 _PIP_SCALE = 0.01
 _LENGTH_SCALE = 0.1
@@ -92,7 +98,9 @@ def supported(encoder: Any, game: Game) -> str | None:
 
 def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     """The constant arrays :func:`encode` reads for ``encoder`` on ``game`` (see the module doc):
-    ``(E, G, em, dm, pips, high, low, values, P, play_rows, scales, keys, vals, stamp, ctl)``."""
+    ``(E, G, em, dm, pips, high, low, values, P, play_rows, scales, tab, small, large, scratch_f,
+    scratch_i)``: ``tab`` and the two memos are :mod:`.chain`'s, the scratch arrays what one
+    decision's terms use (nothing allocates per leaf)."""
     reason = supported(encoder, game)
     if reason is not None:
         raise ValueError(reason)
@@ -117,9 +125,13 @@ def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     e[E_DANGER] = danger
     play_rows = np.array(encoder._play_rows, np.float32)  # copies: ectx shares nothing
     scales = np.array(_TERM_SCALES, np.float32)
+    tab = chain_table(cc.em, cc.pips, cc.values)
+    small, large = new_memo(_SMALL_MEMO), new_memo(1 << MEMO_BITS)
+    scratch_f = np.zeros(NUM_SLOTS + len(scales))  # urgency per slot, then one move's terms
+    scratch_i = np.zeros(2 * NUM_SLOTS, np.int64)  # tiles reaching the other open ends, per slot
     return (
         e, cc.G, cc.em, cc.dm, cc.pips, cc.high, cc.low, cc.values, cc.P, play_rows, scales,
-        cc.keys, cc.vals, cc.stamp, cc.ctl,
+        tab, small, large, scratch_f, scratch_i,
     )  # fmt: skip
 
 
@@ -271,24 +283,33 @@ def _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n_legal, 
 
 @njit(cache=True)
 def _terms(ectx, S, player, legal, n_legal, feats) -> None:
-    """``terms.move_features`` of every legal action, scaled, into the commander_terms columns:
-    what the decision's moves share (``terms._Decision``), then each move's twenty terms."""
-    (E, G, em, dm, pips, _, _, values, P, _, scales, keys, vals, stamp, ctl) = ectx
-    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision, as in Python
-    ctl[C_LEFT] = G[R.G_BUDGET]
-    ctl[C_COUNT] = 0
-    ctl[C_OVERFLOW] = 0  # set if the memo ran full (see the module doc)
+    """``terms.move_features`` of every legal action, scaled, into the commander_terms columns;
+    searched again with the large memo when the small one ran three quarters full."""
+    _terms_with(ectx, ectx[12], S, player, legal, n_legal, feats)
+    if ectx[12][0, M_OVERFLOW]:
+        _terms_with(ectx, ectx[13], S, player, legal, n_legal, feats)
+
+
+@njit(cache=True)
+def _terms_with(ectx, memo, S, player, legal, n_legal, feats) -> None:
+    """:func:`_terms` with the chain search's ``memo``: what the decision's moves share
+    (``terms._Decision``), then each move's twenty terms."""
+    (E, G, em, dm, _, _, _, values, P, _, scales, tab, _, _, scratch_f, scratch_i) = ectx
+    memo[0, M_GEN] += 1  # a fresh memo and budget: one chain search per decision, as in Python
+    memo[0, M_LEFT] = G[R.G_BUDGET]
+    memo[0, M_COUNT] = 0
+    memo[0, M_OVERFLOW] = 0  # set if the memo ran full
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    urgency = np.zeros(NUM_SLOTS)
+    scratch_f[:] = 0.0
+    scratch_i[:] = 0
+    urgency, f = scratch_f[:NUM_SLOTS], scratch_f[NUM_SLOTS:]
+    without_lo, without_hi = scratch_i[:NUM_SLOTS], scratch_i[NUM_SLOTS:]
     top_urgency = _urgency(S, G, P, E[E_DANGER], player, urgency)
     unseen = _unseen(S, G, hlo, hhi)
     open_slots = R.open_mask(S, G, player)
-    without_lo = np.zeros(NUM_SLOTS, np.int64)
-    without_hi = np.zeros(NUM_SLOTS, np.int64)
     reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
-    base = best_chain(S[R.S_ENDS + player], hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl)
+    base = best_chain(S[R.S_ENDS + player], hlo, hhi, tab, memo)
     hand_pips = R.mask_pips(hlo, hhi, values, P)
-    f = np.zeros(len(scales))
     draw = G[R.G_DRAW]
     for i in range(n_legal):
         a = legal[i]
@@ -307,27 +328,30 @@ def _terms(ectx, S, player, legal, n_legal, feats) -> None:
                 reach, add_end = (without_lo[s], without_hi[s]), True
             else:
                 reach, add_end = (reach_lo, reach_hi), False
-            _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f)
+            _play_terms(ectx, memo, S, player, t, s, base, hand_pips, reach, add_end,
+                        top_urgency, f)  # fmt: skip
             _place_terms(ectx, S, player, t, s, unseen, urgency, f)
         for j in range(f.shape[0]):  # as np.asarray(terms, np.float32) * _TERM_SCALES rounds
             feats[i, E[E_A_TERMS] + j] = np.float32(f[j]) * scales[j]
 
 
 @njit(cache=True)
-def _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f) -> None:
+def _play_terms(
+    ectx, memo, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f
+) -> None:
     """Terms 0..6 of laying tile ``t`` on slot ``s``: pips laid, the longest own chain after
     it (searched again only when the move can change it, as ``move_features`` does), playable
     tiles (``reach``: those matching the open ends, plus the new end's with ``add_end``)."""
-    (_, G, em, _, pips, _, _, values, P, _, _, keys, vals, stamp, ctl) = ectx
+    (_, G, em, _, pips, _, _, values, P, _, _, tab, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
     blo, bhi = (1 << t, 0) if t < R.WORD else (0, 1 << (t - R.WORD))
     rlo, rhi = hlo ^ blo, hhi ^ bhi
     new_end = pips[t] - S[R.S_ENDS + s]
     if s == player:
-        score = best_chain(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+        score = best_chain(new_end, rlo, rhi, tab, memo)[0]
     elif (base[1] & blo) or (base[2] & bhi):
         own_end = S[R.S_ENDS + player]
-        score = best_chain(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
+        score = best_chain(own_end, rlo, rhi, tab, memo)[0]
     else:  # the best chain does not use this tile, so it is still the best one
         score = base[0]
     if add_end:
@@ -347,7 +371,7 @@ def _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urge
 def _place_terms(ectx, S, player, t, s, unseen, urgency, f) -> None:
     """Terms 7..17 of laying tile ``t`` on slot ``s``: whose train, blocking and feeding shares
     (of the unseen tiles matching the new end), open doubles, doubles kept, going out."""
-    (_, G, em, dm, pips, high, low, _, P, _, _, _, _, _, _) = ectx
+    (_, G, em, dm, pips, high, low, _, P, _, _, _, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
     rlo, rhi = (hlo ^ (1 << t), hhi) if t < R.WORD else (hlo, hhi ^ (1 << (t - R.WORD)))
     new_end = pips[t] - S[R.S_ENDS + s]
@@ -381,7 +405,7 @@ def encode(ectx, ctx, S, player, legal, n, obs, feats) -> None:
     """``encode_observation(state, player)`` into ``obs`` and ``encode_actions(state, player,
     legal[:n])`` into ``feats[:n]`` (both zeroed by the caller). ``ctx`` (the rules' constants)
     is not read: everything comes from ``ectx`` (:func:`make_encoder_ctx`)."""
-    (E, G, em, _, pips, high, low, values, P, play_rows, _, _, _, _, _) = ectx
+    (E, G, em, _, pips, high, low, values, P, play_rows, _, _, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
     _obs_tiles(E, G, em, P, S, hlo, hhi, obs)
     _obs_trains(E, G, em, P, S, player, hlo, hhi, obs)
