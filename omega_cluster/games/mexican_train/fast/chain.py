@@ -22,10 +22,9 @@ decision, the store after the recursion probes on from the first free slot the l
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
+from omega_cluster.games.mexican_train.fast.bits import clz, ctz
 from omega_cluster.games.mexican_train.officers._rules_jit import WORD
 
 __all__ = [
@@ -35,9 +34,7 @@ __all__ = [
     "M_OVERFLOW",
     "best_chain",
     "chain_table",
-    "ctz",
     "new_memo",
-    "popcount",
 ]
 
 _STEP = 1 << 12  # chain score = length << 12 | pips (terms._PIP_BITS)
@@ -50,30 +47,6 @@ M_GEN, M_LEFT, M_COUNT, M_OVERFLOW = 0, 1, 2, 3
 _LO, _HI, _END, _STAMP, _SCORE, _CLO, _CHI = 0, 1, 2, 3, 4, 5, 6
 # the tile table: [offset of pips, offset of values, em (2 per value)..., pips..., values...]
 _T_PIPS, _T_VALUES, _T_EM = 0, 1, 2
-
-
-@intrinsic
-def ctz(typingctx, x):  # type: ignore[no-untyped-def]
-    """The index of the lowest set bit of ``x`` (> 0): LLVM's ``cttz``, one instruction."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return x(x), codegen
-
-
-@intrinsic
-def popcount(typingctx, x):  # type: ignore[no-untyped-def]
-    """The number of set bits of ``x``: LLVM's ``ctpop``, one instruction."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.ctpop(args[0])
-
-    return x(x), codegen
 
 
 def chain_table(em: np.ndarray, pips: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -117,10 +90,10 @@ def best_chain(
         memo[0, M_LEFT] -= 1
         if memo[0, M_LEFT] < 0:  # out of budget: follow the heaviest tile only
             if ohi:
-                ohi = np.int64(1) << (63 - _clz(ohi))
+                ohi = np.int64(1) << (63 - clz(ohi))
                 olo = 0
             else:
-                olo = np.int64(1) << (63 - _clz(olo))
+                olo = np.int64(1) << (63 - clz(olo))
         best_score = -1
         o_pips, o_values = tab[_T_PIPS], tab[_T_VALUES]
         while olo:
@@ -150,15 +123,3 @@ def best_chain(
         memo[r, _LO], memo[r, _HI], memo[r, _END], memo[r, _STAMP] = lo, hi, end, gen
         memo[r, _SCORE], memo[r, _CLO], memo[r, _CHI] = best_score, best_lo, best_hi
     return best_score, best_lo, best_hi
-
-
-@intrinsic
-def _clz(typingctx, x):  # type: ignore[no-untyped-def]
-    """Leading zero bits of ``x`` (> 0): LLVM's ``ctlz``."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return x(x), codegen

@@ -31,6 +31,7 @@ from numba import njit
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
+from omega_cluster.games.mexican_train.fast.bits import ctz, popcount
 from omega_cluster.games.mexican_train.fast.chain import (
     M_COUNT,
     M_GEN,
@@ -54,7 +55,6 @@ from omega_cluster.games.mexican_train.officers._commander_jit import (
     CompiledCommander,
     _reach,
     _unseen,
-    _urgency,
 )
 from omega_cluster.games.mexican_train.officers.terms import DEFAULT_CHAIN_BUDGET
 from omega_cluster.games.mexican_train.officers.weights import TERMS
@@ -135,39 +135,69 @@ def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     )  # fmt: skip
 
 
+# -- bit counts: the processor's instructions (the rules' 16-bit table is 512 KB of cache) ------
+@njit(cache=True)
+def _mask_pips(lo: int, hi: int, values: np.ndarray) -> int:
+    """Pips a two-word mask counts in hand (``_rules_jit.mask_pips``)."""
+    total = 0
+    while lo:
+        total += values[ctz(lo)]
+        lo &= lo - 1
+    while hi:
+        total += values[R.WORD + ctz(hi)]
+        hi &= hi - 1
+    return total
+
+
+@njit(cache=True)
+def _urgency(S, G, danger: int, player: int, urgency: np.ndarray) -> float:
+    """Each opponent's danger of going out into ``urgency`` (``_commander_jit._urgency``); the
+    top."""
+    top = 0.0
+    for q in range(G[R.G_N]):
+        if q != player:
+            size = popcount(S[R.S_HANDS + 2 * q]) + popcount(S[R.S_HANDS + 2 * q + 1])
+            u = min(1.0, max(0.0, (danger + 1 - size) / danger))
+            urgency[q] = u
+            if u > top:
+                top = u
+    return top
+
+
 # -- observation ----------------------------------------------------------------------------------
 @njit(cache=True)
-def _matching(lo: int, hi: int, em: np.ndarray, value: int, P: np.ndarray) -> int:
+def _matching(lo: int, hi: int, em: np.ndarray, value: int) -> int:
     """How many tiles of the two-word mask ``(lo, hi)`` show ``value``."""
-    return R.popcount(lo & em[value, 0], P) + R.popcount(hi & em[value, 1], P)
+    return popcount(lo & em[value, 0]) + popcount(hi & em[value, 1])
 
 
 @njit(cache=True)
 def _tile_bits(lo: int, hi: int, nt: int, obs: np.ndarray, base: int) -> None:
-    """One float per tile index of the two-word mask ``(lo, hi)``: 1.0 where the bit is set."""
-    for t in range(nt):
-        if t < R.WORD:
-            if lo >> t & 1:
-                obs[base + t] = 1.0
-        elif hi >> (t - R.WORD) & 1:
-            obs[base + t] = 1.0
+    """One float per tile index of the two-word mask ``(lo, hi)``: 1.0 where the bit is set
+    (tiles past ``nt`` are never in a mask)."""
+    while lo:
+        obs[base + ctz(lo)] = 1.0
+        lo &= lo - 1
+    while hi:
+        obs[base + R.WORD + ctz(hi)] = 1.0
+        hi &= hi - 1
 
 
 @njit(cache=True)
-def _obs_tiles(E, G, em, P, S, hlo, hhi, obs) -> None:
+def _obs_tiles(E, G, em, S, hlo, hhi, obs) -> None:
     """Own hand and board bits, per-value counts of own and unseen tiles, the engine."""
     nt = E[E_T]
     _tile_bits(hlo, hhi, nt, obs, E[E_O_HAND])
     _tile_bits(S[R.S_BOARD_LO], S[R.S_BOARD_HI], nt, obs, E[E_O_BOARD])
     ulo, uhi = _unseen(S, G, hlo, hhi)
     for v in range(E[E_V]):
-        obs[E[E_O_HV] + v] = _matching(hlo, hhi, em, v, P) * _COUNT_SCALE
-        obs[E[E_O_UV] + v] = _matching(ulo, uhi, em, v, P) * _COUNT_SCALE
+        obs[E[E_O_HV] + v] = _matching(hlo, hhi, em, v) * _COUNT_SCALE
+        obs[E[E_O_UV] + v] = _matching(ulo, uhi, em, v) * _COUNT_SCALE
     obs[E[E_O_ENGINE] + S[X_ENGINE]] = 1.0
 
 
 @njit(cache=True)
-def _obs_trains(E, G, em, P, S, player, hlo, hhi, obs) -> None:
+def _obs_trains(E, G, em, S, player, hlo, hhi, obs) -> None:
     """One row per train: own, the other seats in turn order, then the Mexican train."""
     n, width = G[R.G_N], E[E_TRAIN_W]
     od_n = S[R.S_OD_N]
@@ -185,19 +215,19 @@ def _obs_trains(E, G, em, P, S, player, hlo, hhi, obs) -> None:
                 obs[row + 2] = 1.0
                 obs[row + 3] = 1.0 if S[R.S_OD] == slot else 0.0
         obs[row + 4] = S[X_LENGTHS + slot] * _LENGTH_SCALE
-        obs[row + 5] = _matching(hlo, hhi, em, end, P) * _COUNT_SCALE
+        obs[row + 5] = _matching(hlo, hhi, em, end) * _COUNT_SCALE
         obs[row + 6 + end] = 1.0
 
 
 @njit(cache=True)
-def _obs_seats(E, G, P, S, player, obs) -> None:
+def _obs_seats(E, G, S, player, obs) -> None:
     """One row per relative seat: hand size, cumulative pips, rounds won, acting, first turn."""
     n, width = G[R.G_N], E[E_SEAT_W]
     deal, rounds = float(E[E_DEAL]), float(E[E_ROUNDS])
     for rel in range(n):
         seat = player + rel if player + rel < n else player + rel - n
         row = E[E_O_SEATS] + rel * width
-        size = R.popcount(S[R.S_HANDS + 2 * seat], P) + R.popcount(S[R.S_HANDS + 2 * seat + 1], P)
+        size = popcount(S[R.S_HANDS + 2 * seat]) + popcount(S[R.S_HANDS + 2 * seat + 1])
         obs[row] = 1.0
         obs[row + 1] = size / deal
         obs[row + 2] = S[R.S_PIPS0 + seat] * _PIP_SCALE
@@ -207,7 +237,7 @@ def _obs_seats(E, G, P, S, player, obs) -> None:
 
 
 @njit(cache=True)
-def _obs_globals(E, G, values, P, S, hlo, hhi, obs) -> None:
+def _obs_globals(E, G, values, S, hlo, hhi, obs) -> None:
     """Boneyard, round, the turn flags, own hand pips and size, the table size one-hot."""
     b = E[E_O_GLOBALS]
     obs[b] = S[R.S_BONE_N] / E[E_T]
@@ -216,8 +246,8 @@ def _obs_globals(E, G, values, P, S, hlo, hhi, obs) -> None:
     obs[b + 3] = 1.0 if S[R.S_OD_N] > 0 and G[R.G_STRICT] != 0 else 0.0
     obs[b + 4] = S[R.S_CHAIN]
     obs[b + 5] = S[R.S_BONUS]
-    obs[b + 6] = R.mask_pips(hlo, hhi, values, P) * _PIP_SCALE
-    obs[b + 7] = (R.popcount(hlo, P) + R.popcount(hhi, P)) / float(E[E_DEAL])
+    obs[b + 6] = _mask_pips(hlo, hhi, values) * _PIP_SCALE
+    obs[b + 7] = (popcount(hlo) + popcount(hhi)) / float(E[E_DEAL])
     obs[b + 8 + G[R.G_N] - 2] = 1.0
 
 
@@ -251,7 +281,7 @@ def _obs_log(E, G, high, low, S, player, obs) -> None:
 
 # -- actions --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n_legal, feats) -> None:
+def _actions(E, G, em, pips, play_rows, S, player, hlo, hhi, legal, n_legal, feats) -> None:
     """The rows of ``encode_actions`` without the Commander's terms: kind, tile, target train,
     the end the play leaves, own tiles matching it, whether it goes out."""
     n, m = G[R.G_N], E[E_M]
@@ -277,7 +307,7 @@ def _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n_legal, 
                 feats[i, a_train + 1] = 1.0
         feats[i, a_train + 2] = S[X_LENGTHS + s] * _LENGTH_SCALE
         feats[i, a_end + new_end] = 1.0
-        feats[i, a_after] = _matching(rlo, rhi, em, new_end, P) * _COUNT_SCALE
+        feats[i, a_after] = _matching(rlo, rhi, em, new_end) * _COUNT_SCALE
         feats[i, a_after + 1] = 1.0 if rlo == 0 and rhi == 0 else 0.0
 
 
@@ -294,7 +324,7 @@ def _terms(ectx, S, player, legal, n_legal, feats) -> None:
 def _terms_with(ectx, memo, S, player, legal, n_legal, feats) -> None:
     """:func:`_terms` with the chain search's ``memo``: what the decision's moves share
     (``terms._Decision``), then each move's twenty terms."""
-    (E, G, em, dm, _, _, _, values, P, _, scales, tab, _, _, scratch_f, scratch_i) = ectx
+    (E, G, em, dm, _, _, _, values, _, _, scales, tab, _, _, scratch_f, scratch_i) = ectx
     memo[0, M_GEN] += 1  # a fresh memo and budget: one chain search per decision, as in Python
     memo[0, M_LEFT] = G[R.G_BUDGET]
     memo[0, M_COUNT] = 0
@@ -304,12 +334,12 @@ def _terms_with(ectx, memo, S, player, legal, n_legal, feats) -> None:
     scratch_i[:] = 0
     urgency, f = scratch_f[:NUM_SLOTS], scratch_f[NUM_SLOTS:]
     without_lo, without_hi = scratch_i[:NUM_SLOTS], scratch_i[NUM_SLOTS:]
-    top_urgency = _urgency(S, G, P, E[E_DANGER], player, urgency)
+    top_urgency = _urgency(S, G, E[E_DANGER], player, urgency)
     unseen = _unseen(S, G, hlo, hhi)
     open_slots = R.open_mask(S, G, player)
     reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
     base = best_chain(S[R.S_ENDS + player], hlo, hhi, tab, memo)
-    hand_pips = R.mask_pips(hlo, hhi, values, P)
+    hand_pips = _mask_pips(hlo, hhi, values)
     draw = G[R.G_DRAW]
     for i in range(n_legal):
         a = legal[i]
@@ -317,8 +347,8 @@ def _terms_with(ectx, memo, S, player, legal, n_legal, feats) -> None:
         if a >= draw:  # DRAW or PASS: the hand stays as it is
             f[4] = float(base[0] >> 12)
             f[5] = float(hand_pips - (base[0] & 4095))
-            f[6] = float(R.popcount(hlo & reach_lo, P) + R.popcount(hhi & reach_hi, P))
-            f[16] = float(R.popcount(hlo & dm[0], P) + R.popcount(hhi & dm[1], P))
+            f[6] = float(popcount(hlo & reach_lo) + popcount(hhi & reach_hi))
+            f[16] = float(popcount(hlo & dm[0]) + popcount(hhi & dm[1]))
             f[18] = 1.0 if a == draw else 0.0
             f[19] = 0.0 if a == draw else 1.0
         else:
@@ -342,7 +372,7 @@ def _play_terms(
     """Terms 0..6 of laying tile ``t`` on slot ``s``: pips laid, the longest own chain after
     it (searched again only when the move can change it, as ``move_features`` does), playable
     tiles (``reach``: those matching the open ends, plus the new end's with ``add_end``)."""
-    (_, G, em, _, pips, _, _, values, P, _, _, tab, _, _, _, _) = ectx
+    (_, G, em, _, pips, _, _, values, _, _, _, tab, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
     blo, bhi = (1 << t, 0) if t < R.WORD else (0, 1 << (t - R.WORD))
     rlo, rhi = hlo ^ blo, hhi ^ bhi
@@ -364,18 +394,18 @@ def _play_terms(
     f[3] = v * top_urgency
     f[4] = float(score >> 12)
     f[5] = float(hand_pips - v - (score & 4095))
-    f[6] = float(R.popcount(rlo & rch_lo, P) + R.popcount(rhi & rch_hi, P))
+    f[6] = float(popcount(rlo & rch_lo) + popcount(rhi & rch_hi))
 
 
 @njit(cache=True)
 def _place_terms(ectx, S, player, t, s, unseen, urgency, f) -> None:
     """Terms 7..17 of laying tile ``t`` on slot ``s``: whose train, blocking and feeding shares
     (of the unseen tiles matching the new end), open doubles, doubles kept, going out."""
-    (_, G, em, dm, pips, high, low, _, P, _, _, _, _, _, _, _) = ectx
+    (_, G, em, dm, pips, high, low, _, _, _, _, _, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
     rlo, rhi = (hlo ^ (1 << t), hhi) if t < R.WORD else (hlo, hhi ^ (1 << (t - R.WORD)))
     new_end = pips[t] - S[R.S_ENDS + s]
-    share = _matching(unseen[0], unseen[1], em, new_end, P) * (1.0 / (G[R.G_SET] + 1))
+    share = _matching(unseen[0], unseen[1], em, new_end) * (1.0 / (G[R.G_SET] + 1))
     opponent = s != player and s != MEXICAN_SLOT
     if s == player:
         f[7] = 1.0
@@ -395,7 +425,7 @@ def _place_terms(ectx, S, player, t, s, unseen, urgency, f) -> None:
             f[14] = 1.0
         else:
             f[15] = 1.0
-    f[16] = float(R.popcount(rlo & dm[0], P) + R.popcount(rhi & dm[1], P))
+    f[16] = float(popcount(rlo & dm[0]) + popcount(rhi & dm[1]))
     f[17] = 1.0 if empty else 0.0
 
 
@@ -405,14 +435,14 @@ def encode(ectx, ctx, S, player, legal, n, obs, feats) -> None:
     """``encode_observation(state, player)`` into ``obs`` and ``encode_actions(state, player,
     legal[:n])`` into ``feats[:n]`` (both zeroed by the caller). ``ctx`` (the rules' constants)
     is not read: everything comes from ``ectx`` (:func:`make_encoder_ctx`)."""
-    (E, G, em, _, pips, high, low, values, P, play_rows, _, _, _, _, _, _) = ectx
+    (E, G, em, _, pips, high, low, values, _, play_rows, _, _, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    _obs_tiles(E, G, em, P, S, hlo, hhi, obs)
-    _obs_trains(E, G, em, P, S, player, hlo, hhi, obs)
-    _obs_seats(E, G, P, S, player, obs)
-    _obs_globals(E, G, values, P, S, hlo, hhi, obs)
+    _obs_tiles(E, G, em, S, hlo, hhi, obs)
+    _obs_trains(E, G, em, S, player, hlo, hhi, obs)
+    _obs_seats(E, G, S, player, obs)
+    _obs_globals(E, G, values, S, hlo, hhi, obs)
     if E[E_LOG] > 0:
         _obs_log(E, G, high, low, S, player, obs)
-    _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n, feats)
+    _actions(E, G, em, pips, play_rows, S, player, hlo, hhi, legal, n, feats)
     if E[E_HEUR] != 0 and n > 0:
         _terms(ectx, S, player, legal, n, feats)
