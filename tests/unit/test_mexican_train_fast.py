@@ -15,7 +15,8 @@ import pytest
 from numba import njit
 
 from omega_cluster.games import make_game
-from omega_cluster.games.fast import FastGame, rand_below
+from omega_cluster.games._splitmix import rand_below
+from omega_cluster.games.fast import FastGame
 from omega_cluster.games.mexican_train.fast.game import fast_game
 from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
 from omega_cluster.games.mexican_train.fast.state import commander_for, fields, make_pack
