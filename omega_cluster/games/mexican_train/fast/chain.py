@@ -1,19 +1,22 @@
 """The Commander's longest-chain search for the compiled encoder, laid out for speed (numba).
 
 :func:`best_chain` answers exactly what :func:`..officers._chain_jit.best_chain` answers (the same
-recursion, tiles explored in the same order, the same expansion budget and memo rule), over a
-cheaper layout: the encoder calls it about 150 times per leaf, and there the officers' version
-spent most of its time on memory rather than on the search. Here
+recursion, tiles explored in the same order, the same expansion budget), over a cheaper layout:
+the encoder runs it at every network leaf, where the officers' version spent most of its time
+on memory rather than on the search. Here
 
 * the memo is one ``int64[1 + slots, 8]`` array whose row 0 holds the control words
   (:data:`M_GEN`, :data:`M_LEFT`, :data:`M_COUNT`, :data:`M_OVERFLOW`) and each further row one
   whole entry (key, stamp and answer in one cache line), so a probe reads one line, not three;
   the encoder keeps a small memo (a few dozen kilobytes, in cache across leaves) and a large one
   for the rare decision that fills the small one three quarters full (it then searches again in
-  the large one; the large one has the officers' size, so even its overflow matches theirs);
-* the tile tables (end masks, pips, values) are one ``int64`` vector (:func:`chain_table`), and
-  bit positions come from the processor's count-trailing-zeros, so each recursive call passes two
-  arrays instead of eight.
+  the large one);
+* a dead end (no tile of the hand matches the end) answers ``(0, 0, 0)`` at once, without a call,
+  a probe or an entry: the officers' search stores it and spends no budget on it, so the answers
+  are the same and the memo holds fewer entries (it overflows later than theirs, never sooner);
+* the tile tables (end masks, pips, values) are one ``int64`` vector (:func:`chain_table`) and bit
+  positions come from the processor's bit instructions (:mod:`.bits`), so a recursive call passes
+  two arrays instead of eight.
 
 A memo entry is found by probing from the key's hash; since entries are only added within one
 decision, the store after the recursion probes on from the first free slot the lookup met.
@@ -75,6 +78,10 @@ def best_chain(
     end: int, lo: int, hi: int, tab: np.ndarray, memo: np.ndarray
 ) -> tuple[int, int, int]:
     """terms.chain_search's ``best(end, mask)``: ``(score, chain_lo, chain_hi)``, same order."""
+    olo = lo & tab[_T_EM + 2 * end]
+    ohi = hi & tab[_T_EM + 2 * end + 1]
+    if not (olo | ohi):  # a dead end: no tile to lay, nothing to remember
+        return 0, 0, 0
     cap = memo.shape[0] - 2
     gen = memo[0, M_GEN]
     i = _slot(lo, hi, end, cap)
@@ -83,35 +90,37 @@ def best_chain(
         if memo[r, _LO] == lo and memo[r, _HI] == hi and memo[r, _END] == end:
             return memo[r, _SCORE], memo[r, _CLO], memo[r, _CHI]
         i = (i + 1) & cap
-    olo = lo & tab[_T_EM + 2 * end]
-    ohi = hi & tab[_T_EM + 2 * end + 1]
-    best_score, best_lo, best_hi = 0, 0, 0
-    if olo or ohi:
-        memo[0, M_LEFT] -= 1
-        if memo[0, M_LEFT] < 0:  # out of budget: follow the heaviest tile only
-            if ohi:
-                ohi = np.int64(1) << (63 - clz(ohi))
-                olo = 0
-            else:
-                olo = np.int64(1) << (63 - clz(olo))
-        best_score = -1
-        o_pips, o_values = tab[_T_PIPS], tab[_T_VALUES]
-        while olo:
-            t = ctz(olo)
-            bit = olo & -olo
-            olo ^= bit
-            score, clo, chi = best_chain(tab[o_pips + t] - end, lo ^ bit, hi, tab, memo)
-            score += _STEP + tab[o_values + t]
-            if score > best_score:
-                best_score, best_lo, best_hi = score, clo | bit, chi
-        while ohi:
-            t = ctz(ohi)
-            bit = ohi & -ohi
-            ohi ^= bit
-            score, clo, chi = best_chain(tab[o_pips + WORD + t] - end, lo, hi ^ bit, tab, memo)
-            score += _STEP + tab[o_values + WORD + t]
-            if score > best_score:
-                best_score, best_lo, best_hi = score, clo, chi | bit
+    memo[0, M_LEFT] -= 1
+    if memo[0, M_LEFT] < 0:  # out of budget: follow the heaviest tile only
+        if ohi:
+            ohi = np.int64(1) << (63 - clz(ohi))
+            olo = 0
+        else:
+            olo = np.int64(1) << (63 - clz(olo))
+    best_score, best_lo, best_hi = -1, 0, 0
+    o_pips, o_values = tab[_T_PIPS], tab[_T_VALUES]
+    while olo:
+        t = ctz(olo)
+        bit = olo & -olo
+        olo ^= bit
+        e, rest = tab[o_pips + t] - end, lo ^ bit
+        score, clo, chi = 0, 0, 0
+        if (rest & tab[_T_EM + 2 * e]) | (hi & tab[_T_EM + 2 * e + 1]):  # else a dead end
+            score, clo, chi = best_chain(e, rest, hi, tab, memo)
+        score += _STEP + tab[o_values + t]
+        if score > best_score:
+            best_score, best_lo, best_hi = score, clo | bit, chi
+    while ohi:
+        t = ctz(ohi)
+        bit = ohi & -ohi
+        ohi ^= bit
+        e, rest = tab[o_pips + WORD + t] - end, hi ^ bit
+        score, clo, chi = 0, 0, 0
+        if (lo & tab[_T_EM + 2 * e]) | (rest & tab[_T_EM + 2 * e + 1]):
+            score, clo, chi = best_chain(e, lo, rest, tab, memo)
+        score += _STEP + tab[o_values + WORD + t]
+        if score > best_score:
+            best_score, best_lo, best_hi = score, clo, chi | bit
     # store (the recursion never adds this key: every call below holds fewer tiles)
     memo[0, M_COUNT] += 1
     if memo[0, M_COUNT] * 4 > cap * 3:
