@@ -5,6 +5,8 @@ cache)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
@@ -12,37 +14,43 @@ from numba.extending import intrinsic
 __all__ = ["clz", "ctz", "popcount"]
 
 
-@intrinsic
-def ctz(typingctx, x):  # type: ignore[no-untyped-def]
-    """The index of the lowest set bit of ``x`` (> 0): LLVM's ``cttz``, one instruction."""
-    if not isinstance(x, types.Integer):
-        return None
+if TYPE_CHECKING:  # what the kernels see: functions of one integer
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    def ctz(x: int) -> int: ...
+    def popcount(x: int) -> int: ...
+    def clz(x: int) -> int: ...
 
-    return x(x), codegen
+else:
 
+    @intrinsic
+    def ctz(typingctx, x):
+        """The index of the lowest set bit of ``x`` (> 0): LLVM's ``cttz``, one instruction."""
+        if not isinstance(x, types.Integer):
+            return None
 
-@intrinsic
-def popcount(typingctx, x):  # type: ignore[no-untyped-def]
-    """The number of set bits of ``x``: LLVM's ``ctpop``, one instruction."""
-    if not isinstance(x, types.Integer):
-        return None
+        def codegen(context, builder, signature, args):
+            return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.ctpop(args[0])
+        return x(x), codegen
 
-    return x(x), codegen
+    @intrinsic
+    def popcount(typingctx, x):
+        """The number of set bits of ``x``: LLVM's ``ctpop``, one instruction."""
+        if not isinstance(x, types.Integer):
+            return None
 
+        def codegen(context, builder, signature, args):
+            return builder.ctpop(args[0])
 
-@intrinsic
-def clz(typingctx, x):  # type: ignore[no-untyped-def]
-    """Leading zero bits of ``x`` (> 0): LLVM's ``ctlz``."""
-    if not isinstance(x, types.Integer):
-        return None
+        return x(x), codegen
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
+    @intrinsic
+    def clz(typingctx, x):
+        """Leading zero bits of ``x`` (> 0): LLVM's ``ctlz``."""
+        if not isinstance(x, types.Integer):
+            return None
 
-    return x(x), codegen
+        def codegen(context, builder, signature, args):
+            return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
+
+        return x(x), codegen

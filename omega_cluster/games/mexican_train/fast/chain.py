@@ -70,7 +70,7 @@ def new_memo(slots: int) -> np.ndarray:
 @njit(cache=True, inline="always")
 def _slot(lo: int, hi: int, end: int, cap: int) -> int:
     h = (lo * _H1) ^ (hi * _H2) ^ (end * _H3)
-    return (h >> 40) & cap
+    return int((h >> 40) & cap)
 
 
 @njit(cache=True)

@@ -5,17 +5,17 @@ player, legal)`` — so the fast search feeds the network the very inputs the Py
 
 :func:`make_encoder_ctx` turns one encoder (its options and segment offsets, its per-tile play
 rows) and its game (the rule settings the compiled Commander reads) into ``ectx``, a tuple of
-constant arrays plus the chain search's memo (scratch, reused by every call). Each float is
+constant arrays plus the chain search's memos and scratch arrays (reused by every call). Each float is
 computed as the Python encoder computes it: the same float64 arithmetic, then one rounding to
 float32 on the store; the Commander's move terms (``heuristic_features``) are rounded to float32
 first and then multiplied by their float32 scales, as ``np.asarray(terms, np.float32) *
-_TERM_SCALES`` does. The terms reuse the compiled Commander's kernels (:mod:`..officers.
-_commander_jit`) and the longest-chain search of :mod:`.chain` (the officers' search in a faster
-layout): it runs with the same budget and memo rule, called in the same order as
-``terms.move_features`` calls it, so budgeted (greedy) chains come out the same too. The search
-first uses a small memo (:data:`_SMALL_MEMO` slots, in cache across leaves); a decision that
-fills it three quarters full is searched again in one of 65,536 slots (the officers' size, whose
-own overflow, where results could differ, the 60-expansion budget keeps far away: 148 entries at
+_TERM_SCALES`` does. The terms are :mod:`.terms`' (the compiled Commander's kernels, :mod:`..
+officers._commander_jit`, and the longest-chain search of :mod:`.chain`, the officers' search in
+a faster layout): the search runs with the same budget, called in the same order as
+``terms.move_features`` calls it, so budgeted (greedy) chains come out the same too. It first
+uses a small memo (:data:`_SMALL_MEMO` slots, in cache across leaves); a decision that fills it
+three quarters full is searched again in one of 65,536 slots (the officers' size; its own
+overflow, where results could differ, the 60-expansion budget keeps far away: 148 entries at
 most over the 1,851 positions of the tests).
 
 The recent-action buffer of the packed state holds ``(actor, action)`` pairs most recent first:
@@ -32,15 +32,7 @@ from numba import njit
 from omega_cluster.games.api import Game
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
 from omega_cluster.games.mexican_train.fast.bits import ctz, popcount
-from omega_cluster.games.mexican_train.fast.chain import (
-    M_COUNT,
-    M_GEN,
-    M_LEFT,
-    M_OVERFLOW,
-    best_chain,
-    chain_table,
-    new_memo,
-)
+from omega_cluster.games.mexican_train.fast.chain import chain_table, new_memo
 from omega_cluster.games.mexican_train.fast.layout import (
     MAX_LOG,
     X_ENGINE,
@@ -49,13 +41,10 @@ from omega_cluster.games.mexican_train.fast.layout import (
     X_LENGTHS,
     X_ROUND,
 )
+from omega_cluster.games.mexican_train.fast.terms import mask_pips, matching, terms
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
 from omega_cluster.games.mexican_train.officers._chain_jit import MEMO_BITS
-from omega_cluster.games.mexican_train.officers._commander_jit import (
-    CompiledCommander,
-    _reach,
-    _unseen,
-)
+from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander, _unseen
 from omega_cluster.games.mexican_train.officers.terms import DEFAULT_CHAIN_BUDGET
 from omega_cluster.games.mexican_train.officers.weights import TERMS
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
@@ -135,42 +124,7 @@ def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     )  # fmt: skip
 
 
-# -- bit counts: the processor's instructions (the rules' 16-bit table is 512 KB of cache) ------
-@njit(cache=True)
-def _mask_pips(lo: int, hi: int, values: np.ndarray) -> int:
-    """Pips a two-word mask counts in hand (``_rules_jit.mask_pips``)."""
-    total = 0
-    while lo:
-        total += values[ctz(lo)]
-        lo &= lo - 1
-    while hi:
-        total += values[R.WORD + ctz(hi)]
-        hi &= hi - 1
-    return total
-
-
-@njit(cache=True)
-def _urgency(S, G, danger: int, player: int, urgency: np.ndarray) -> float:
-    """Each opponent's danger of going out into ``urgency`` (``_commander_jit._urgency``); the
-    top."""
-    top = 0.0
-    for q in range(G[R.G_N]):
-        if q != player:
-            size = popcount(S[R.S_HANDS + 2 * q]) + popcount(S[R.S_HANDS + 2 * q + 1])
-            u = min(1.0, max(0.0, (danger + 1 - size) / danger))
-            urgency[q] = u
-            if u > top:
-                top = u
-    return top
-
-
 # -- observation ----------------------------------------------------------------------------------
-@njit(cache=True)
-def _matching(lo: int, hi: int, em: np.ndarray, value: int) -> int:
-    """How many tiles of the two-word mask ``(lo, hi)`` show ``value``."""
-    return popcount(lo & em[value, 0]) + popcount(hi & em[value, 1])
-
-
 @njit(cache=True)
 def _tile_bits(lo: int, hi: int, nt: int, obs: np.ndarray, base: int) -> None:
     """One float per tile index of the two-word mask ``(lo, hi)``: 1.0 where the bit is set
@@ -191,8 +145,8 @@ def _obs_tiles(E, G, em, S, hlo, hhi, obs) -> None:
     _tile_bits(S[R.S_BOARD_LO], S[R.S_BOARD_HI], nt, obs, E[E_O_BOARD])
     ulo, uhi = _unseen(S, G, hlo, hhi)
     for v in range(E[E_V]):
-        obs[E[E_O_HV] + v] = _matching(hlo, hhi, em, v) * _COUNT_SCALE
-        obs[E[E_O_UV] + v] = _matching(ulo, uhi, em, v) * _COUNT_SCALE
+        obs[E[E_O_HV] + v] = matching(hlo, hhi, em, v) * _COUNT_SCALE
+        obs[E[E_O_UV] + v] = matching(ulo, uhi, em, v) * _COUNT_SCALE
     obs[E[E_O_ENGINE] + S[X_ENGINE]] = 1.0
 
 
@@ -215,7 +169,7 @@ def _obs_trains(E, G, em, S, player, hlo, hhi, obs) -> None:
                 obs[row + 2] = 1.0
                 obs[row + 3] = 1.0 if S[R.S_OD] == slot else 0.0
         obs[row + 4] = S[X_LENGTHS + slot] * _LENGTH_SCALE
-        obs[row + 5] = _matching(hlo, hhi, em, end) * _COUNT_SCALE
+        obs[row + 5] = matching(hlo, hhi, em, end) * _COUNT_SCALE
         obs[row + 6 + end] = 1.0
 
 
@@ -246,7 +200,7 @@ def _obs_globals(E, G, values, S, hlo, hhi, obs) -> None:
     obs[b + 3] = 1.0 if S[R.S_OD_N] > 0 and G[R.G_STRICT] != 0 else 0.0
     obs[b + 4] = S[R.S_CHAIN]
     obs[b + 5] = S[R.S_BONUS]
-    obs[b + 6] = _mask_pips(hlo, hhi, values) * _PIP_SCALE
+    obs[b + 6] = mask_pips(hlo, hhi, values) * _PIP_SCALE
     obs[b + 7] = (popcount(hlo) + popcount(hhi)) / float(E[E_DEAL])
     obs[b + 8 + G[R.G_N] - 2] = 1.0
 
@@ -307,126 +261,8 @@ def _actions(E, G, em, pips, play_rows, S, player, hlo, hhi, legal, n_legal, fea
                 feats[i, a_train + 1] = 1.0
         feats[i, a_train + 2] = S[X_LENGTHS + s] * _LENGTH_SCALE
         feats[i, a_end + new_end] = 1.0
-        feats[i, a_after] = _matching(rlo, rhi, em, new_end) * _COUNT_SCALE
+        feats[i, a_after] = matching(rlo, rhi, em, new_end) * _COUNT_SCALE
         feats[i, a_after + 1] = 1.0 if rlo == 0 and rhi == 0 else 0.0
-
-
-@njit(cache=True)
-def _terms(ectx, S, player, legal, n_legal, feats) -> None:
-    """``terms.move_features`` of every legal action, scaled, into the commander_terms columns;
-    searched again with the large memo when the small one ran three quarters full."""
-    _terms_with(ectx, ectx[12], S, player, legal, n_legal, feats)
-    if ectx[12][0, M_OVERFLOW]:
-        _terms_with(ectx, ectx[13], S, player, legal, n_legal, feats)
-
-
-@njit(cache=True)
-def _terms_with(ectx, memo, S, player, legal, n_legal, feats) -> None:
-    """:func:`_terms` with the chain search's ``memo``: what the decision's moves share
-    (``terms._Decision``), then each move's twenty terms."""
-    (E, G, em, dm, _, _, _, values, _, _, scales, tab, _, _, scratch_f, scratch_i) = ectx
-    memo[0, M_GEN] += 1  # a fresh memo and budget: one chain search per decision, as in Python
-    memo[0, M_LEFT] = G[R.G_BUDGET]
-    memo[0, M_COUNT] = 0
-    memo[0, M_OVERFLOW] = 0  # set if the memo ran full
-    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    scratch_f[:] = 0.0
-    scratch_i[:] = 0
-    urgency, f = scratch_f[:NUM_SLOTS], scratch_f[NUM_SLOTS:]
-    without_lo, without_hi = scratch_i[:NUM_SLOTS], scratch_i[NUM_SLOTS:]
-    top_urgency = _urgency(S, G, E[E_DANGER], player, urgency)
-    unseen = _unseen(S, G, hlo, hhi)
-    open_slots = R.open_mask(S, G, player)
-    reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
-    base = best_chain(S[R.S_ENDS + player], hlo, hhi, tab, memo)
-    hand_pips = _mask_pips(hlo, hhi, values)
-    draw = G[R.G_DRAW]
-    for i in range(n_legal):
-        a = legal[i]
-        f[:] = 0.0
-        if a >= draw:  # DRAW or PASS: the hand stays as it is
-            f[4] = float(base[0] >> 12)
-            f[5] = float(hand_pips - (base[0] & 4095))
-            f[6] = float(popcount(hlo & reach_lo) + popcount(hhi & reach_hi))
-            f[16] = float(popcount(hlo & dm[0]) + popcount(hhi & dm[1]))
-            f[18] = 1.0 if a == draw else 0.0
-            f[19] = 0.0 if a == draw else 1.0
-        else:
-            t = a // NUM_SLOTS
-            s = a - t * NUM_SLOTS
-            if open_slots >> s & 1:  # the new end joins the other open ends
-                reach, add_end = (without_lo[s], without_hi[s]), True
-            else:
-                reach, add_end = (reach_lo, reach_hi), False
-            _play_terms(ectx, memo, S, player, t, s, base, hand_pips, reach, add_end,
-                        top_urgency, f)  # fmt: skip
-            _place_terms(ectx, S, player, t, s, unseen, urgency, f)
-        for j in range(f.shape[0]):  # as np.asarray(terms, np.float32) * _TERM_SCALES rounds
-            feats[i, E[E_A_TERMS] + j] = np.float32(f[j]) * scales[j]
-
-
-@njit(cache=True)
-def _play_terms(
-    ectx, memo, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f
-) -> None:
-    """Terms 0..6 of laying tile ``t`` on slot ``s``: pips laid, the longest own chain after
-    it (searched again only when the move can change it, as ``move_features`` does), playable
-    tiles (``reach``: those matching the open ends, plus the new end's with ``add_end``)."""
-    (_, G, em, _, pips, _, _, values, _, _, _, tab, _, _, _, _) = ectx
-    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    blo, bhi = (1 << t, 0) if t < R.WORD else (0, 1 << (t - R.WORD))
-    rlo, rhi = hlo ^ blo, hhi ^ bhi
-    new_end = pips[t] - S[R.S_ENDS + s]
-    if s == player:
-        score = best_chain(new_end, rlo, rhi, tab, memo)[0]
-    elif (base[1] & blo) or (base[2] & bhi):
-        own_end = S[R.S_ENDS + player]
-        score = best_chain(own_end, rlo, rhi, tab, memo)[0]
-    else:  # the best chain does not use this tile, so it is still the best one
-        score = base[0]
-    if add_end:
-        rch_lo, rch_hi = reach[0] | em[new_end, 0], reach[1] | em[new_end, 1]
-    else:
-        rch_lo, rch_hi = reach
-    v = values[t]
-    f[0], f[1] = float(v), v * float(G[R.G_CAMPAIGN])
-    f[2] = v * (1.0 if S[R.S_BONE_N] == 0 else 0.0)
-    f[3] = v * top_urgency
-    f[4] = float(score >> 12)
-    f[5] = float(hand_pips - v - (score & 4095))
-    f[6] = float(popcount(rlo & rch_lo) + popcount(rhi & rch_hi))
-
-
-@njit(cache=True)
-def _place_terms(ectx, S, player, t, s, unseen, urgency, f) -> None:
-    """Terms 7..17 of laying tile ``t`` on slot ``s``: whose train, blocking and feeding shares
-    (of the unseen tiles matching the new end), open doubles, doubles kept, going out."""
-    (_, G, em, dm, pips, high, low, _, _, _, _, _, _, _, _, _) = ectx
-    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    rlo, rhi = (hlo ^ (1 << t), hhi) if t < R.WORD else (hlo, hhi ^ (1 << (t - R.WORD)))
-    new_end = pips[t] - S[R.S_ENDS + s]
-    share = _matching(unseen[0], unseen[1], em, new_end) * (1.0 / (G[R.G_SET] + 1))
-    opponent = s != player and s != MEXICAN_SLOT
-    if s == player:
-        f[7] = 1.0
-        f[8] = float(S[R.S_MARKED] >> player & 1)
-    f[9] = 1.0 if s == MEXICAN_SLOT else 0.0
-    f[10] = 1.0 if opponent else 0.0
-    if opponent:
-        f[11] = urgency[s] * (1.0 - share)
-    if s == MEXICAN_SLOT or (opponent and S[R.S_MARKED] >> s & 1):
-        f[12] = share
-    for j in range(S[R.S_OD_N]):
-        if S[R.S_OD + j] == s:
-            f[13] = 1.0
-    empty = rlo == 0 and rhi == 0
-    if high[t] == low[t] and not empty:
-        if (rlo & em[new_end, 0]) or (rhi & em[new_end, 1]):
-            f[14] = 1.0
-        else:
-            f[15] = 1.0
-    f[16] = float(popcount(rlo & dm[0]) + popcount(rhi & dm[1]))
-    f[17] = 1.0 if empty else 0.0
 
 
 # -- the kernel -----------------------------------------------------------------------------------
@@ -445,4 +281,4 @@ def encode(ectx, ctx, S, player, legal, n, obs, feats) -> None:
         _obs_log(E, G, high, low, S, player, obs)
     _actions(E, G, em, pips, play_rows, S, player, hlo, hhi, legal, n, feats)
     if E[E_HEUR] != 0 and n > 0:
-        _terms(ectx, S, player, legal, n, feats)
+        terms(ectx, S, player, legal, n, feats, E[E_DANGER], E[E_A_TERMS])
