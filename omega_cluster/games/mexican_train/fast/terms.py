@@ -23,7 +23,7 @@ from omega_cluster.games.mexican_train.fast.chain import (
     best_chain,
 )
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
-from omega_cluster.games.mexican_train.officers._commander_jit import _reach, _unseen
+from omega_cluster.games.mexican_train.officers._commander_jit import _unseen
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
 
 __all__ = ["mask_pips", "matching", "terms"]
@@ -61,6 +61,31 @@ def _urgency(S, G, danger: int, player: int, urgency: np.ndarray) -> float:
 def matching(lo: int, hi: int, em: np.ndarray, value: int) -> int:
     """How many tiles of the two-word mask ``(lo, hi)`` show ``value``."""
     return popcount(lo & em[value, 0]) + popcount(hi & em[value, 1])
+
+
+@njit(cache=True)
+def _reach(S, em, open_slots: int, without_lo: np.ndarray, without_hi: np.ndarray) -> tuple:
+    """Tiles matching the end of any open train (returned), and per open train slot those
+    matching the other open trains' ends (into ``without_*``): ``_commander_jit._reach`` over
+    the open slots' bits only."""
+    reach_lo, reach_hi = 0, 0
+    m = open_slots
+    while m:
+        e = S[R.S_ENDS + ctz(m)]
+        m &= m - 1
+        reach_lo |= em[e, 0]
+        reach_hi |= em[e, 1]
+    m = open_slots
+    while m:
+        s = ctz(m)
+        m &= m - 1
+        others = open_slots & ~(1 << s)
+        while others:
+            e = S[R.S_ENDS + ctz(others)]
+            others &= others - 1
+            without_lo[s] |= em[e, 0]
+            without_hi[s] |= em[e, 1]
+    return reach_lo, reach_hi
 
 
 @njit(cache=True)
