@@ -145,3 +145,24 @@ def test_unsupported_encoders_are_named() -> None:
         make_encoder_ctx(encoder, other)
     with pytest.raises(EncoderError):  # the Python encoder's own checks still apply
         MexicanTrainEncoder(game, log_length=65)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_full_small_memo_falls_back_to_the_large_one(players: int) -> None:
+    """With a small chain memo of four slots (full at three entries) nearly every decision
+    overflows it and is searched again in the large memo: the floats are still the Python
+    encoder's."""
+    from omega_cluster.games.mexican_train.fast.chain import M_OVERFLOW, new_memo
+    from omega_cluster.games.mexican_train.fast.encode import make_encoder_ctx
+    from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander
+
+    game = make_game("mexican_train", players=players, rounds=1)
+    cc = CompiledCommander(game, [0.0] * 20, 3, 60)
+    encoder = MexicanTrainEncoder(game)
+    ectx = make_encoder_ctx(encoder, game)
+    ectx = (*ectx[:12], new_memo(4), *ectx[13:])
+    fell_back = 0
+    for state in _positions(game, range(1), random.Random(5)):
+        _check(encoder, game, state, ectx, cc)
+        fell_back += int(ectx[12][0, M_OVERFLOW])
+    assert fell_back > 10

@@ -123,9 +123,9 @@ def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[t
         np.full((k, h, T.H_FIELDS), -1, i64), np.zeros((k, 2), i64), np.zeros((k, n), f64),
     )  # fmt: skip
     bufs = (
-        np.zeros((k, s), i64), np.zeros((k, legal), i64), np.zeros((k, m), i64),
+        np.zeros((1, s), i64), np.zeros((k, legal), i64), np.zeros((k, m), i64),
         np.zeros((k, m), i64), np.zeros((k, m + 1), i64), np.zeros((k, n), f64),
-        np.zeros((k, n), f64), np.zeros((k, s), i64), np.zeros((k, s), i64),
+        np.zeros((k, n), f64), np.zeros((1, s), i64), np.zeros((k, s), i64),
         np.zeros(k, i64), np.zeros((k, legal), f64), np.ascontiguousarray(roots, i64),
     )  # fmt: skip
     return pool, bufs

@@ -59,11 +59,11 @@ def _directory() -> Path:
 
 
 def _files(module: ModuleType) -> set[str]:
-    """The module's file and those of the modules its numba functions come from (one level:
-    the helpers a kernel calls)."""
+    """The module's file and those of the modules its numba functions and intrinsics come from
+    (one level: the helpers a kernel calls)."""
     files = {getattr(module, "__file__", None)}
     for value in vars(module).values():
-        py = getattr(value, "py_func", None)
+        py = getattr(value, "py_func", None) or getattr(value, "_defn", None)
         if py is not None:
             files.add(getattr(sys.modules.get(py.__module__), "__file__", None))
     return {f for f in files if f}

@@ -86,6 +86,8 @@ encode: Any = None  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
 
 # bufs: 0 world, 1 leaf legal, 2 path nodes, 3 path edges, 4 depth histogram, 5 rollout values,
 # 6 leaf values, 7 rollout scratch state, 8 pushed world, 9 leaf key, 10 clean root prior, 11 roots
+# (row k: search k's, except the world and the scratch state: one row that every search uses in
+# turn, since neither outlives a simulation, so the states a simulation steps stay in cache)
 
 
 @njit(cache=True, inline="always")
@@ -99,7 +101,7 @@ def _play_rollout(
     out: np.ndarray,
 ) -> None:
     """The rollout leaf from a scratch copy of ``world``: per-player returns into ``out``."""
-    scratch = bufs[7][k]
+    scratch = bufs[7][0]  # one scratch state for every search: it stays in cache
     scratch[:] = world
     if not rollout(rctx, ctx, scratch, rs, out):
         raise ValueError("compiled ISMCTS: the rollout kernel could not play a position")
@@ -120,12 +122,21 @@ def _write_row(
     mask: np.ndarray,
     b: int,
 ) -> None:
-    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked."""
+    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked.
+
+    Only the action rows the row's last leaf used are zeroed: the kernel writes ``feats[b, :n]``
+    alone and unmasks exactly those ``n`` columns, so the row's leading unmasked run says how
+    far its last leaf wrote (a whole row is ``max_legal`` actions, mostly never touched, and
+    zeroing it all would stream megabytes a batch through the cache)."""
+    row_mask, row_feats = mask[b], feats[b]
+    used = 0
+    while used < row_mask.shape[0] and row_mask[used]:
+        used += 1
+    row_feats[:used, :] = 0.0
+    row_mask[:used] = False
     obs[b, :] = 0.0
-    feats[b, :, :] = 0.0
-    mask[b, :] = False
-    encode(ectx, ctx, world, player, bufs[1][k], n, obs[b], feats[b])
-    mask[b, :n] = True
+    encode(ectx, ctx, world, player, bufs[1][k], n, obs[b], row_feats)
+    row_mask[:n] = True
     run[k, R_ROW] = b
 
 
@@ -235,7 +246,7 @@ def _simulate(
 ) -> bool:
     """One simulation of search ``k``: determinize, select to a new leaf or the end, evaluate
     (rollout) and back up; True when the leaf waits for the network in batch row ``b``."""
-    world, vals, path_nodes, path_edges = bufs[0][k], bufs[6][k], bufs[2], bufs[3]
+    world, vals, path_nodes, path_edges = bufs[0][0], bufs[6][k], bufs[2], bufs[3]
     node_rows, edge_rows, table = pool[0][k], pool[2][k], pool[4][k]
     if run[k, R_PUSHED]:
         world[:] = bufs[8][k]

@@ -5,16 +5,18 @@ player, legal)`` — so the fast search feeds the network the very inputs the Py
 
 :func:`make_encoder_ctx` turns one encoder (its options and segment offsets, its per-tile play
 rows) and its game (the rule settings the compiled Commander reads) into ``ectx``, a tuple of
-constant arrays plus the chain search's memo (scratch, reused by every call). Each float is
+constant arrays plus the chain search's memos and scratch arrays (reused by every call). Each float is
 computed as the Python encoder computes it: the same float64 arithmetic, then one rounding to
 float32 on the store; the Commander's move terms (``heuristic_features``) are rounded to float32
 first and then multiplied by their float32 scales, as ``np.asarray(terms, np.float32) *
-_TERM_SCALES`` does. The terms reuse the compiled Commander's kernels (:mod:`..officers.
-_commander_jit`, :mod:`..officers._chain_jit`): the longest-chain search runs with the same memo
-and budget, called in the same order as ``terms.move_features`` calls it, so budgeted (greedy)
-chains come out the same too. The memo (65,536 slots) would raise ``ctl[C_OVERFLOW]`` at three
-quarters full, where results could differ; the 60-expansion budget keeps a decision far below
-that (148 entries at most over the 1,851 positions of the tests).
+_TERM_SCALES`` does. The terms are :mod:`.terms`' (the compiled Commander's kernels, :mod:`..
+officers._commander_jit`, and the longest-chain search of :mod:`.chain`, the officers' search in
+a faster layout): the search runs with the same budget, called in the same order as
+``terms.move_features`` calls it, so budgeted (greedy) chains come out the same too. It first
+uses a small memo (:data:`_SMALL_MEMO` slots, in cache across leaves); a decision that fills it
+three quarters full is searched again in one of 65,536 slots (the officers' size; its own
+overflow, where results could differ, the 60-expansion budget keeps far away: 148 entries at
+most over the 1,851 positions of the tests).
 
 The recent-action buffer of the packed state holds ``(actor, action)`` pairs most recent first:
 entry ``i`` is ``S[X_HIST + 2 i]`` (the actor's seat) and ``S[X_HIST + 2 i + 1]`` (the action).
@@ -29,6 +31,8 @@ from numba import njit
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
+from omega_cluster.games.mexican_train.fast.bits import ctz, popcount
+from omega_cluster.games.mexican_train.fast.chain import chain_table, new_memo
 from omega_cluster.games.mexican_train.fast.layout import (
     MAX_LOG,
     X_ENGINE,
@@ -37,20 +41,10 @@ from omega_cluster.games.mexican_train.fast.layout import (
     X_LENGTHS,
     X_ROUND,
 )
+from omega_cluster.games.mexican_train.fast.terms import mask_pips, matching, terms
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
-from omega_cluster.games.mexican_train.officers._chain_jit import (
-    C_COUNT,
-    C_GEN,
-    C_LEFT,
-    C_OVERFLOW,
-    best_chain,
-)
-from omega_cluster.games.mexican_train.officers._commander_jit import (
-    CompiledCommander,
-    _reach,
-    _unseen,
-    _urgency,
-)
+from omega_cluster.games.mexican_train.officers._chain_jit import MEMO_BITS
+from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander, _unseen
 from omega_cluster.games.mexican_train.officers.terms import DEFAULT_CHAIN_BUDGET
 from omega_cluster.games.mexican_train.officers.weights import TERMS
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
@@ -66,6 +60,7 @@ E_SIZE = 26
     E_A_KIND, E_A_TARGET, E_A_TRAIN, E_A_END, E_A_AFTER, E_A_TERMS, E_DANGER,
 ) = range(E_SIZE)  # fmt: skip
 
+_SMALL_MEMO = 512  # chain-memo slots tried first (overflow at 383 entries: rare, then the large)
 _KINDS = 3  # play, draw, pass (the encoder's log rows and action kinds)
 _PIP_SCALE = 0.01
 _LENGTH_SCALE = 0.1
@@ -92,7 +87,9 @@ def supported(encoder: Any, game: Game) -> str | None:
 
 def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     """The constant arrays :func:`encode` reads for ``encoder`` on ``game`` (see the module doc):
-    ``(E, G, em, dm, pips, high, low, values, P, play_rows, scales, keys, vals, stamp, ctl)``."""
+    ``(E, G, em, dm, pips, high, low, values, P, play_rows, scales, tab, small, large, scratch_f,
+    scratch_i)``: ``tab`` and the two memos are :mod:`.chain`'s, the scratch arrays what one
+    decision's terms use (nothing allocates per leaf)."""
     reason = supported(encoder, game)
     if reason is not None:
         raise ValueError(reason)
@@ -117,45 +114,44 @@ def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     e[E_DANGER] = danger
     play_rows = np.array(encoder._play_rows, np.float32)  # copies: ectx shares nothing
     scales = np.array(_TERM_SCALES, np.float32)
+    tab = chain_table(cc.em, cc.pips, cc.values)
+    small, large = new_memo(_SMALL_MEMO), new_memo(1 << MEMO_BITS)
+    scratch_f = np.zeros(NUM_SLOTS + len(scales))  # urgency per slot, then one move's terms
+    scratch_i = np.zeros(2 * NUM_SLOTS, np.int64)  # tiles reaching the other open ends, per slot
     return (
         e, cc.G, cc.em, cc.dm, cc.pips, cc.high, cc.low, cc.values, cc.P, play_rows, scales,
-        cc.keys, cc.vals, cc.stamp, cc.ctl,
+        tab, small, large, scratch_f, scratch_i,
     )  # fmt: skip
 
 
 # -- observation ----------------------------------------------------------------------------------
 @njit(cache=True)
-def _matching(lo: int, hi: int, em: np.ndarray, value: int, P: np.ndarray) -> int:
-    """How many tiles of the two-word mask ``(lo, hi)`` show ``value``."""
-    return R.popcount(lo & em[value, 0], P) + R.popcount(hi & em[value, 1], P)
-
-
-@njit(cache=True)
 def _tile_bits(lo: int, hi: int, nt: int, obs: np.ndarray, base: int) -> None:
-    """One float per tile index of the two-word mask ``(lo, hi)``: 1.0 where the bit is set."""
-    for t in range(nt):
-        if t < R.WORD:
-            if lo >> t & 1:
-                obs[base + t] = 1.0
-        elif hi >> (t - R.WORD) & 1:
-            obs[base + t] = 1.0
+    """One float per tile index of the two-word mask ``(lo, hi)``: 1.0 where the bit is set
+    (tiles past ``nt`` are never in a mask)."""
+    while lo:
+        obs[base + ctz(lo)] = 1.0
+        lo &= lo - 1
+    while hi:
+        obs[base + R.WORD + ctz(hi)] = 1.0
+        hi &= hi - 1
 
 
 @njit(cache=True)
-def _obs_tiles(E, G, em, P, S, hlo, hhi, obs) -> None:
+def _obs_tiles(E, G, em, S, hlo, hhi, obs) -> None:
     """Own hand and board bits, per-value counts of own and unseen tiles, the engine."""
     nt = E[E_T]
     _tile_bits(hlo, hhi, nt, obs, E[E_O_HAND])
     _tile_bits(S[R.S_BOARD_LO], S[R.S_BOARD_HI], nt, obs, E[E_O_BOARD])
     ulo, uhi = _unseen(S, G, hlo, hhi)
     for v in range(E[E_V]):
-        obs[E[E_O_HV] + v] = _matching(hlo, hhi, em, v, P) * _COUNT_SCALE
-        obs[E[E_O_UV] + v] = _matching(ulo, uhi, em, v, P) * _COUNT_SCALE
+        obs[E[E_O_HV] + v] = matching(hlo, hhi, em, v) * _COUNT_SCALE
+        obs[E[E_O_UV] + v] = matching(ulo, uhi, em, v) * _COUNT_SCALE
     obs[E[E_O_ENGINE] + S[X_ENGINE]] = 1.0
 
 
 @njit(cache=True)
-def _obs_trains(E, G, em, P, S, player, hlo, hhi, obs) -> None:
+def _obs_trains(E, G, em, S, player, hlo, hhi, obs) -> None:
     """One row per train: own, the other seats in turn order, then the Mexican train."""
     n, width = G[R.G_N], E[E_TRAIN_W]
     od_n = S[R.S_OD_N]
@@ -173,19 +169,19 @@ def _obs_trains(E, G, em, P, S, player, hlo, hhi, obs) -> None:
                 obs[row + 2] = 1.0
                 obs[row + 3] = 1.0 if S[R.S_OD] == slot else 0.0
         obs[row + 4] = S[X_LENGTHS + slot] * _LENGTH_SCALE
-        obs[row + 5] = _matching(hlo, hhi, em, end, P) * _COUNT_SCALE
+        obs[row + 5] = matching(hlo, hhi, em, end) * _COUNT_SCALE
         obs[row + 6 + end] = 1.0
 
 
 @njit(cache=True)
-def _obs_seats(E, G, P, S, player, obs) -> None:
+def _obs_seats(E, G, S, player, obs) -> None:
     """One row per relative seat: hand size, cumulative pips, rounds won, acting, first turn."""
     n, width = G[R.G_N], E[E_SEAT_W]
     deal, rounds = float(E[E_DEAL]), float(E[E_ROUNDS])
     for rel in range(n):
         seat = player + rel if player + rel < n else player + rel - n
         row = E[E_O_SEATS] + rel * width
-        size = R.popcount(S[R.S_HANDS + 2 * seat], P) + R.popcount(S[R.S_HANDS + 2 * seat + 1], P)
+        size = popcount(S[R.S_HANDS + 2 * seat]) + popcount(S[R.S_HANDS + 2 * seat + 1])
         obs[row] = 1.0
         obs[row + 1] = size / deal
         obs[row + 2] = S[R.S_PIPS0 + seat] * _PIP_SCALE
@@ -195,7 +191,7 @@ def _obs_seats(E, G, P, S, player, obs) -> None:
 
 
 @njit(cache=True)
-def _obs_globals(E, G, values, P, S, hlo, hhi, obs) -> None:
+def _obs_globals(E, G, values, S, hlo, hhi, obs) -> None:
     """Boneyard, round, the turn flags, own hand pips and size, the table size one-hot."""
     b = E[E_O_GLOBALS]
     obs[b] = S[R.S_BONE_N] / E[E_T]
@@ -204,8 +200,8 @@ def _obs_globals(E, G, values, P, S, hlo, hhi, obs) -> None:
     obs[b + 3] = 1.0 if S[R.S_OD_N] > 0 and G[R.G_STRICT] != 0 else 0.0
     obs[b + 4] = S[R.S_CHAIN]
     obs[b + 5] = S[R.S_BONUS]
-    obs[b + 6] = R.mask_pips(hlo, hhi, values, P) * _PIP_SCALE
-    obs[b + 7] = (R.popcount(hlo, P) + R.popcount(hhi, P)) / float(E[E_DEAL])
+    obs[b + 6] = mask_pips(hlo, hhi, values) * _PIP_SCALE
+    obs[b + 7] = (popcount(hlo) + popcount(hhi)) / float(E[E_DEAL])
     obs[b + 8 + G[R.G_N] - 2] = 1.0
 
 
@@ -239,7 +235,7 @@ def _obs_log(E, G, high, low, S, player, obs) -> None:
 
 # -- actions --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n_legal, feats) -> None:
+def _actions(E, G, em, pips, play_rows, S, player, hlo, hhi, legal, n_legal, feats) -> None:
     """The rows of ``encode_actions`` without the Commander's terms: kind, tile, target train,
     the end the play leaves, own tiles matching it, whether it goes out."""
     n, m = G[R.G_N], E[E_M]
@@ -265,114 +261,8 @@ def _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n_legal, 
                 feats[i, a_train + 1] = 1.0
         feats[i, a_train + 2] = S[X_LENGTHS + s] * _LENGTH_SCALE
         feats[i, a_end + new_end] = 1.0
-        feats[i, a_after] = _matching(rlo, rhi, em, new_end, P) * _COUNT_SCALE
+        feats[i, a_after] = matching(rlo, rhi, em, new_end) * _COUNT_SCALE
         feats[i, a_after + 1] = 1.0 if rlo == 0 and rhi == 0 else 0.0
-
-
-@njit(cache=True)
-def _terms(ectx, S, player, legal, n_legal, feats) -> None:
-    """``terms.move_features`` of every legal action, scaled, into the commander_terms columns:
-    what the decision's moves share (``terms._Decision``), then each move's twenty terms."""
-    (E, G, em, dm, pips, _, _, values, P, _, scales, keys, vals, stamp, ctl) = ectx
-    ctl[C_GEN] += 1  # a fresh memo and budget: one chain search per decision, as in Python
-    ctl[C_LEFT] = G[R.G_BUDGET]
-    ctl[C_COUNT] = 0
-    ctl[C_OVERFLOW] = 0  # set if the memo ran full (see the module doc)
-    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    urgency = np.zeros(NUM_SLOTS)
-    top_urgency = _urgency(S, G, P, E[E_DANGER], player, urgency)
-    unseen = _unseen(S, G, hlo, hhi)
-    open_slots = R.open_mask(S, G, player)
-    without_lo = np.zeros(NUM_SLOTS, np.int64)
-    without_hi = np.zeros(NUM_SLOTS, np.int64)
-    reach_lo, reach_hi = _reach(S, em, open_slots, without_lo, without_hi)
-    base = best_chain(S[R.S_ENDS + player], hlo, hhi, em, pips, values, P, keys, vals, stamp, ctl)
-    hand_pips = R.mask_pips(hlo, hhi, values, P)
-    f = np.zeros(len(scales))
-    draw = G[R.G_DRAW]
-    for i in range(n_legal):
-        a = legal[i]
-        f[:] = 0.0
-        if a >= draw:  # DRAW or PASS: the hand stays as it is
-            f[4] = float(base[0] >> 12)
-            f[5] = float(hand_pips - (base[0] & 4095))
-            f[6] = float(R.popcount(hlo & reach_lo, P) + R.popcount(hhi & reach_hi, P))
-            f[16] = float(R.popcount(hlo & dm[0], P) + R.popcount(hhi & dm[1], P))
-            f[18] = 1.0 if a == draw else 0.0
-            f[19] = 0.0 if a == draw else 1.0
-        else:
-            t = a // NUM_SLOTS
-            s = a - t * NUM_SLOTS
-            if open_slots >> s & 1:  # the new end joins the other open ends
-                reach, add_end = (without_lo[s], without_hi[s]), True
-            else:
-                reach, add_end = (reach_lo, reach_hi), False
-            _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f)
-            _place_terms(ectx, S, player, t, s, unseen, urgency, f)
-        for j in range(f.shape[0]):  # as np.asarray(terms, np.float32) * _TERM_SCALES rounds
-            feats[i, E[E_A_TERMS] + j] = np.float32(f[j]) * scales[j]
-
-
-@njit(cache=True)
-def _play_terms(ectx, S, player, t, s, base, hand_pips, reach, add_end, top_urgency, f) -> None:
-    """Terms 0..6 of laying tile ``t`` on slot ``s``: pips laid, the longest own chain after
-    it (searched again only when the move can change it, as ``move_features`` does), playable
-    tiles (``reach``: those matching the open ends, plus the new end's with ``add_end``)."""
-    (_, G, em, _, pips, _, _, values, P, _, _, keys, vals, stamp, ctl) = ectx
-    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    blo, bhi = (1 << t, 0) if t < R.WORD else (0, 1 << (t - R.WORD))
-    rlo, rhi = hlo ^ blo, hhi ^ bhi
-    new_end = pips[t] - S[R.S_ENDS + s]
-    if s == player:
-        score = best_chain(new_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
-    elif (base[1] & blo) or (base[2] & bhi):
-        own_end = S[R.S_ENDS + player]
-        score = best_chain(own_end, rlo, rhi, em, pips, values, P, keys, vals, stamp, ctl)[0]
-    else:  # the best chain does not use this tile, so it is still the best one
-        score = base[0]
-    if add_end:
-        rch_lo, rch_hi = reach[0] | em[new_end, 0], reach[1] | em[new_end, 1]
-    else:
-        rch_lo, rch_hi = reach
-    v = values[t]
-    f[0], f[1] = float(v), v * float(G[R.G_CAMPAIGN])
-    f[2] = v * (1.0 if S[R.S_BONE_N] == 0 else 0.0)
-    f[3] = v * top_urgency
-    f[4] = float(score >> 12)
-    f[5] = float(hand_pips - v - (score & 4095))
-    f[6] = float(R.popcount(rlo & rch_lo, P) + R.popcount(rhi & rch_hi, P))
-
-
-@njit(cache=True)
-def _place_terms(ectx, S, player, t, s, unseen, urgency, f) -> None:
-    """Terms 7..17 of laying tile ``t`` on slot ``s``: whose train, blocking and feeding shares
-    (of the unseen tiles matching the new end), open doubles, doubles kept, going out."""
-    (_, G, em, dm, pips, high, low, _, P, _, _, _, _, _, _) = ectx
-    hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    rlo, rhi = (hlo ^ (1 << t), hhi) if t < R.WORD else (hlo, hhi ^ (1 << (t - R.WORD)))
-    new_end = pips[t] - S[R.S_ENDS + s]
-    share = _matching(unseen[0], unseen[1], em, new_end, P) * (1.0 / (G[R.G_SET] + 1))
-    opponent = s != player and s != MEXICAN_SLOT
-    if s == player:
-        f[7] = 1.0
-        f[8] = float(S[R.S_MARKED] >> player & 1)
-    f[9] = 1.0 if s == MEXICAN_SLOT else 0.0
-    f[10] = 1.0 if opponent else 0.0
-    if opponent:
-        f[11] = urgency[s] * (1.0 - share)
-    if s == MEXICAN_SLOT or (opponent and S[R.S_MARKED] >> s & 1):
-        f[12] = share
-    for j in range(S[R.S_OD_N]):
-        if S[R.S_OD + j] == s:
-            f[13] = 1.0
-    empty = rlo == 0 and rhi == 0
-    if high[t] == low[t] and not empty:
-        if (rlo & em[new_end, 0]) or (rhi & em[new_end, 1]):
-            f[14] = 1.0
-        else:
-            f[15] = 1.0
-    f[16] = float(R.popcount(rlo & dm[0], P) + R.popcount(rhi & dm[1], P))
-    f[17] = 1.0 if empty else 0.0
 
 
 # -- the kernel -----------------------------------------------------------------------------------
@@ -381,14 +271,14 @@ def encode(ectx, ctx, S, player, legal, n, obs, feats) -> None:
     """``encode_observation(state, player)`` into ``obs`` and ``encode_actions(state, player,
     legal[:n])`` into ``feats[:n]`` (both zeroed by the caller). ``ctx`` (the rules' constants)
     is not read: everything comes from ``ectx`` (:func:`make_encoder_ctx`)."""
-    (E, G, em, _, pips, high, low, values, P, play_rows, _, _, _, _, _) = ectx
+    (E, G, em, _, pips, high, low, values, _, play_rows, _, _, _, _, _, _) = ectx
     hlo, hhi = S[R.S_HANDS + 2 * player], S[R.S_HANDS + 2 * player + 1]
-    _obs_tiles(E, G, em, P, S, hlo, hhi, obs)
-    _obs_trains(E, G, em, P, S, player, hlo, hhi, obs)
-    _obs_seats(E, G, P, S, player, obs)
-    _obs_globals(E, G, values, P, S, hlo, hhi, obs)
+    _obs_tiles(E, G, em, S, hlo, hhi, obs)
+    _obs_trains(E, G, em, S, player, hlo, hhi, obs)
+    _obs_seats(E, G, S, player, obs)
+    _obs_globals(E, G, values, S, hlo, hhi, obs)
     if E[E_LOG] > 0:
         _obs_log(E, G, high, low, S, player, obs)
-    _actions(E, G, em, pips, P, play_rows, S, player, hlo, hhi, legal, n, feats)
+    _actions(E, G, em, pips, play_rows, S, player, hlo, hhi, legal, n, feats)
     if E[E_HEUR] != 0 and n > 0:
-        _terms(ectx, S, player, legal, n, feats)
+        terms(ectx, S, player, legal, n, feats, E[E_DANGER], E[E_A_TERMS])

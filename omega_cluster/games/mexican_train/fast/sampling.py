@@ -18,6 +18,7 @@ from __future__ import annotations
 from numba import njit
 
 from omega_cluster.games._splitmix import rand_below, rand_float
+from omega_cluster.games.mexican_train.fast.bits import ctz, popcount
 from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
 from omega_cluster.games.mexican_train.officers._rules_jit import (
     G_N,
@@ -30,7 +31,6 @@ from omega_cluster.games.mexican_train.officers._rules_jit import (
     S_ENGINE_TILE,
     S_HANDS,
     WORD,
-    popcount,
 )
 
 __all__ = ["sample_world"]
@@ -39,7 +39,7 @@ __all__ = ["sample_world"]
 @njit(cache=True)
 def sample_world(ctx, S, player: int, rs, out) -> None:
     """A world from ``player``'s information set in ``S`` written into ``out`` (``S`` unchanged)."""
-    G, P = ctx[0], ctx[7]
+    G = ctx[0]
     # the Python sampler first draws the world's chance seed for the next rounds
     # (getrandbits(62): two draws of the stream); none are searched here, but the draws keep the
     # two samplers on one stream
@@ -58,14 +58,12 @@ def sample_world(ctx, S, player: int, rs, out) -> None:
         hi &= ~(1 << (e - WORD))
     k = 0  # the pool, ascending, in the boneyard's entries of ``out``
     while lo:
-        bit = lo & -lo
-        lo ^= bit
-        out[S_BONE + k] = popcount(bit - 1, P)
+        out[S_BONE + k] = ctz(lo)
+        lo &= lo - 1
         k += 1
     while hi:
-        bit = hi & -hi
-        hi ^= bit
-        out[S_BONE + k] = WORD + popcount(bit - 1, P)
+        out[S_BONE + k] = WORD + ctz(hi)
+        hi &= hi - 1
         k += 1
     for i in range(k - 1, 0, -1):
         j = rand_below(rs, i + 1)
@@ -74,7 +72,7 @@ def sample_world(ctx, S, player: int, rs, out) -> None:
         out[S_BONE + j] = t
     for q in range(G[G_N]):
         if q != player:
-            size = popcount(S[S_HANDS + 2 * q], P) + popcount(S[S_HANDS + 2 * q + 1], P)
+            size = popcount(S[S_HANDS + 2 * q]) + popcount(S[S_HANDS + 2 * q + 1])
             hlo, hhi = 0, 0
             for _ in range(size):
                 k -= 1
