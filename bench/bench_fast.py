@@ -140,9 +140,11 @@ def _leaf_rate(
     warm = _Capturing(evaluator, players)
     run_batched(fast, roots[:4], who[:4], budgets[:4], seeds[:4], config, leaf, warm)  # compile
     forward = _Capturing(evaluator, players)
-    start = _cpu()
-    res = run_batched(fast, roots, who, budgets, seeds, config, leaf, forward)
-    rate = res.rows / (_cpu() - start)
+    rate = 0.0
+    for _ in range(3):  # best of 3, as the raw forward is a best of 5
+        start = _cpu()
+        res = run_batched(fast, roots, who, budgets, seeds, config, leaf, forward)
+        rate = max(rate, res.rows / (_cpu() - start))
     batch = max(1, round(res.rows / max(1, res.forward_calls)))
     assert forward.first is not None
     obs, feats, mask = forward.first
