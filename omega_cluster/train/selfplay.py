@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,6 @@ from omega_cluster.data import Record
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.encoding import Encoder
-from omega_cluster.games.player import Player
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.fast.rng import SplitMixRandom
@@ -57,6 +56,7 @@ from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
 from omega_cluster.search.smmcts import SMMCTS
 from omega_cluster.train._fast import FastSearches, FastSMSearches
+from omega_cluster.train._policy import TeacherEvaluator, sample_index
 from omega_cluster.train._records import (
     PendingDecision,
     game_params_json,
@@ -263,7 +263,7 @@ class SelfPlay:
                 )
             prior = np.asarray(answer.prior, np.float64)
             temperature = self.config.temperature_at(c.flight.moves)
-            c.action = c.legal[_sample(prior, temperature, c.flight.search_rng)]
+            c.action = c.legal[sample_index(prior, temperature, c.flight.search_rng)]
             if self.config.record_prior:  # a teacher's labels: its values are no search backups
                 c.policy, c.full = prior.astype(np.float32), True
             else:
@@ -377,46 +377,6 @@ class SelfPlay:
         flight.pending = []
         self._counts["records"] += len(records)
         return records
-
-
-class TeacherEvaluator:
-    """A player's move as a one-hot prior, for mode ``"network"`` with ``record_prior``: its
-    games become labelled records (a warm start from a rule-based teacher such as Commander).
-
-    Values are the neutral ``neutral_value`` for every seat (a teacher has none; with
-    ``record_prior`` self-play does not record them). The player draws from the leaf's rng."""
-
-    def __init__(self, player: Player, num_players: int, *, neutral_value: float = 0.0) -> None:
-        self.player = player
-        self._values = (float(neutral_value),) * num_players
-
-    def evaluate(self, leaves: Sequence[Leaf]) -> list[LeafEvaluation]:
-        out = []
-        for leaf in leaves:
-            action = self.player.act(leaf.state, leaf.player, leaf.rng)
-            prior = [0.0] * len(leaf.legal)
-            prior[leaf.legal.index(action)] = 1.0
-            out.append(LeafEvaluation(self._values, tuple(prior)))
-        return out
-
-    def __repr__(self) -> str:
-        return f"TeacherEvaluator({getattr(self.player, 'name', self.player)!r})"
-
-
-def _sample(prior: np.ndarray, temperature: float, rng: random.Random) -> int:
-    """Index drawn from ``prior^(1/T)`` (T = 0: the argmax, first among ties)."""
-    if temperature == 0.0:
-        return int(np.argmax(prior))
-    weights = prior ** (1.0 / temperature) if temperature != 1.0 else prior
-    total = float(weights.sum())
-    if not total > 0:
-        return int(np.argmax(prior))
-    r = rng.random() * total
-    for i, w in enumerate(weights):
-        r -= float(w)
-        if r < 0.0:
-            return i
-    return int(np.flatnonzero(weights > 0)[-1])
 
 
 def play_games(
