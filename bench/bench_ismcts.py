@@ -344,14 +344,14 @@ def bench_mexican_train(quick: bool) -> Figure:
     for name, policy, sims in (
         ("random rollouts", "random", 300 if quick else 1000),
         ("commander rollouts, Python", None, 40 if quick else 150),
-        ("commander rollouts, compiled", "commander_rollout", 200 if quick else 1000),
+        ("commander rollouts, compiled", "commander_rollout", 200 if quick else 1000),  # fast path
     ):
         if name.endswith("compiled") and not Commander(game).compiled:
             print(f"  {name:<30} (numba not installed)")
             continue
         if policy is None:  # the Python Commander: no spec reaches it (the reference below)
             search: Any = ISMCTS(game, RolloutEvaluator(Commander(game, compiled=False)),
-                                 simulations=sims)  # fmt: skip
+                                 simulations=sims, fast=False)  # fmt: skip
         else:  # the search player as users build it (its search, as act() runs it)
             search = make_player(f"ismcts:{policy}:{sims}", game).search  # type: ignore[attr-defined]
         seconds = _timed(

@@ -9,8 +9,9 @@ untrained weights — speed does not depend on them), single-round games:
 * ``batched`` — ``concurrent_games=K``: K games in flight, their searches advanced together by
   ``run_searches``, so each forward pass serves up to K leaves.
 
-Both play the same games (same seeds and budgets; the evaluator's information-set cache is on in
-both; one torch thread, as a self-play actor has one core). Printed per table size: decisions/s
+Both play the same games (same seeds and budgets; one torch thread, as a self-play actor has one
+core), on the compiled search when numba is installed, as self-play runs (``bench_fast`` compares
+it with the Python loop). Printed per table size: decisions/s
 (every player decision, forced ones included), searches/s, simulations/s, the mean leaves per
 forward pass, and batched / unbatched. CPU figures are noisy on a shared machine; ``--quick`` runs
 a short check. Run: ``python -m bench.bench_selfplay``.

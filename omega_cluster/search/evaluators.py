@@ -199,6 +199,8 @@ class RolloutEvaluator:
             return None, "use_fast_playout=False keeps the Python rollouts"
         if type(self.policy) is RandomPlayer:
             return LeafPlan(FastLeaf("random_rollout")), ""
+        if getattr(self.policy, "compiled", None) is False:
+            return None, f"the rollout player {self.policy!r} is not compiled (compiled=False)"
         name = getattr(self.policy, "name", None)
         if not isinstance(name, str) or self._playout is None:
             return None, f"no compiled playout for the rollout player {self.policy!r}"
