@@ -40,6 +40,7 @@ from omega_cluster.eval.gatekeeper import (
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
+from omega_cluster.games.fleet import Fleet, fleet_for
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
@@ -60,6 +61,7 @@ from omega_cluster.train.workers import (
 __all__ = [
     "RunDirError",
     "build_encoder",
+    "build_fleet",
     "build_game",
     "build_model",
     "champion_player",
@@ -86,6 +88,13 @@ __all__ = [
 def build_game(settings: Settings) -> Game:
     """The game of the run, with its parameters."""
     return make_game(settings.game.name, **dict(settings.game.params))
+
+
+def build_fleet(settings: Settings) -> Fleet:
+    """The run's tables (``game.fleet`` × ``game.objectives``; the one table of ``game.params``
+    without them)."""
+    g = settings.game
+    return fleet_for(g.name, dict(g.params), g.fleet, g.objectives)
 
 
 def build_encoder(settings: Settings, game: Game | None = None) -> Encoder:

@@ -39,6 +39,7 @@ from omega_cluster.config.schema import (
 )
 from omega_cluster.eval.gate import GATE_MODES
 from omega_cluster.games.api import Game, GameError
+from omega_cluster.games.fleet import FleetError, fleet_for
 from omega_cluster.games.registry import available_games, game_class, is_import_path, make_game
 from omega_cluster.model.network import TRUNKS
 from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
@@ -189,10 +190,17 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
         return None
     params = dict(g.params)
     try:
-        return make_game(g.name, **params)
+        game = make_game(g.name, **params)
     except (GameError, ValueError, ImportError) as err:
         p.add("game.params", f"={params!r} are not accepted by game {g.name!r}: {err}")
         return None
+    try:
+        fleet_for(g.name, params, g.fleet, g.objectives)
+    except FleetError as err:
+        key = "game.objectives" if str(err).startswith("game.objectives") else "game.fleet"
+        text = str(err).removeprefix(f"{key}: ")
+        p.add(key, f"={getattr(g, key.split('.')[1])!r}: {text}")
+    return game
 
 
 def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:

@@ -66,6 +66,7 @@ __all__ = [
 CONF_ENV = "OMEGA_CLUSTER_CONF"  # a conf/ directory that replaces the repository's
 _PRIMARY = "config"  # conf/config.yaml: the defaults list
 _DICT_FIELDS = ("game.params",)  # free mappings: their entries are added or replaced (++)
+_REPLACED_FIELDS = ("game.fleet",)  # mappings a value replaces whole
 
 
 def conf_dir() -> Path:
@@ -102,7 +103,7 @@ def load_settings(
     if isinstance(overrides, str):
         raise ConfigError(f"overrides must be a list of strings, got the string {overrides!r}")
     directory = conf_dir() if config_dir is None else _check_dir(Path(config_dir), "config_dir")
-    overrides = [_dict_entry_override(o) for o in overrides]
+    overrides = [e for o in overrides for e in _dict_entry_override(o)]
 
     def compose(given: list[str]) -> DictConfig:
         return _compose(directory, _game_params_reset(directory, given) + given)
@@ -124,14 +125,18 @@ def _saved_run(overrides: Sequence[str]) -> Path | None:
     return path if path.is_dir() else None
 
 
-def _dict_entry_override(override: str) -> str:
-    """``[+]game.params.x=v`` → ``++game.params.x=v``: add or replace a free mapping's entry."""
+def _dict_entry_override(override: str) -> list[str]:
+    """``[+]game.params.x=v`` → ``++game.params.x=v``: add or replace a free mapping's entry;
+    ``game.fleet={...}`` replaces the preset's mix (Hydra would merge the two mappings)."""
     text = override.strip()
     bare = text.lstrip("+")
-    key = bare.partition("=")[0].strip()
+    key, eq, value = bare.partition("=")
+    key = key.strip()
     if any(key.startswith(f"{field}.") for field in _DICT_FIELDS):
-        return f"++{bare}"
-    return text
+        return [f"++{bare}"]
+    if key in _REPLACED_FIELDS and eq:
+        return [f"~{key}", f"+{key}={value.strip()}"]
+    return [text]
 
 
 def _game_params_reset(directory: Path, overrides: Sequence[str]) -> list[str]:

@@ -37,6 +37,10 @@ class GameSettings:
 
     name: str = "mexican_train"
     params: dict[str, Any] = field(default_factory=dict)  # e.g. {players: 2, rounds: 1}
+    # the mix of tables one network trains and is gated on (omega_cluster/games/fleet.py):
+    # {player count: weight}, e.g. {2: 1, 3: 1, 4: 2, 6: 1, 8: 1}; empty: the table of params
+    fleet: dict[int, float] = field(default_factory=dict)
+    objectives: list[str] = field(default_factory=list)  # e.g. [points, go_out]; empty: params'
 
 
 @dataclass
