@@ -19,7 +19,11 @@ from pathlib import Path
 
 from omega_cluster.errors import UserError, one_line
 
-STRENGTH = ("bench_champion", "bench_training")  # run when named: long strength measurements
+STRENGTH = (
+    "bench_champion",
+    "bench_fleet",
+    "bench_training",
+)  # run when named: long strength measurements
 
 
 def main(argv: list[str] | None = None) -> int:

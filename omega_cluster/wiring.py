@@ -304,7 +304,8 @@ def champion_player(
         omega-cluster arena game=mexican_train seats=champion:runs/default:400,commander games=200
 
     The run's resolved ``config.yaml`` decides the search; the table's game must be the run's
-    game (same name and number of players), else a clear error names both. Other game parameters
+    game (same name, and a table size the run trained: one of its fleet's), else a clear error
+    names both. Other game parameters
     may differ (a network trained on single rounds of Mexican Train plays a full campaign)."""
     for key, value, low, kind in (("simulations", simulations, 1, "a positive"),
                                   ("version", version, 0, "a non-negative")):  # fmt: skip
@@ -313,10 +314,12 @@ def champion_player(
     run = str(run)  # a spec argument that looks like a number parses as one
     settings = load_run_settings(run)
     trained = build_game(settings)
-    if (trained.spec.name, trained.num_players) != (game.spec.name, game.num_players):
+    sizes = build_fleet(settings).player_counts
+    if trained.spec.name != game.spec.name or game.num_players not in sizes:
+        counts = " or ".join(map(str, sizes))
         raise PlayerSpecError(
-            f"champion: run {run} trained {trained.spec.name} with {trained.num_players} "
-            f"players; this table is {game.spec.name} with {game.num_players}"
+            f"champion: run {run} trained {trained.spec.name} with {counts} players; this table "
+            f"is {game.spec.name} with {game.num_players}"
         )
     registry = ModelRegistry(run, game=trained.spec.name)  # what the run recorded
     model = registry.champion if version is None else registry.get(version)
