@@ -86,7 +86,8 @@ class Fleet:
         the same arguments always give the same table."""
         if len(self.slices) == 1:
             return self.slices[0]
-        u = (derive_seed(seed, "table", *labels) >> 11) / float(1 << 53)
+        # derive_seed gives 63 bits: its top 53 make a uniform draw in [0, 1)
+        u = (derive_seed(seed, "table", *labels) >> 10) / float(1 << 53)
         total = 0.0
         for s in self.slices:
             total += s.weight
