@@ -273,7 +273,7 @@ class SelfPlayWorker:
 
     def _slices_of(self, table: Any) -> dict[str, int]:
         """The games of a written shard per table of the mix (a replayed chunk's report)."""
-        seen: dict[str, set[str]] = {}
+        seen: dict[str, set[str]] = {k: set() for k in self.fleet.keys}
         for row in table.select(["game_id", "num_players", "game_params"]).to_pylist():
             key = self.fleet.key_of(row["num_players"], row["game_params"])
             seen.setdefault(key, set()).add(row["game_id"])
