@@ -12,6 +12,7 @@ search objects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +80,28 @@ def table_games(
             )
         out.append((s, game, encoder))
     return out
+
+
+def fleet_order(fleet: Fleet, tables: Sequence[Table]) -> list[Table]:
+    """``tables`` in the fleet's order, one per slice (else a :class:`SelfPlayError`)."""
+    by_key = {t.key: t for t in tables}
+    if sorted(by_key) != sorted(fleet.keys) or len(by_key) != len(tables):
+        raise SelfPlayError(
+            f"the tables ({', '.join(t.key for t in tables) or 'none'}) are not the fleet's "
+            f"({', '.join(fleet.keys)})"
+        )
+    return [by_key[k] for k in fleet.keys]
+
+
+def search_path(plays: Sequence[_Play]) -> str:
+    """``compiled`` where every table searches compiled, else ``python:`` and why (per table
+    where there are several)."""
+    slow = [(p.table.key, p.fast_reason) for p in plays if p.fast is None]
+    if not slow:
+        return "compiled"
+    if len(plays) == 1:
+        return f"python: {slow[0][1]}"
+    return "python: " + "; ".join(f"{key}: {why}" for key, why in slow)
 
 
 @dataclass

@@ -59,7 +59,7 @@ from omega_cluster.search.result import SearchResult
 from omega_cluster.train._fast import FastSearches, FastSMSearches
 from omega_cluster.train._policy import TeacherEvaluator, sample_index
 from omega_cluster.train._records import PendingDecision, game_records
-from omega_cluster.train._tables import Table, _Play, table_key
+from omega_cluster.train._tables import Table, _Play, fleet_order, search_path, table_key
 from omega_cluster.train.config import MODES, SelfPlayConfig, SelfPlayError, SelfPlayStats
 
 __all__ = [
@@ -133,14 +133,8 @@ class SelfPlay:
         (a retried chunk replays the same tables); ``tables`` holds one :class:`Table` per
         slice of ``fleet`` (one network in every evaluator). The compiled searches batch the
         games of each table together."""
-        by_key = {t.key: t for t in tables}
-        if sorted(by_key) != sorted(fleet.keys):
-            raise SelfPlayError(
-                f"the tables ({', '.join(by_key) or 'none'}) are not the fleet's "
-                f"({', '.join(fleet.keys)})"
-            )
         runner = cls.__new__(cls)
-        runner._setup([by_key[k] for k in fleet.keys], fleet, config, fast)
+        runner._setup(fleet_order(fleet, tables), fleet, config, fast)
         return runner
 
     def _setup(
@@ -163,12 +157,7 @@ class SelfPlay:
     @property
     def search_path(self) -> str:
         """``compiled`` where every table searches compiled, else the Python loop and why."""
-        slow = [(k, p.fast_reason) for k, p in self.plays.items() if p.fast is None]
-        if not slow:
-            return "compiled"
-        if len(self.plays) == 1:
-            return f"python: {slow[0][1]}"
-        return "python: " + "; ".join(f"{k}: {why}" for k, why in slow)
+        return search_path(list(self.plays.values()))
 
     def _table_of(self, index: int) -> _Play:
         if self.fleet is None:

@@ -216,3 +216,20 @@ def test_the_draw_covers_the_whole_mix_in_its_shares() -> None:
     for s in fleet.slices:  # sd of a share over 3000 draws: below 0.01
         assert abs(drawn[s.key] / 3000 - s.weight) < 0.03, (s.key, drawn)
     assert fleet.draw(7, 12) == fleet.draw(7, 12)
+
+
+def test_a_run_without_a_fleet_plays_the_records_it_played_before() -> None:
+    """The worker's one-table fleet (no game.fleet) writes what one game's self-play writes."""
+    game = make_game("mexican_train", **PARAMS)
+    (table,) = _rollout_tables(fleet_for("mexican_train", PARAMS))
+    config = SelfPlayConfig(games=4, concurrent_games=4, search=ISMCTSConfig(simulations=8),
+                            fast_simulations=4, full_search_probability=0.5, seed=9)  # fmt: skip
+    alone = SelfPlay(game, encoder_for(game), config, evaluator=table.evaluator)
+    records = list(alone.play())
+    fleet = list(SelfPlay.over_fleet(fleet_for("mexican_train", PARAMS), [table], config).play())
+    assert len(records) == len(fleet) > 0
+    for a, b in zip(records, fleet, strict=True):
+        assert (a.game_id, a.game_params, a.history, a.action) == (b.game_id, b.game_params,
+                                                                   b.history, b.action)  # fmt: skip
+        assert np.array_equal(a.policy_target, b.policy_target)
+    assert alone.stats.slices == {"players=2,objective=points": 4}
