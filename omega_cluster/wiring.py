@@ -123,8 +123,13 @@ def network_spec(settings: Settings, game: Game | None = None) -> NetworkSpec:
 
 
 def _spec(settings: Settings, model: ModelConfig) -> NetworkSpec:
+    """The network of the run and its tables (every table's encoder checked to share the
+    layout of the run's own table: one network plays them all)."""
     g = settings.game
-    return NetworkSpec(g.name, dict(g.params), model, settings.model.init_seed)
+    spec = NetworkSpec(g.name, dict(g.params), model, settings.model.init_seed,
+                       fleet=build_fleet(settings))  # fmt: skip
+    spec.table_games()  # a FleetError names the two tables whose layouts differ
+    return spec
 
 
 def build_model(settings: Settings, game: Game, encoder: Encoder) -> PolicyValueNet:
@@ -203,8 +208,8 @@ def warm_start_config(settings: Settings) -> _warm_start.WarmStartConfig:
     lr = settings.learner
     learner = learner_config(settings, seed=derive_seed(settings.run.seed, "warm_start"))
     return _warm_start.WarmStartConfig(games=lr.warm_start_games, steps=lr.warm_start_steps,
-                                       learner=learner,
-                                       max_moves=settings.search.max_moves)  # fmt: skip
+                                       learner=learner, max_moves=settings.search.max_moves,
+                                       fleet=build_fleet(settings))  # fmt: skip
 
 
 def selfplay_worker(settings: Settings, *, actor: int, store_uri: str) -> SelfPlayWorker:

@@ -130,6 +130,7 @@ class SelfPlayStats:
     evaluator_calls: int  # batched evaluator calls
     leaves: int  # leaves evaluated
     seconds: float  # wall-clock time
+    slices: dict[str, int] = field(default_factory=dict)  # games finished per table of the mix
 
     @property
     def decisions_per_s(self) -> float:

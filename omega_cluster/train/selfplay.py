@@ -2,7 +2,10 @@
 
 A pure loop (no Ray, no I/O): :class:`SelfPlay` plays ``config.games`` games of one game, keeping
 ``config.concurrent_games`` (K) of them in flight, and yields :class:`~omega_cluster.data.Record`
-rows as games finish. The :mod:`omega_cluster.cluster` actors wrap it and write the records to
+rows as games finish. :meth:`SelfPlay.over_fleet` plays a mix of tables (a fleet: table sizes ×
+objectives): each game draws its table from the mix by its index, one network plays every seat
+of every table (one encoder and leaf evaluator per table, :mod:`._tables`), and each decision
+round searches the games of each table together. The :mod:`omega_cluster.cluster` actors wrap it and write the records to
 shards (:class:`~omega_cluster.data.ShardWriter`); the learner (:mod:`.learner`) trains on them.
 
 Two modes (``SelfPlayConfig.mode``):
@@ -39,9 +42,8 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -49,19 +51,15 @@ from omega_cluster.data import Record
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.encoding import Encoder
+from omega_cluster.games.fleet import Fleet
 from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.fast.rng import SplitMixRandom
-from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.result import SearchResult
-from omega_cluster.search.smmcts import SMMCTS
 from omega_cluster.train._fast import FastSearches, FastSMSearches
 from omega_cluster.train._policy import TeacherEvaluator, sample_index
-from omega_cluster.train._records import (
-    PendingDecision,
-    game_params_json,
-    game_records,
-)
+from omega_cluster.train._records import PendingDecision, game_records
+from omega_cluster.train._tables import Table, _Play, fleet_order, search_path, table_key
 from omega_cluster.train.config import MODES, SelfPlayConfig, SelfPlayError, SelfPlayStats
 
 __all__ = [
@@ -70,6 +68,7 @@ __all__ = [
     "SelfPlayConfig",
     "SelfPlayError",
     "SelfPlayStats",
+    "Table",
     "TeacherEvaluator",
     "play_games",
 ]
@@ -78,12 +77,13 @@ __all__ = [
 class _Flight:
     """One game in flight: its state, streams and the decisions waiting for the end."""
 
-    __slots__ = ("chance_rng", "index", "moves", "pending", "search_rng", "seed", "state")
+    __slots__ = ("chance_rng", "index", "moves", "pending", "play", "search_rng", "seed", "state")
 
-    def __init__(self, game: Game, index: int, seed: int) -> None:
+    def __init__(self, play: _Play, index: int, seed: int) -> None:
+        self.play = play  # the game's table
         self.index = index
         self.seed = derive_seed(seed, "game", index)
-        self.state: State = game.new_initial_state(self.seed)
+        self.state: State = play.table.game.new_initial_state(self.seed)
         self.chance_rng = random.Random(derive_seed(seed, "chance", index))
         # splitmix64: the compiled search draws from this very stream (see ``_fast``)
         self.search_rng = SplitMixRandom(derive_seed(seed, "search", index))
@@ -111,6 +111,7 @@ class SelfPlay:
     ``evaluator``: the leaf evaluator of the searches (mode ``"search"``) or the policy that
     plays (mode ``"network"``: it must return a prior, e.g. a ``NetworkEvaluator``).
     ``encoder``: encodes each recorded position (observation and action features).
+    :meth:`over_fleet` plays a mix of tables instead.
     """
 
     def __init__(
@@ -122,31 +123,46 @@ class SelfPlay:
         evaluator: Evaluator,
         fast: bool = True,
     ) -> None:
-        if encoder.game_name != game.spec.name:
-            raise SelfPlayError(
-                f"encoder {encoder.name} v{encoder.version} serves {encoder.game_name}, "
-                f"not {game.spec.name}"
-            )
-        if not callable(getattr(evaluator, "evaluate", None)):
-            raise SelfPlayError(f"evaluator must have evaluate(leaves), got {evaluator!r}")
-        self.game, self.encoder, self.config, self.evaluator = game, encoder, config, evaluator
-        self.simultaneous = game.spec.simultaneous
-        self._params = game_params_json(game)
-        self._searches: dict[tuple[int, float, bool], Any] = {}
+        self._setup([Table(table_key(game), game, encoder, evaluator)], None, config, fast)
+
+    @classmethod
+    def over_fleet(
+        cls, fleet: Fleet, tables: Sequence[Table], config: SelfPlayConfig, *, fast: bool = True
+    ) -> SelfPlay:
+        """Self-play over the mix: game ``i`` plays the table ``fleet.draw(config.seed, i)``
+        (a retried chunk replays the same tables); ``tables`` holds one :class:`Table` per
+        slice of ``fleet`` (one network in every evaluator). The compiled searches batch the
+        games of each table together."""
+        runner = cls.__new__(cls)
+        runner._setup(fleet_order(fleet, tables), fleet, config, fast)
+        return runner
+
+    def _setup(
+        self, tables: Sequence[Table], fleet: Fleet | None, config: SelfPlayConfig, fast: bool
+    ) -> None:
+        self.config, self.fleet = config, fleet
+        self.plays = {t.key: _Play.of(t, config, fast) for t in tables}
+        first = next(iter(self.plays.values()))
+        # the first table's parts (the only table without a fleet)
+        self.game, self.encoder = first.table.game, first.table.encoder
+        self.evaluator = first.table.evaluator
+        self.fast, self.fast_reason = first.fast, first.fast_reason
         self._batch = BatchStats()
         self._counts = dict.fromkeys(
             ("games", "truncated", "decisions", "records", "searches", "full", "simulations"), 0
         )
+        self._slices = dict.fromkeys(self.plays, 0)
         self._seconds = 0.0
-        self.fast: FastSearches | FastSMSearches | None = None  # compiled searches, if they apply
-        self.fast_reason = "fast=False" if fast else "mode 'network' searches nothing"
-        if fast and config.mode == "search" and self.simultaneous:
-            # the searches' configuration (checked as the Python searches check it)
-            probe = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,
-                           **config.search_options)  # fmt: skip
-            self.fast, self.fast_reason = FastSMSearches.plan_for(game, probe.config, evaluator)
-        elif fast and config.mode == "search":
-            self.fast, self.fast_reason = FastSearches.plan(game, config.search, evaluator)
+
+    @property
+    def search_path(self) -> str:
+        """``compiled`` where every table searches compiled, else the Python loop and why."""
+        return search_path(list(self.plays.values()))
+
+    def _table_of(self, index: int) -> _Play:
+        if self.fleet is None:
+            return next(iter(self.plays.values()))
+        return self.plays[self.fleet.draw(self.config.seed, index).key]
 
     @property
     def stats(self) -> SelfPlayStats:
@@ -162,6 +178,7 @@ class SelfPlay:
             evaluator_calls=self._batch.calls,
             leaves=self._batch.leaves,
             seconds=self._seconds,
+            slices=dict(self._slices),
         )
 
     # -- the loop: advance every game to a decision, decide them all at once, repeat ------------
@@ -175,7 +192,7 @@ class SelfPlay:
             while (
                 len(active) < cfg.concurrent_games and (index := next(upcoming, None)) is not None
             ):
-                active.append(_Flight(self.game, index, cfg.seed))
+                active.append(_Flight(self._table_of(index), index, cfg.seed))
             if not active:
                 break
             choices: list[_Choice] = []
@@ -222,26 +239,36 @@ class SelfPlay:
             self._apply(choices)
 
     def _decide(self, choices: list[_Choice]) -> None:
-        """Fill ``action`` (and the targets) of every unforced choice, all games at once."""
+        """Fill ``action`` (and the targets) of every unforced choice: the games of each table
+        at once (one batched search, or one forward pass, per table)."""
         cfg = self.config
-        todo = [c for c in choices if len(c.legal) > 1]
+        by_table: dict[str, list[_Choice]] = {}
         for c in choices:
             if len(c.legal) == 1:
                 c.action = c.legal[0]
-        if cfg.mode == "network":
-            self._decide_by_network(todo)
-            return
+            else:
+                by_table.setdefault(c.flight.play.table.key, []).append(c)
+        for key, todo in by_table.items():
+            play = self.plays[key]
+            if cfg.mode == "network":
+                self._decide_by_network(play, todo)
+            else:
+                self._decide_by_search(play, todo)
+
+    def _decide_by_search(self, play: _Play, todo: list[_Choice]) -> None:
+        cfg = self.config
         for c in todo:
             c.full = c.flight.search_rng.random() < cfg.full_search_probability
-        if self.fast is not None:
-            results = self._search_fast(todo)
+        if play.fast is not None:
+            results = self._search_fast(play.fast, todo)
         else:
             steps: list[SearchSteps[SearchResult]] = []
             for c in todo:
-                temperature = cfg.temperature_at(c.flight.moves)
-                search = self._search(c.full, temperature)
+                search = play.search(cfg, c.full, cfg.temperature_at(c.flight.moves))
                 steps.append(search.steps(c.flight.state, c.player, c.flight.search_rng))
-            results = run_searches(steps, self.evaluator, self.game.num_players, stats=self._batch)
+            table = play.table
+            results = run_searches(steps, table.evaluator, table.game.num_players,
+                                   stats=self._batch)  # fmt: skip
         for c, result in zip(todo, results, strict=True):
             c.result, c.action = result, result.action
             c.policy = np.asarray(result.policy, np.float32)
@@ -250,16 +277,17 @@ class SelfPlay:
             self._counts["full"] += c.full
             self._counts["simulations"] += result.diagnostics.simulations
 
-    def _decide_by_network(self, todo: list[_Choice]) -> None:
+    def _decide_by_network(self, play: _Play, todo: list[_Choice]) -> None:
+        evaluator = play.table.evaluator
         leaves = [Leaf(c.flight.state, c.player, tuple(c.legal), c.flight.search_rng) for c in todo]
-        answers: list[LeafEvaluation] = self.evaluator.evaluate(leaves) if leaves else []
+        answers: list[LeafEvaluation] = evaluator.evaluate(leaves) if leaves else []
         self._batch.calls += bool(leaves)
         self._batch.leaves += len(leaves)
         for c, answer in zip(todo, answers, strict=True):
             if answer.prior is None:
                 raise SelfPlayError(
                     f"mode 'network' samples moves from the evaluator's prior, but "
-                    f"{self.evaluator!r} returned none (use a NetworkEvaluator)"
+                    f"{evaluator!r} returned none (use a NetworkEvaluator)"
                 )
             prior = np.asarray(answer.prior, np.float64)
             temperature = self.config.temperature_at(c.flight.moves)
@@ -269,12 +297,13 @@ class SelfPlay:
             else:
                 c.root_value = np.asarray(answer.values, np.float32)
 
-    def _search_fast(self, todo: list[_Choice]) -> list[SearchResult]:
-        """Every choice's search on the compiled path, in one batched call (see ``_fast``)."""
-        assert self.fast is not None
+    def _search_fast(
+        self, fast: FastSearches | FastSMSearches, todo: list[_Choice]
+    ) -> list[SearchResult]:
+        """Every choice's search (of one table) on the compiled path, in one batched call."""
         cfg = self.config
-        if isinstance(self.fast, FastSMSearches):
-            return self._search_fast_sm(self.fast, todo)
+        if isinstance(fast, FastSMSearches):
+            return self._search_fast_sm(fast, todo)
         configs = []
         for c in todo:
             noise = cfg.search.dirichlet_fraction if c.full else 0.0
@@ -283,11 +312,11 @@ class SelfPlay:
                 cfg.search, simulations=budget, temperature=cfg.temperature_at(c.flight.moves),
                 dirichlet_fraction=noise,
             ))  # fmt: skip
-        calls, leaves = self.fast.calls, self.fast.leaves
-        results = self.fast.search([c.flight.state for c in todo], [c.player for c in todo],
-                                   configs, [c.flight.search_rng for c in todo])  # fmt: skip
-        self._batch.calls += self.fast.calls - calls
-        self._batch.leaves += self.fast.leaves - leaves
+        calls, leaves = fast.calls, fast.leaves
+        results = fast.search([c.flight.state for c in todo], [c.player for c in todo],
+                              configs, [c.flight.search_rng for c in todo])  # fmt: skip
+        self._batch.calls += fast.calls - calls
+        self._batch.leaves += fast.leaves - leaves
         return results
 
     def _search_fast_sm(self, fast: FastSMSearches, todo: list[_Choice]) -> list[SearchResult]:
@@ -297,26 +326,6 @@ class SelfPlay:
         return fast.search([c.flight.state for c in todo], [c.player for c in todo], budgets,
                            [cfg.temperature_at(c.flight.moves) for c in todo],
                            [c.flight.search_rng for c in todo], self._batch)  # fmt: skip
-
-    def _search(self, full: bool, temperature: float) -> Any:
-        """The search object of one (budget, temperature, noise) (built once, then reused)."""
-        cfg = self.config
-        budget = cfg.search.simulations if full else cfg.fast_simulations
-        noisy = full and cfg.search.dirichlet_fraction > 0
-        key = (budget, temperature, noisy)
-        search = self._searches.get(key)
-        if search is None:
-            if self.simultaneous:
-                search = SMMCTS(self.game, self.evaluator, simulations=budget,
-                                temperature=temperature, fast=False,
-                                **cfg.search_options)  # fmt: skip
-            else:  # root noise on full searches only
-                noise = cfg.search.dirichlet_fraction if noisy else 0.0
-                search = ISMCTS(self.game, self.evaluator, cfg.search, simulations=budget,
-                                temperature=temperature, dirichlet_fraction=noise,
-                                fast=self.fast is not None)  # fmt: skip
-            self._searches[key] = search
-        return search
 
     def _apply(self, choices: list[_Choice]) -> None:
         """Record the choices and play them (a joint action where several players act)."""
@@ -339,7 +348,7 @@ class SelfPlay:
         forced = len(c.legal) == 1
         if forced and not self.config.record_forced:
             return
-        state, enc = c.flight.state, self.encoder
+        state, enc = c.flight.state, c.flight.play.table.encoder
         policy = c.policy
         if forced:
             policy = np.ones(1, np.float32)
@@ -359,6 +368,7 @@ class SelfPlay:
 
     def _finish(self, flight: _Flight) -> list[Record]:
         self._counts["games"] += 1
+        self._slices[flight.play.table.key] += 1
         if not flight.pending or flight.state.current_players:  # abandoned, or nothing recorded
             return []
         cfg = self.config
@@ -367,12 +377,12 @@ class SelfPlay:
             flight.pending,
             game_seed=flight.seed,
             game_id=f"{cfg.actor}-{cfg.seed}-{flight.index}",
-            params_json=self._params,
+            params_json=flight.play.params,
             champion_version=cfg.champion_version,
-            encoder_version=self.encoder.version,
+            encoder_version=flight.play.table.encoder.version,
             actor=cfg.actor,
             weight=cfg.record_weight,
-            encoder=self.encoder,
+            encoder=flight.play.table.encoder,
         )
         flight.pending = []
         self._counts["records"] += len(records)

@@ -1,7 +1,8 @@
 """The first champion from a teacher: the game's rule-based player labels its own moves.
 
 AlphaGo's supervised start (Silver et al. 2016), here from the rule-based player: before self-play,
-``learner.warm_start_games`` games of the game's rule-based player (``heuristic``: Commander for
+``learner.warm_start_games`` games (drawn over the run's mix of tables, as self-play draws them)
+of the game's rule-based player (``heuristic``: Commander for
 Mexican Train) are played with its moves recorded as one-hot policy targets
 (:class:`~omega_cluster.train.selfplay.TeacherEvaluator`, self-play mode ``network`` with
 ``record_prior``), written as shards under ``<run>/warm_start/`` (a store of their own: the
@@ -26,8 +27,10 @@ from pathlib import Path
 from omega_cluster.data import ShardStore, ShardWriter
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder
+from omega_cluster.games.fleet import Fleet
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.players.registry import make_player
+from omega_cluster.train._tables import Table, table_games
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 from omega_cluster.train.learner import Learner
 from omega_cluster.train.selfplay import SelfPlay, TeacherEvaluator
@@ -44,6 +47,7 @@ class WarmStartConfig:
     learner: LearnerConfig  # its seed also seeds the teacher's games
     max_moves: int | None = None  # abandon a game after this many decisions
     teacher: str = "heuristic"  # player spec of the teacher
+    fleet: Fleet | None = None  # the run's tables: the games are drawn over its mix
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,6 @@ def warm_start(
     """Train ``model`` in place on ``config.games`` games of the game's rule-based player
     (module docstring); the labelled games are kept as shards under ``directory``."""
     started = time.perf_counter()
-    teacher = make_player(config.teacher, game)
     plays = SelfPlayConfig(
         games=config.games,
         concurrent_games=min(32, config.games),
@@ -87,7 +90,15 @@ def warm_start(
         seed=config.learner.seed,
         actor="warm_start",
     )
-    runner = SelfPlay(game, encoder, plays, evaluator=TeacherEvaluator(teacher, game.num_players))
+    teacher = make_player(config.teacher, game)
+    if config.fleet is None:
+        evaluator = TeacherEvaluator(teacher, game.num_players)
+        runner = SelfPlay(game, encoder, plays, evaluator=evaluator)
+    else:  # each table's own teacher (a rule-based player is built for its table)
+        tables = [Table(s.key, g, e, TeacherEvaluator(make_player(config.teacher, g),
+                                                      g.num_players))
+                  for s, g, e in table_games(config.fleet, like=game)]  # fmt: skip
+        runner = SelfPlay.over_fleet(config.fleet, tables, plays)
     records = list(runner.play())
     store = ShardStore(str(directory))
     ShardWriter(store, writer_id="warm_start").write(records)

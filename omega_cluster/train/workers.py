@@ -43,13 +43,14 @@ from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter, count
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
+from omega_cluster.games.fleet import Fleet, TableSlice, fleet_for
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.checkpoint import CheckpointError
 from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.leaf import LeafSpec
-from omega_cluster.search.evaluators import Evaluator
+from omega_cluster.train._tables import Table, table_games
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 from omega_cluster.train.learner import Learner
 from omega_cluster.train.selfplay import SelfPlay
@@ -70,15 +71,27 @@ __all__ = [
 @dataclass(frozen=True)
 class NetworkSpec:
     """The run's game (by name and parameters), its network's sizes and the initial weights' seed:
-    enough for any process to rebuild the game, the encoder and the first champion's network."""
+    enough for any process to rebuild the game, the encoder and the first champion's network;
+    and the run's tables (its fleet), which one network plays all of."""
 
     game: str
     game_params: Mapping[str, Any]
     model: ModelConfig
     init_seed: int = 0
+    fleet: Fleet | None = None  # the run's tables (None: the one table of game_params)
 
     def build_game(self) -> Game:
+        """The run's own table (``game_params``): the encoder and the network's sizes."""
         return make_game(self.game, **dict(self.game_params))
+
+    def tables(self) -> Fleet:
+        """The run's tables: its fleet, or the one table of ``game_params``."""
+        return self.fleet if self.fleet is not None else fleet_for(self.game, self.game_params)
+
+    def table_games(self) -> list[tuple[TableSlice, Game, Encoder]]:
+        """Every table's game and encoder, checked to share the layout of the network's own
+        table (a :class:`~omega_cluster.games.fleet.FleetError` names the two that differ)."""
+        return table_games(self.tables(), like=self.build_game())
 
     @staticmethod
     def build_encoder(game: Game) -> Encoder:
@@ -168,6 +181,7 @@ class ChunkReport:
         0  # torch's intra-op threads when the chunk ended (0: replayed, not played)
     )
     search_path: str = ""  # "compiled", or "python: <why the compiled search did not apply>"
+    slices: dict[str, int] = field(default_factory=dict)  # games per table of the mix (its key)
 
     @property
     def games_per_s(self) -> float:
@@ -185,18 +199,23 @@ class SelfPlayWorker:
         self.game = config.network.build_game()
         self.encoder = config.network.build_encoder(self.game)
         self.model = config.network.fresh_model(self.encoder)
+        self.fleet = config.network.tables()
+        self._games = config.network.table_games()  # every table's game and encoder
         self.store = ShardStore(store_uri)
         self.version: int | None = None
-        self._evaluator: Evaluator | None = None
+        self._tables: list[Table] = []
 
-    def _evaluator_for(self, weights: Weights) -> Evaluator:
-        """The leaf evaluator with ``weights`` loaded (rebuilt only when the version changes)."""
-        if self.version != weights.version or self._evaluator is None:
+    def _tables_for(self, weights: Weights) -> list[Table]:
+        """Every table with its leaf evaluator on the one network, ``weights`` loaded (rebuilt
+        only when the version changes)."""
+        if self.version != weights.version or not self._tables:
             if self.config.leaf.uses_network:
                 weights.load_into(self.model)
-            self._evaluator = self.config.leaf.build(self.game, self.model, self.encoder)
+            leaf = self.config.leaf
+            self._tables = [Table(s.key, game, encoder, leaf.build(game, self.model, encoder))
+                            for s, game, encoder in self._games]  # fmt: skip
             self.version = weights.version
-        return self._evaluator
+        return self._tables
 
     def existing(self, chunk: int) -> ChunkReport | None:
         """The report of chunk ``chunk`` if its shard is already in the manifest (a retry).
@@ -217,6 +236,7 @@ class SelfPlayWorker:
                 return ChunkReport(
                     chunk, self.actor, entry.node_id, max(entry.champion_versions, default=0),
                     games, entry.rows, entry.key, 0, 0, 0.0, replayed=True,
+                    slices=self._slices_of(table),
                 )  # fmt: skip
         return None
 
@@ -229,11 +249,11 @@ class SelfPlayWorker:
             if found is not None:
                 return found
         started = time.perf_counter()
-        evaluator = self._evaluator_for(weights)
+        tables = self._tables_for(weights)
         seed = derive_seed(self.config.run_seed, "chunk", chunk)
         config = self.config.chunk_config(games=games, seed=seed, champion_version=weights.version,
                                           actor=f"selfplay{self.actor}")  # fmt: skip
-        runner = SelfPlay(self.game, self.encoder, config, evaluator=evaluator)
+        runner = SelfPlay.over_fleet(self.fleet, tables, config)
         records = list(runner.play())
         if retry:  # the failed attempt may have written its shard while this one played
             found = self.existing(chunk)
@@ -248,8 +268,16 @@ class SelfPlayWorker:
             chunk, self.actor, self.node, weights.version, s.games, len(records), key,
             s.decisions, s.simulations, time.perf_counter() - started,
             torch_threads=torch.get_num_threads(),
-            search_path="compiled" if runner.fast is not None else f"python: {runner.fast_reason}",
+            search_path=runner.search_path, slices=s.slices,
         )  # fmt: skip
+
+    def _slices_of(self, table: Any) -> dict[str, int]:
+        """The games of a written shard per table of the mix (a replayed chunk's report)."""
+        seen: dict[str, set[str]] = {k: set() for k in self.fleet.keys}
+        for row in table.select(["game_id", "num_players", "game_params"]).to_pylist():
+            key = self.fleet.key_of(row["num_players"], row["game_params"])
+            seen.setdefault(key, set()).add(row["game_id"])
+        return {k: len(v) for k, v in seen.items()}
 
 
 @dataclass(frozen=True)
