@@ -130,6 +130,7 @@ class TrackingObserver(Observer):
         self._started = time.monotonic()
         self._losses: dict[str, list[tuple[float, float]]] = {}
         self._search_path = ""  # the last self-play search path tagged
+        self._slice_games: dict[str, int] = {}  # games per fleet table since this driver started
         self._pipeline: Pipeline | None = None
 
     def on_start(self, pipeline: Pipeline) -> None:
@@ -165,8 +166,13 @@ class TrackingObserver(Observer):
             self.tracker.set_tags({"selfplay.search_path": report.search_path})
         champion = self._pipeline.registry.champion if self._pipeline else None
         lag = (champion.version - report.version) if champion is not None else 0
+        for key, games in report.slices.items():  # the fleet's tables: games played per slice
+            self._slice_games[key] = self._slice_games.get(key, 0) + games
+        per_slice = {f"selfplay/slice/{_slug(k)}/games_since_start": float(v)
+                     for k, v in self._slice_games.items()}  # fmt: skip
         self.tracker.log_metrics(
             {
+                **per_slice,
                 "selfplay/games_per_s": report.games / seconds,
                 "selfplay/decisions_per_s": report.decisions / seconds,
                 "selfplay/simulations_per_s": report.simulations / seconds,
