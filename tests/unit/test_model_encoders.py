@@ -81,6 +81,34 @@ def test_mexican_train_is_seat_relative() -> None:
                 assert row[target + rel] == 1.0 and row[target : target + m + 1].sum() == 1.0
 
 
+def test_mexican_train_objective_is_an_input() -> None:
+    """Two tables that differ only in the objective they are scored on (the same deals and moves:
+    the objective changes only who wins) encode differently in exactly the objective one-hot of
+    the globals, so one network can play both."""
+    tables = {o: make_game("mexican_train", players=3, rounds=2, objective=o) for o in ("points", "go_out")}
+    encoders = {o: MexicanTrainEncoder(g) for o, g in tables.items()}
+    seg = {s.name: s for s in encoders["points"].info().observation_layout}["globals"]
+    assert "objective one-hot (points, go_out)" in seg.doc
+    assert encoders["points"].version == 3
+    one_hot = seg.start + seg.size - 2  # the last two entries of the globals
+    rng = random.Random(3)
+    states = {o: g.new_initial_state(seed=4) for o, g in tables.items()}
+    checked = 0
+    while not states["points"].is_terminal():
+        for player in range(3):
+            obs = {o: encoders[o].encode_observation(states[o], player) for o in tables}
+            differ = np.flatnonzero(obs["points"] != obs["go_out"])
+            assert differ.tolist() == [one_hot, one_hot + 1]
+            assert obs["points"][one_hot : one_hot + 2].tolist() == [1.0, 0.0]
+            assert obs["go_out"][one_hot : one_hot + 2].tolist() == [0.0, 1.0]
+            checked += 1
+        legal = states["points"].legal_actions()
+        action = legal[int(rng.random() * len(legal))]
+        for state in states.values():
+            state.apply_action(action)
+    assert states["go_out"].is_terminal() and checked > 100
+
+
 @pytest.mark.parametrize("chain", [False, True])
 def test_mexican_train_log_actors(chain: bool) -> None:
     game = make_game("mexican_train", players=4, rounds=2, first_turn_chain=chain)
