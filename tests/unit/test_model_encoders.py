@@ -85,7 +85,10 @@ def test_mexican_train_objective_is_an_input() -> None:
     """Two tables that differ only in the objective they are scored on (the same deals and moves:
     the objective changes only who wins) encode differently in exactly the objective one-hot of
     the globals, so one network can play both."""
-    tables = {o: make_game("mexican_train", players=3, rounds=2, objective=o) for o in ("points", "go_out")}
+    tables = {
+        o: make_game("mexican_train", players=3, rounds=2, objective=o)
+        for o in ("points", "go_out")
+    }
     encoders = {o: MexicanTrainEncoder(g) for o, g in tables.items()}
     seg = {s.name: s for s in encoders["points"].info().observation_layout}["globals"]
     assert "objective one-hot (points, go_out)" in seg.doc

@@ -13,9 +13,9 @@ Observation segments (``info().observation_layout`` lists them with offsets): ow
 bits), tiles on the trains this round, per-value counts of own and unseen tiles, engine, one row
 per train (exists, marked, open double, must be covered first, length, own tiles matching its
 end, end one-hot), one row per seat (exists, hand size, cumulative pips, rounds won, acting, first
-turn pending), globals (boneyard, round, flags, table size, the objective the table is scored
-on: one network plays both) and the last ``log_length`` public
-actions of this round, most recent first (actor seat, draw/pass/play, target train, tile values).
+turn pending), globals (boneyard, round, flags, table size, objective: one network plays both)
+and the last ``log_length`` public actions of this round, most recent first (actor seat,
+draw/pass/play, target train, tile values).
 
 Action features: kind (play/draw/pass), the tile's values (two-hot), pips, double, target train
 (relative: own, other seats, Mexican), whether it is marked or an open double being covered, its
@@ -42,8 +42,7 @@ import numpy as np
 
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
-from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
-from omega_cluster.games.mexican_train.game import OBJECTIVES
+from omega_cluster.games.mexican_train import OBJECTIVES, MexicanTrainState, RoundResult
 from omega_cluster.games.mexican_train.officers.terms import move_features
 from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
@@ -81,9 +80,7 @@ class MexicanTrainEncoder:
 
     name = "mexican_train"
     game_name = "mexican_train"
-    # 2: the Commander's move terms join the action features (heuristic_features);
-    # 3: the objective one-hot joins the globals (one network plays points and go_out tables)
-    version = 3
+    version = 3  # 2: the Commander's move terms (heuristic_features); 3: the objective one-hot
 
     def __init__(
         self,

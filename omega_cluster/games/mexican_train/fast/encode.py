@@ -33,7 +33,6 @@ from omega_cluster.games.api import Game
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
 from omega_cluster.games.mexican_train.fast.bits import ctz, popcount
 from omega_cluster.games.mexican_train.fast.chain import chain_table, new_memo
-from omega_cluster.games.mexican_train.game import OBJECTIVES
 from omega_cluster.games.mexican_train.fast.layout import (
     MAX_LOG,
     X_ENGINE,
@@ -43,6 +42,7 @@ from omega_cluster.games.mexican_train.fast.layout import (
     X_ROUND,
 )
 from omega_cluster.games.mexican_train.fast.terms import mask_pips, matching, terms
+from omega_cluster.games.mexican_train.game import OBJECTIVES
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
 from omega_cluster.games.mexican_train.officers._chain_jit import MEMO_BITS
 from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander, _unseen
