@@ -3,11 +3,13 @@ seat-relativity and the Mexican Train log's actors."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
-from model_helpers import GAMES, game_id
+from model_helpers import GAMES, game_id, small_net
 
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
 from omega_cluster.games.mexican_train.views import recent_actions, replay_actors
@@ -215,3 +217,26 @@ def test_registry_errors_and_rebuild() -> None:
         encoder_from_info(make_game("kuhn_poker"), encoder.info())
     with pytest.raises(EncoderError, match="bad options"):
         encoder_for(make_game("kuhn_poker"), max_players=3)
+
+
+def test_a_checkpoint_of_the_encoder_before_the_objective_is_refused(tmp_path: Path) -> None:
+    """A Mexican Train checkpoint of encoder version 2 (no objective input) no longer loads:
+    the usual one-line version mismatch, whether checked against the encoder or rebuilt."""
+    from omega_cluster.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+    from omega_cluster.train.learner import Learner
+
+    game = make_game("mexican_train", players=2, rounds=1)
+    encoder = MexicanTrainEncoder(game)
+    save_checkpoint(tmp_path / "old", small_net(game, encoder), game=game, encoder=encoder)
+    meta = tmp_path / "old" / "metadata.json"
+    data = json.loads(meta.read_text())
+    data["encoder"]["version"] = 2
+    meta.write_text(json.dumps(data))
+    with pytest.raises(
+        CheckpointError, match="encoder mexican_train version is 2, the expected encoder has 3"
+    ):
+        load_checkpoint(tmp_path / "old", expected_encoder=encoder)
+    with pytest.raises(
+        CheckpointError, match="version mismatch.*version=2, the installed encoder has version=3"
+    ):
+        Learner.load(tmp_path / "old")
