@@ -53,7 +53,7 @@ class SliceLabels:
 def label_rows(table: pa.Table, key_of: Callable[[int, str], str]) -> SliceLabels:
     """The slice of each row of ``table`` (module docstring)."""
     players = np.asarray(table.column("num_players").to_numpy(), np.int64)
-    encoded = pc.dictionary_encode(table.column("game_params")).combine_chunks()
+    encoded = pc.dictionary_encode(table.column("game_params").combine_chunks())  # one dictionary
     params = encoded.dictionary.to_pylist()
     index = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
     pairs, inverse = np.unique(players * len(params) + index, return_inverse=True)
