@@ -1,7 +1,7 @@
 """Learner throughput against a raw torch training step on the same model and batch.
 
 Data: Mexican Train 2p single-round records from search-free self-play (the default
-``ModelConfig`` for the Mexican Train encoder: D=727 observation entries, F=45 features per legal
+``ModelConfig`` for the Mexican Train encoder: D=729 observation entries, F=45 features per legal
 action), written as a shard and read back through a :class:`~omega_cluster.data.ReplayWindow`.
 
 * ``raw torch step`` — the reference: one fixed batch already in tensors, ``forward`` + the same

@@ -129,6 +129,7 @@ class TrackingObserver(Observer):
         self.model_name = settings.tracking.model_name or f"omega-{_slug(settings.game.name)}"
         self._started = time.monotonic()
         self._losses: dict[str, list[tuple[float, float]]] = {}
+        self._slice_losses: dict[str, list[tuple[float, float]]] = {}  # value loss per slice
         self._search_path = ""  # the last self-play search path tagged
         self._slice_games: dict[str, int] = {}  # games per fleet table since this driver started
         self._pipeline: Pipeline | None = None
@@ -204,6 +205,20 @@ class TrackingObserver(Observer):
             },
             step=step,
         )
+        self._log_slices(m, step)
+
+    def _log_slices(self, m: dict[str, float], step: int) -> None:
+        """The learner's per-slice figures (``slice/<key>/<name>``) as ``learner/slice/<slugged
+        key>/<name>`` metrics; the value losses also feed plots/losses_by_slice.png."""
+        metrics = {}
+        for name, value in m.items():
+            if name.startswith("slice/"):
+                key, figure = name[len("slice/") :].rsplit("/", 1)
+                metrics[f"learner/slice/{_slug(key)}/{figure}"] = value
+                if figure == "value_loss":
+                    self._slice_losses.setdefault(key, []).append((step, value))
+        if metrics:
+            self.tracker.log_metrics(metrics, step=step)
 
     def on_gate(self, outcome: GateOutcome, row: dict[str, Any], state: PipelineState) -> None:
         metrics = {
@@ -255,6 +270,10 @@ class TrackingObserver(Observer):
         if self._losses:
             files.append(plot_learning_curves(self._losses, out / "losses.png",
                                               xlabel="learner step"))  # fmt: skip
+        if self._slice_losses:
+            files.append(plot_learning_curves(self._slice_losses, out / "losses_by_slice.png",
+                                              xlabel="learner step", ylabel="value loss",
+                                              title="value loss by table"))  # fmt: skip
         if files:
             self.tracker.log_figure_files(files)
 

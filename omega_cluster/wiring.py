@@ -201,7 +201,9 @@ def learner_worker_config(settings: Settings) -> LearnerWorkerConfig:
     learner = learner_config(settings, seed=derive_seed(settings.run.seed, "learner"))
     return LearnerWorkerConfig(network_spec(settings), learner, window_rows=lr.window_rows,
                                min_rows=lr.min_rows,
-                               max_samples_per_row=lr.max_samples_per_row)  # fmt: skip
+                               max_samples_per_row=lr.max_samples_per_row,
+                               fleet=build_fleet(settings),
+                               balance_slices=lr.balance_slices)  # fmt: skip
 
 
 def warm_start_config(settings: Settings) -> _warm_start.WarmStartConfig:

@@ -302,6 +302,7 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
             "(the window never holds more rows, so training would never start)",
         )
     p.number("learner.max_samples_per_row", le.max_samples_per_row, 0.0)
+    p.flag("learner.balance_slices", le.balance_slices)
     p.integer("learner.warm_start_steps", le.warm_start_steps, 1)
     games_ok = p.integer("learner.warm_start_games", le.warm_start_games, 0)
     if games_ok and le.warm_start_games and game is not None:  # the teacher: game's heuristic

@@ -112,6 +112,9 @@ class LearnerSettings:
     window_rows: int = 100_000  # replay window: the most recent N rows
     min_rows: int = 256  # no training before the window holds this many rows
     max_samples_per_row: float = 8.0  # KataGo's cap: samples trained per new row seen (0 = off)
+    # over a mix of tables (game.fleet): sample each table (slice) in proportion to its weight in
+    # the mix, not to the rows it produced (no effect on a run of one table)
+    balance_slices: bool = False
     # the first champion from a teacher (omega_cluster/train/warm_start.py): games of the game's
     # rule-based player labelled with its moves (0 = off: v0 is the fresh network), and steps
     warm_start_games: int = 0

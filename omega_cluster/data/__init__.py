@@ -30,6 +30,7 @@ from omega_cluster.data.shards import (
     ShardStore,
     ShardWriter,
 )
+from omega_cluster.data.slices import SliceLabels, Slicing
 
 __all__ = [
     "SCHEMA",
@@ -48,6 +49,8 @@ __all__ = [
     "ShardReader",
     "ShardStore",
     "ShardWriter",
+    "SliceLabels",
+    "Slicing",
     "StoreTotals",
     "TrainingBatch",
     "audit_store",

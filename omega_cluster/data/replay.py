@@ -11,6 +11,11 @@ goes into the learner's checkpoint; ``ReplayWindow(store, start=position)`` rebu
 window (the last consumed shards, by the position's consumption order) and continues from there.
 Quarantined shards are skipped and counted.
 
+With a :class:`~.slices.Slicing` the window knows the slice (table size × objective) of each row
+(:meth:`ReplayWindow.slice_labels`, :meth:`ReplayWindow.slice_rows`) and, given slice weights,
+samples so that each slice present gets its weight's share of the samples (:mod:`.slices`);
+without weights, or with fewer than two slices in the window, it samples exactly as without one.
+
 N is fixed (``window_rows``) or grows with the rows seen (:class:`GrowingWindow`, KataGo's rule):
 early on, when the network changes fast, old data is stale and the window is small; later it grows
 sub-linearly so that the data stays diverse without training forever on ancient games.
@@ -29,6 +34,7 @@ from omega_cluster.data.batch import TrainingBatch, table_to_batch
 from omega_cluster.data.manifest import LegacyPosition, ManifestEntry, ManifestPosition
 from omega_cluster.data.reader import ShardReader
 from omega_cluster.data.shards import CorruptShardError, ShardStore
+from omega_cluster.data.slices import SliceLabels, Slicing, balanced_cumulative, label_rows
 
 __all__ = ["GrowingWindow", "ReplayWindow"]
 
@@ -71,6 +77,7 @@ class ReplayWindow:
 
     ``accept`` filters manifest entries before their shards are read (e.g. one game and encoder
     version: ``lambda e: e.encoder_versions == (3,)``); rejected entries count as consumed.
+    ``slicing``: label rows by slice and, with weights, balance the slices (module docstring).
     """
 
     def __init__(
@@ -81,6 +88,7 @@ class ReplayWindow:
         growing: GrowingWindow | None = None,
         start: ManifestPosition | LegacyPosition | None = None,
         accept: Callable[[ManifestEntry], bool] | None = None,
+        slicing: Slicing | None = None,
     ) -> None:
         if window_rows < 1:
             raise ValueError(f"window_rows must be >= 1, got {window_rows}")
@@ -92,6 +100,9 @@ class ReplayWindow:
         self._shards: list[tuple[ManifestEntry, pa.Table]] = []
         self._table: pa.Table | None = None  # concatenation of the window's shards (lazy)
         self._cumulative: np.ndarray | None = None  # cumulative weights of sampled rows (lazy)
+        self.slicing = slicing
+        self._labels: SliceLabels | None = None  # the slice of each row of table() (lazy)
+        self._balanced: dict[bool, np.ndarray | None] = {}  # weighted -> cumulative mass (lazy)
         self._backfill_quarantined = 0
         if start is not None:
             self._backfill()
@@ -167,7 +178,8 @@ class ReplayWindow:
             added += table.num_rows
         if added:
             self._evict()
-            self._table = self._cumulative = None
+            self._table = self._cumulative = self._labels = None
+            self._balanced = {}
         return added
 
     def _evict(self) -> None:
@@ -194,6 +206,10 @@ class ReplayWindow:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         table = self.table()
         offset = table.num_rows - self.rows
+        balanced = self._balanced_cumulative(weighted)
+        if balanced is not None:
+            draws = rng.random(batch_size) * float(balanced[-1])
+            return np.searchsorted(balanced, draws, side="right").astype(np.int64) + offset
         if not weighted:
             return rng.integers(offset, table.num_rows, size=batch_size, dtype=np.int64)
         if self._cumulative is None:
@@ -205,9 +221,42 @@ class ReplayWindow:
         draws = rng.random(batch_size) * total
         return np.searchsorted(self._cumulative, draws, side="right").astype(np.int64) + offset
 
+    def slice_labels(self) -> SliceLabels:
+        """The slice of every row of :meth:`table` (needs a ``slicing``)."""
+        if self.slicing is None:
+            raise ValueError("this replay window was built without a slicing")
+        if self._labels is None:
+            self._labels = label_rows(self.table(), self.slicing.key_of)
+        return self._labels
+
+    def slice_rows(self) -> dict[str, int]:
+        """Rows per slice among the newest N (those :meth:`sample` draws from)."""
+        return self.slice_labels().counts(self.table().num_rows - self.rows)
+
+    def _balanced_cumulative(self, weighted: bool) -> np.ndarray | None:
+        """The cumulative sampling mass of balanced sampling, or None to sample as without."""
+        if self.slicing is None or not self.slicing.weights:
+            return None
+        if weighted not in self._balanced:
+            table = self.table()
+            offset = table.num_rows - self.rows
+            rows = table.column("weight").to_numpy()[offset:] if weighted else None
+            labels = self.slice_labels()
+            self._balanced[weighted] = balanced_cumulative(
+                labels, offset, self.slicing.weights, rows
+            )
+        return self._balanced[weighted]
+
     def sample(
         self, batch_size: int, rng: np.random.Generator, *, weighted: bool = False
     ) -> TrainingBatch:
-        """A batch drawn with replacement: uniform over the newest N rows, or ∝ record weight."""
+        """A batch drawn with replacement: uniform over the newest N rows, or ∝ record weight
+        (with slice weights: balanced over the slices, module docstring)."""
+        return self.sample_rows(batch_size, rng, weighted=weighted)[0]
+
+    def sample_rows(
+        self, batch_size: int, rng: np.random.Generator, *, weighted: bool = False
+    ) -> tuple[TrainingBatch, np.ndarray]:
+        """:meth:`sample`, with the row indices (of :meth:`table`) it drew."""
         indices = self.sample_indices(batch_size, rng, weighted=weighted)
-        return table_to_batch(self.table().take(indices), validate=False)
+        return table_to_batch(self.table().take(indices), validate=False), indices

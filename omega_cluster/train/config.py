@@ -252,6 +252,9 @@ class LearnerStats:
     grad_norm: float  # mean gradient norm before clipping
     lr: float  # learning rate of the last step
     window_rows: int  # rows the replay window sampled from
+    # per slice of the window (a window with a slicing): "policy_loss" and "value_loss" (weighted
+    # means over the call's rows of that slice), "samples" (rows of it trained on), "window_rows"
+    slices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def samples_per_s(self) -> float:

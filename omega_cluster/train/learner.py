@@ -56,6 +56,7 @@ from omega_cluster.model.checkpoint import (
 from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, select_device
 from omega_cluster.model.threads import pin_threads
+from omega_cluster.train._slices import SliceSums
 from omega_cluster.train.config import (
     LEARNER_MODES,
     LearnerConfig,
@@ -244,22 +245,28 @@ class Learner:
         if window.rows == 0:
             raise LearnerError(f"the replay window over {window.store.uri} holds no rows yet")
 
-        def draw() -> TensorBatch:
-            return self.tensors(window.sample(cfg.batch_size, rng, weighted=cfg.weighted_sampling))
+        labels = window.slice_labels() if window.slicing is not None else None
+        slices = SliceSums(labels.keys if labels is not None else (), self.device)
+
+        def draw() -> tuple[TensorBatch, np.ndarray]:
+            batch, indices = window.sample_rows(cfg.batch_size, rng, weighted=cfg.weighted_sampling)
+            return self.tensors(batch), indices
 
         sums = dict.fromkeys(("loss", "policy_loss", "value_loss", "entropy", "aux_loss"), 0.0)
         norms = 0.0
         pool = ThreadPoolExecutor(max_workers=1) if cfg.prefetch and steps > 1 else None
         try:
-            upcoming: Future[TensorBatch] | None = None
+            upcoming: Future[tuple[TensorBatch, np.ndarray]] | None = None
             for i in range(steps):
-                tb = upcoming.result() if upcoming is not None else draw()
+                tb, indices = upcoming.result() if upcoming is not None else draw()
                 # draw exactly `steps` batches: a resumed learner's generator then matches
                 upcoming = pool.submit(draw) if pool is not None and i + 1 < steps else None
                 terms, norm = self.train_batch(tb)
                 for key, value in terms.as_floats().items():
                     sums[key] += value
                 norms += norm
+                if labels is not None:
+                    slices.add(labels.codes[indices], terms)
         finally:
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -274,6 +281,7 @@ class Learner:
             grad_norm=norms / steps,
             lr=cfg.lr_at(self.step - 1),
             window_rows=window.rows,
+            slices=slices.figures(window.slice_rows()) if labels is not None else {},
             **means,
         )
 

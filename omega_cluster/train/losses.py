@@ -92,6 +92,9 @@ class LossTerms:
     value: torch.Tensor  # weighted MSE in half-ranges of the value head
     entropy: torch.Tensor  # mean policy entropy (nats)
     aux: torch.Tensor  # summed auxiliary losses (0 without aux targets)
+    # per-row terms behind the policy and value losses, for per-slice figures: name ->
+    # (loss float32[B], weight float32[B]); the batch's loss is their weighted mean
+    rows: dict[str, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
 
     def as_floats(self) -> dict[str, float]:
         return {
@@ -205,11 +208,11 @@ def _log_policy(output: NetOutput, mask: torch.Tensor) -> tuple[torch.Tensor, to
     return log_p, entropy
 
 
-def _value_loss(output: NetOutput, tb: TensorBatch, value_scale: float) -> torch.Tensor:
+def _value_rows(output: NetOutput, tb: TensorBatch, value_scale: float) -> torch.Tensor:
+    """Each row's value MSE over the seats at its table (in half-ranges of the head)."""
     err = (output.values.float() - tb.value_targets) / value_scale
     seats = tb.seat_mask.float()
-    per_row = (err.square() * seats).sum(-1) / seats.sum(-1).clamp_min(1.0)
-    return _weighted_mean(per_row, tb.weights)
+    return (err.square() * seats).sum(-1) / seats.sum(-1).clamp_min(1.0)
 
 
 def aux_loss(output: NetOutput, tb: TensorBatch, heads: tuple[AuxHeadSpec, ...]) -> torch.Tensor:
@@ -253,10 +256,20 @@ def alphazero_loss(
     log_p, entropy = _log_policy(output, tb.legal_mask)
     cross_entropy = -(tb.policy_targets * log_p).sum(-1)
     policy = _weighted_mean(cross_entropy, tb.policy_weights)
-    value = _value_loss(output, tb, value_scale)
+    value_rows = _value_rows(output, tb, value_scale)
+    value = _weighted_mean(value_rows, tb.weights)
     aux = aux_loss(output, tb, aux_heads)
     total = policy_coef * policy + value_coef * value + aux_coef * aux
-    return LossTerms(total, policy, value, _weighted_mean(entropy, tb.weights), aux)
+    rows = _detached(
+        policy_loss=(cross_entropy, tb.policy_weights), value_loss=(value_rows, tb.weights)
+    )
+    return LossTerms(total, policy, value, _weighted_mean(entropy, tb.weights), aux, rows)
+
+
+def _detached(
+    **terms: tuple[torch.Tensor, torch.Tensor],
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    return {name: (loss.detach(), weight.detach()) for name, (loss, weight) in terms.items()}
 
 
 def actor_critic_loss(
@@ -286,8 +299,12 @@ def actor_critic_loss(
         advantage = torch.zeros_like(advantage)
     advantage = advantage.clamp(-advantage_clip, advantage_clip)
     policy = -_weighted_mean(advantage * chosen, tb.weights)
-    value = _value_loss(output, tb, value_scale)
+    value_rows = _value_rows(output, tb, value_scale)
+    value = _weighted_mean(value_rows, tb.weights)
     mean_entropy = _weighted_mean(entropy, tb.weights)
     aux = aux_loss(output, tb, aux_heads)
     total = policy + value_coef * value - entropy_coef * mean_entropy + aux_coef * aux
-    return LossTerms(total, policy, value, mean_entropy, aux)
+    rows = _detached(
+        policy_loss=(-(advantage * chosen), tb.weights), value_loss=(value_rows, tb.weights)
+    )
+    return LossTerms(total, policy, value, mean_entropy, aux, rows)

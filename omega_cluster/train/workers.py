@@ -39,7 +39,7 @@ import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
-from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter, count_distinct
+from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter, Slicing, count_distinct
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
@@ -50,6 +50,7 @@ from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.train._slices import slice_metrics
 from omega_cluster.train._tables import Table, table_games
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 from omega_cluster.train.learner import Learner
@@ -131,13 +132,24 @@ class SelfPlayWorkerConfig:
 @dataclass(frozen=True)
 class LearnerWorkerConfig:
     """What a :class:`LearnerWorker` trains: the network, the learner config and the replay
-    window's rules (its size, the rows it needs first, the cap on samples per new row)."""
+    window's rules (its size, the rows it needs first, the cap on samples per new row, and for
+    a run over a mix of tables the mix: its slices' losses are reported, and with
+    ``balance_slices`` each slice gets its weight's share of the samples)."""
 
     network: NetworkSpec
     learner: LearnerConfig
     window_rows: int
     min_rows: int
     max_samples_per_row: float = 0.0  # KataGo's train-per-data cap (0: no cap)
+    fleet: Fleet | None = None  # the run's tables (None or one table: no per-slice figures)
+    balance_slices: bool = False  # sample each slice in proportion to its fleet weight
+
+    def slicing(self) -> Slicing | None:
+        """How the replay window labels (and balances) slices; None for a run of one table."""
+        if self.fleet is None or not self.fleet.mixed:
+            return None
+        weights = self.fleet.weights() if self.balance_slices else None
+        return Slicing(self.fleet.key_of, weights)
 
 
 @dataclass(frozen=True)
@@ -314,7 +326,9 @@ class LearnerWorker:
             self.learner = Learner(model, learner, game=self.game, encoder=self.encoder)
             counters = {}
         self.samples = int(counters.get("samples", 0))
-        self.window = self.learner.window(self.store, window_rows=config.window_rows)
+        self.window = self.learner.window(
+            self.store, window_rows=config.window_rows, slicing=config.slicing()
+        )
         self.device = str(self.learner.device)
 
     @property
@@ -370,6 +384,7 @@ class LearnerWorker:
             "rows_seen": float(self.rows_seen),
             "learner_step": float(self.learner.step),
         }
+        metrics.update(slice_metrics(stats.slices, stats.samples))
         uri = str(self.run_dir / "models" / f"v{version}")
         self.learner.save(uri, metrics=metrics)
         self.checkpoint()

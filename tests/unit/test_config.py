@@ -250,6 +250,7 @@ def test_overrides_must_be_a_list() -> None:
         ("learner.device", "cuda:x", "cuda:<index>"),
         ("learner.lr", 0.0, "> 0"),
         ("learner.threads", 0, ">= 1 or null"),
+        ("learner.balance_slices", "yes", "true or false"),
         ("gate.mode", "bayes", "fixed, sprt"),
         ("gate.player", "human", "network, search"),
         ("gate.alpha", 0.7, "in (0, 0.5)"),

@@ -1,6 +1,6 @@
 """The compiled Mexican Train encoder (numba) against ``MexicanTrainEncoder``: the very same
 float32 observation and action features, bit for bit, over positions of random and Commander
-games at 2, 3, 4 and 6 players, every rule variant and every encoder option."""
+games at 2, 3, 4, 6 and 8 players, both objectives, every rule variant and every encoder option."""
 
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ VARIANTS: list[dict[str, Any]] = [
         "first_turn_chain": True,
         "must_play": False,
     },
+    {"players": 2, "rounds": 2, "objective": "go_out"},  # a go_out campaign: rounds won count
+    {"players": 8, "rounds": 1, "objective": "go_out"},
 ]
 OPTIONS: list[dict[str, Any]] = [
     {},

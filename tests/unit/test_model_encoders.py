@@ -3,11 +3,13 @@ seat-relativity and the Mexican Train log's actors."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
-from model_helpers import GAMES, game_id
+from model_helpers import GAMES, game_id, small_net
 
 from omega_cluster.games.mexican_train.encoder import _TERM_SCALES, MexicanTrainEncoder
 from omega_cluster.games.mexican_train.views import recent_actions, replay_actors
@@ -79,6 +81,37 @@ def test_mexican_train_is_seat_relative() -> None:
                 slot = action % 9
                 rel = m if slot == 8 else (slot - player) % 3
                 assert row[target + rel] == 1.0 and row[target : target + m + 1].sum() == 1.0
+
+
+def test_mexican_train_objective_is_an_input() -> None:
+    """Two tables that differ only in the objective they are scored on (the same deals and moves:
+    the objective changes only who wins) encode differently in exactly the objective one-hot of
+    the globals, so one network can play both."""
+    tables = {
+        o: make_game("mexican_train", players=3, rounds=2, objective=o)
+        for o in ("points", "go_out")
+    }
+    encoders = {o: MexicanTrainEncoder(g) for o, g in tables.items()}
+    seg = {s.name: s for s in encoders["points"].info().observation_layout}["globals"]
+    assert "objective one-hot (points, go_out)" in seg.doc
+    assert encoders["points"].version == 3
+    one_hot = seg.start + seg.size - 2  # the last two entries of the globals
+    rng = random.Random(3)
+    states = {o: g.new_initial_state(seed=4) for o, g in tables.items()}
+    checked = 0
+    while not states["points"].is_terminal():
+        for player in range(3):
+            obs = {o: encoders[o].encode_observation(states[o], player) for o in tables}
+            differ = np.flatnonzero(obs["points"] != obs["go_out"])
+            assert differ.tolist() == [one_hot, one_hot + 1]
+            assert obs["points"][one_hot : one_hot + 2].tolist() == [1.0, 0.0]
+            assert obs["go_out"][one_hot : one_hot + 2].tolist() == [0.0, 1.0]
+            checked += 1
+        legal = states["points"].legal_actions()
+        action = legal[int(rng.random() * len(legal))]
+        for state in states.values():
+            state.apply_action(action)
+    assert states["go_out"].is_terminal() and checked > 100
 
 
 @pytest.mark.parametrize("chain", [False, True])
@@ -184,3 +217,26 @@ def test_registry_errors_and_rebuild() -> None:
         encoder_from_info(make_game("kuhn_poker"), encoder.info())
     with pytest.raises(EncoderError, match="bad options"):
         encoder_for(make_game("kuhn_poker"), max_players=3)
+
+
+def test_a_checkpoint_of_the_encoder_before_the_objective_is_refused(tmp_path: Path) -> None:
+    """A Mexican Train checkpoint of encoder version 2 (no objective input) no longer loads:
+    the usual one-line version mismatch, whether checked against the encoder or rebuilt."""
+    from omega_cluster.model.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+    from omega_cluster.train.learner import Learner
+
+    game = make_game("mexican_train", players=2, rounds=1)
+    encoder = MexicanTrainEncoder(game)
+    save_checkpoint(tmp_path / "old", small_net(game, encoder), game=game, encoder=encoder)
+    meta = tmp_path / "old" / "metadata.json"
+    data = json.loads(meta.read_text())
+    data["encoder"]["version"] = 2
+    meta.write_text(json.dumps(data))
+    with pytest.raises(
+        CheckpointError, match="encoder mexican_train version is 2, the expected encoder has 3"
+    ):
+        load_checkpoint(tmp_path / "old", expected_encoder=encoder)
+    with pytest.raises(
+        CheckpointError, match="version mismatch.*version=2, the installed encoder has version=3"
+    ):
+        Learner.load(tmp_path / "old")

@@ -13,8 +13,9 @@ Observation segments (``info().observation_layout`` lists them with offsets): ow
 bits), tiles on the trains this round, per-value counts of own and unseen tiles, engine, one row
 per train (exists, marked, open double, must be covered first, length, own tiles matching its
 end, end one-hot), one row per seat (exists, hand size, cumulative pips, rounds won, acting, first
-turn pending), globals (boneyard, round, flags, table size) and the last ``log_length`` public
-actions of this round, most recent first (actor seat, draw/pass/play, target train, tile values).
+turn pending), globals (boneyard, round, flags, table size, objective: one network plays both)
+and the last ``log_length`` public actions of this round, most recent first (actor seat,
+draw/pass/play, target train, tile values).
 
 Action features: kind (play/draw/pass), the tile's values (two-hot), pips, double, target train
 (relative: own, other seats, Mexican), whether it is marked or an open double being covered, its
@@ -41,7 +42,7 @@ import numpy as np
 
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
-from omega_cluster.games.mexican_train import MexicanTrainState, RoundResult
+from omega_cluster.games.mexican_train import OBJECTIVES, MexicanTrainState, RoundResult
 from omega_cluster.games.mexican_train.officers.terms import move_features
 from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
 from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
@@ -79,7 +80,7 @@ class MexicanTrainEncoder:
 
     name = "mexican_train"
     game_name = "mexican_train"
-    version = 2  # 2: the Commander's move terms join the action features (heuristic_features)
+    version = 3  # 2: the Commander's move terms (heuristic_features); 3: the objective one-hot
 
     def __init__(
         self,
@@ -145,10 +146,12 @@ class MexicanTrainEncoder:
         )
         self._o_globals = lay.add(
             "globals",
-            8 + (m - 1),
+            8 + (m - 1) + len(OBJECTIVES),
             "boneyard / tiles, round / rounds, drawn, must cover, chain, bonus (just laid a "
-            f"double), own hand pips × 1/100, own hand size / deal size, players one-hot 2..{m}",
+            f"double), own hand pips × 1/100, own hand size / deal size, players one-hot 2..{m}, "
+            f"objective one-hot ({', '.join(OBJECTIVES)})",
         )
+        self._o_objective = self._o_globals + 8 + (m - 1)
         self._log_width = m + _KINDS + s + v + 1
         self._o_log = lay.add(
             "log",
@@ -251,6 +254,7 @@ class MexicanTrainEncoder:
         o[b + 6] = tiles.mask_pips(hand_mask, g.double_blank_value) * _PIP_SCALE
         o[b + 7] = hand_mask.bit_count() / deal
         o[b + 8 + n - 2] = 1.0
+        o[self._o_objective + OBJECTIVES.index(g.objective)] = 1.0
         if self.log_length:
             self._encode_log(o, s, player, n, m)
         return out

@@ -42,6 +42,7 @@ from omega_cluster.games.mexican_train.fast.layout import (
     X_ROUND,
 )
 from omega_cluster.games.mexican_train.fast.terms import mask_pips, matching, terms
+from omega_cluster.games.mexican_train.game import OBJECTIVES
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
 from omega_cluster.games.mexican_train.officers._chain_jit import MEMO_BITS
 from omega_cluster.games.mexican_train.officers._commander_jit import CompiledCommander, _unseen
@@ -52,13 +53,15 @@ from omega_cluster.games.mexican_train.tiles import MEXICAN_SLOT, NUM_SLOTS
 __all__ = ["encode", "make_encoder_ctx", "supported"]
 
 # -- the encoder's settings and segment offsets: one int64 vector E ------------------------------
-E_SIZE = 26
+E_SIZE = 27
 (
     E_M, E_T, E_V, E_LOG, E_HEUR, E_DEAL, E_ROUNDS,
     E_O_HAND, E_O_BOARD, E_O_HV, E_O_UV, E_O_ENGINE,
-    E_O_TRAINS, E_TRAIN_W, E_O_SEATS, E_SEAT_W, E_O_GLOBALS, E_O_LOG, E_LOG_W,
+    E_O_TRAINS, E_TRAIN_W, E_O_SEATS, E_SEAT_W, E_O_GLOBALS, E_O_OBJ, E_O_LOG, E_LOG_W,
     E_A_KIND, E_A_TARGET, E_A_TRAIN, E_A_END, E_A_AFTER, E_A_TERMS, E_DANGER,
 ) = range(E_SIZE)  # fmt: skip
+# The objective one-hot follows OBJECTIVES; the compiled rules flag go_out (G_GO_OUT) = index 1.
+assert OBJECTIVES == ("points", "go_out")
 
 _SMALL_MEMO = 512  # chain-memo slots tried first (overflow at 383 entries: rare, then the large)
 _KINDS = 3  # play, draw, pass (the encoder's log rows and action kinds)
@@ -108,6 +111,7 @@ def make_encoder_ctx(encoder: MexicanTrainEncoder, game: Game) -> tuple:
     e[E_O_TRAINS], e[E_TRAIN_W] = encoder._o_trains, encoder._train_width
     e[E_O_SEATS], e[E_SEAT_W] = encoder._o_seats, encoder._seat_width
     e[E_O_GLOBALS], e[E_O_LOG], e[E_LOG_W] = encoder._o_globals, encoder._o_log, encoder._log_width
+    e[E_O_OBJ] = encoder._o_objective
     e[E_A_KIND], e[E_A_TARGET], e[E_A_TRAIN] = encoder._a_kind, encoder._a_target, encoder._a_train
     e[E_A_END], e[E_A_AFTER] = encoder._a_end, encoder._a_after
     e[E_A_TERMS] = encoder._a_terms if encoder.heuristic_features else -1
@@ -192,7 +196,8 @@ def _obs_seats(E, G, S, player, obs) -> None:
 
 @njit(cache=True)
 def _obs_globals(E, G, values, S, hlo, hhi, obs) -> None:
-    """Boneyard, round, the turn flags, own hand pips and size, the table size one-hot."""
+    """Boneyard, round, the turn flags, own hand pips and size, the table size and objective
+    one-hots (the objective from the game's constants: ``G_GO_OUT`` is its index)."""
     b = E[E_O_GLOBALS]
     obs[b] = S[R.S_BONE_N] / E[E_T]
     obs[b + 1] = S[X_ROUND] / E[E_ROUNDS]
@@ -203,6 +208,7 @@ def _obs_globals(E, G, values, S, hlo, hhi, obs) -> None:
     obs[b + 6] = mask_pips(hlo, hhi, values) * _PIP_SCALE
     obs[b + 7] = (popcount(hlo) + popcount(hhi)) / float(E[E_DEAL])
     obs[b + 8 + G[R.G_N] - 2] = 1.0
+    obs[E[E_O_OBJ] + (1 if G[R.G_GO_OUT] != 0 else 0)] = 1.0
 
 
 @njit(cache=True)
