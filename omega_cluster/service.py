@@ -22,6 +22,7 @@ plan from the settings (:mod:`omega_cluster.wiring`) and :mod:`omega_cluster.clu
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import tempfile
 import time
@@ -209,9 +210,12 @@ class TrackingObserver(Observer):
             "gate/promoted": 1.0 if outcome.promoted else 0.0,
             "gate/seconds": outcome.seconds,
         }
-        for s in outcome.slices:
-            games = max(int(s["games"]), 1)
-            metrics[f"gate/slice/{_slug(s['key'])}/score"] = (s["wins"] + 0.5 * s["draws"]) / games
+        for s in outcome.slices:  # score, fair shares and Elo with their intervals, per table
+            prefix = f"gate/slice/{_slug(s['key'])}"
+            for name in _SLICE_METRICS:
+                value = s.get(name)
+                if isinstance(value, int | float) and math.isfinite(value):
+                    metrics[f"{prefix}/{name}"] = float(value)
         self.tracker.log_metrics(metrics, step=state.decisions)
         self.tracker.log_elo_row(row)
         self._plots()
@@ -258,6 +262,14 @@ class _LadderRows(list[Any]):
 
     def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
         super().__init__(SimpleNamespace(**{**r, "version": f"v{r['version']}"}) for r in rows)
+
+
+_SLICE_METRICS = (
+    *(f"{name}{end}" for name in ("score", "elo", "fair_share", "champion_fair_share")
+      for end in ("", "_low", "_high")),
+    "deals",
+    "games",
+)  # fmt: skip
 
 
 def _slug(text: str) -> str:

@@ -63,17 +63,17 @@ class GateConfig:
     """How the gate decides. Validated on construction."""
 
     mode: str = "sprt"  # "fixed" (games per slice + margin) or "sprt"
-    games_per_slice: int = 200  # fixed: games every slice must have before deciding
+    games_per_slice: int = 40  # fixed: games every slice must have before deciding
     margin: float = 0.0  # fixed: promote iff 2S - 1 (candidate's minus champion's score) > margin
     elo0: float = 0.0  # sprt: H0 "Elo gain <= elo0"
-    elo1: float = 35.0  # sprt: H1 "Elo gain >= elo1" (Leela Zero gated with 0 / 35)
-    alpha: float = 0.05  # sprt: false-promotion rate at elo0
-    beta: float = 0.05  # sprt: false-rejection rate at elo1
+    elo1: float = 30.0  # sprt: H1 "Elo gain >= elo1"
+    alpha: float = 0.025  # sprt: false-promotion rate at elo0
+    beta: float = 0.1  # sprt: false-rejection rate at elo1
     slice_level: float = 0.95  # coverage of the per-slice intervals
     require_no_worse_slice: bool = True  # reject if any slice is significantly below 0.5
     reject_stale: bool = True  # reject a candidate whose parent is older than the champion
     min_games: int = 0  # sprt: no decision before this many games in all
-    max_games: int | None = None  # sprt: reject when this many games leave it undecided
+    max_games: int | None = 1000  # sprt: reject when this many games leave it undecided
     remeasure_anchors_every: int = 5  # promotions between anchor matches (rating.anchors_due)
 
     def __post_init__(self) -> None:
