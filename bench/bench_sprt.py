@@ -206,7 +206,8 @@ def gate_figures(rows: list[GateRow]) -> list[Figure]:
             figure=f"{100 * r.promoted:.1f}% [{100 * ci.low:.1f}, {100 * ci.high:.1f}] of "
                    f"{r.runs:,} simulated gates, {r.mean_games:.0f} games on average",
             reference="pentanomial stream (30% draws, seat bias 0.15)",
-            ratio="bar <= 5%" if r.true_elo == 0 else "",
+            ratio=f"bar <= 5%: {'met' if r.promoted <= 0.05 else 'not met'}" if r.true_elo == 0
+            else "",
             command="python -m bench.bench_sprt",
             table="strength",
         ))  # fmt: skip

@@ -211,11 +211,9 @@ class TrackingObserver(Observer):
             "gate/seconds": outcome.seconds,
         }
         for s in outcome.slices:  # score, fair shares and Elo with their intervals, per table
-            prefix = f"gate/slice/{_slug(s['key'])}"
-            for name in _SLICE_METRICS:
-                value = s.get(name)
+            for name, value in s.items():
                 if isinstance(value, int | float) and math.isfinite(value):
-                    metrics[f"{prefix}/{name}"] = float(value)
+                    metrics[f"gate/slice/{_slug(s['key'])}/{name}"] = float(value)
         self.tracker.log_metrics(metrics, step=state.decisions)
         self.tracker.log_elo_row(row)
         self._plots()
@@ -262,14 +260,6 @@ class _LadderRows(list[Any]):
 
     def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
         super().__init__(SimpleNamespace(**{**r, "version": f"v{r['version']}"}) for r in rows)
-
-
-_SLICE_METRICS = (
-    *(f"{name}{end}" for name in ("score", "elo", "fair_share", "champion_fair_share")
-      for end in ("", "_low", "_high")),
-    "deals",
-    "games",
-)  # fmt: skip
 
 
 def _slug(text: str) -> str:

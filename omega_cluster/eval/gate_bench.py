@@ -30,7 +30,7 @@ from typing import Any
 
 from omega_cluster.eval.gate import SliceResults, SliceSummary
 from omega_cluster.eval.matches import MatchSpec, SpecResult, match_spec
-from omega_cluster.eval.stats import ConfidenceInterval, head_to_head, mean_ci
+from omega_cluster.eval.stats import ConfidenceInterval, elo_from_score, head_to_head, mean_ci
 from omega_cluster.games.chance import derive_seed
 
 __all__ = ["CANDIDATE", "CHAMPION", "SliceFigures", "gate_specs", "slice_figures", "table_score"]
@@ -92,7 +92,9 @@ class SliceFigures:
     fair_share: ConfidenceInterval  # the candidate's, t interval over deals
     champion_fair_share: ConfidenceInterval  # the champion's (control games at N > 2)
 
-    def row(self) -> dict[str, Any]:
+    def row(self, games: int) -> dict[str, Any]:
+        """Flat figures; the Elo kept finite by keeping scores half a game (of ``games`` in the
+        gate) inside (0, 1), as the gate's aggregate."""
         s = self.summary
         row: dict[str, Any] = {"key": self.key, "deals": self.deals, "games": self.games,
                                "wins": s.wins, "draws": s.draws, "losses": s.losses,
@@ -101,6 +103,11 @@ class SliceFigures:
                          ("champion_fair_share", self.champion_fair_share)):  # fmt: skip
             if ci is not None:
                 row.update({name: ci.estimate, f"{name}_low": ci.low, f"{name}_high": ci.high})
+        eps = 0.5 / max(games, 1)
+        for name in ("elo", "elo_low", "elo_high"):
+            if name in row:
+                score = row[name.replace("elo", "score")]
+                row[name] = elo_from_score(min(1.0 - eps, max(eps, score)))
         return row
 
 

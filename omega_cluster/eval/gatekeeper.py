@@ -42,7 +42,6 @@ from omega_cluster.eval.gate import (
 from omega_cluster.eval.gate_bench import (
     CANDIDATE,
     CHAMPION,
-    SliceFigures,
     gate_specs,
     pair_scores,
     slice_figures,
@@ -254,17 +253,6 @@ def _finite_gap(
     return est, low, high, gap, gap_low, gap_high
 
 
-def _finite_row(figures: SliceFigures, games: int) -> dict[str, Any]:
-    """A slice's row with its Elo kept finite as the aggregate's (:func:`_finite_gap`)."""
-    row = figures.row()
-    eps = 0.5 / max(games, 1)
-    for name in ("elo", "elo_low", "elo_high"):
-        if name in row:
-            score = row[name.replace("elo", "score")]
-            row[name] = elo_from_score(min(1.0 - eps, max(eps, score)))
-    return row
-
-
 class Gatekeeper:
     """Benches candidates against the champion and decides (module docstring)."""
 
@@ -353,7 +341,7 @@ class Gatekeeper:
         return GateOutcome(
             candidate.version, champion.version, verdict, decision.reason, games,
             est, low, high, gap, gap_low, gap_high, decision.llr,
-            time.perf_counter() - started, tuple(_finite_row(f, games) for f in figures),
+            time.perf_counter() - started, tuple(f.row(games) for f in figures),
         )  # fmt: skip
 
     def anchors(
