@@ -1,20 +1,25 @@
 """The gate: promote, reject or keep playing, from a candidate's results against the champion.
 
-A pure decision, called by the gatekeeper ([Service]) after every batch of bench games with all
-results so far, cut into slices (player count × objective × seats; the arena builds them). Each
-game or table counts from the candidate's side as a head-to-head score — 1, 0.5 or 0, a
-multi-player table reduced by :func:`omega_cluster.eval.stats.head_to_head` — and a slice may be
-*paired*: the same deal played twice with the seats swapped, everything else fixed.
+A pure decision, called by the gatekeeper ([Service]) after every round of bench games with all
+results so far, one slice per table of the run (player count × objective). Each game counts from
+the candidate's side as a head-to-head score — 1, 0.5 or 0, a multi-player table reduced by
+:func:`omega_cluster.eval.stats.head_to_head` — and a slice may be *paired*: games (2i, 2i+1)
+are one deal played twice with everything but the candidate fixed (the seat-swapped pair at 2
+players; at N > 2 the candidate's game and 1 - the all-champion control's score:
+:mod:`omega_cluster.eval.gate_bench`), so each deal's sum is a pentanomial pair value, par 1.
 
 Two modes (:class:`GateConfig`):
 
 * ``"fixed"`` — a fixed budget: play ``games_per_slice`` in every slice, then promote iff
   the candidate's aggregate score beats the champion's by more than ``margin``. Head to head the
   champion's score is 1 - S, so the rule is (S) - (1 - S) = 2S - 1 > margin (margin 0: beat it).
-* ``"sprt"`` — fishtest / Leela Zero: a GSPRT of H0 "Elo ≤ elo0" against H1 "Elo ≥ elo1"
-  (:mod:`omega_cluster.eval.sprt`) over all slices pooled, pentanomial when every slice is
-  paired, trinomial otherwise; it stops as soon as the evidence is clear. ``max_games`` ends an
-  undecided test with a rejection (the champion stays: never regress on a hunch).
+* ``"sprt"`` (the default) — fishtest / Leela Zero: a GSPRT of H0 "Elo ≤ elo0" against H1
+  "Elo ≥ elo1" (:mod:`omega_cluster.eval.sprt`) over all slices pooled, pentanomial when every
+  slice is paired, trinomial otherwise; it stops as soon as the evidence is clear. ``max_games``
+  ends an undecided test with a rejection (the champion stays: never regress on a hunch). The
+  default design (0 / 30 Elo, alpha 0.025, beta 0.1, 1000 games) promotes a candidate no better
+  than the champion about 3% of the time where the old fixed 40 games with margin 0 did 45%
+  (``bench/bench_sprt.py`` simulates both).
 
 Both modes also refuse a candidate that is significantly worse in any one slice (its score
 interval lies wholly below 0.5 at ``slice_level``) — an aggregate must not hide a broken player
