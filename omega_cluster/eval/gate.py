@@ -22,10 +22,11 @@ Two modes (:class:`GateConfig`):
   (``bench/bench_sprt.py`` simulates both).
 
 Both modes also refuse a candidate that is significantly worse in any one slice (its score
-interval lies wholly below 0.5 at ``slice_level``) — an aggregate must not hide a broken player
-count. With many slices some will look worse by chance; a candidate that is truly no worse
-anywhere trips this with probability about slices × (1 - slice_level) / 2, so raise
-``slice_level`` when gating on many slices. And a candidate whose parent is older than the
+interval lies wholly below 0.5) — an aggregate must not hide a broken table. With k slices some
+would look worse by chance, so this test runs each slice's interval at the Bonferroni level
+1 - (1 - ``slice_level``) / k: a candidate truly no worse anywhere trips it with probability at
+most (1 - slice_level) / 2 however many tables the fleet has (the reported intervals stay at
+``slice_level``). And a candidate whose parent is older than the
 current champion is rejected outright (KataGo's gatekeeper): it was trained from data that a
 newer champion has superseded.
 """
@@ -74,7 +75,7 @@ class GateConfig:
     elo1: float = 30.0  # sprt: H1 "Elo gain >= elo1"
     alpha: float = 0.025  # sprt: false-promotion rate at elo0
     beta: float = 0.1  # sprt: false-rejection rate at elo1
-    slice_level: float = 0.95  # coverage of the per-slice intervals
+    slice_level: float = 0.95  # coverage of the per-slice intervals (worse: Bonferroni, docstring)
     require_no_worse_slice: bool = True  # reject if any slice is significantly below 0.5
     reject_stale: bool = True  # reject a candidate whose parent is older than the champion
     min_games: int = 0  # sprt: no decision before this many games in all
@@ -157,7 +158,8 @@ class SliceSummary:
     losses: int
     score: ConfidenceInterval | None  # None with no games yet
     elo: ConfidenceInterval | None  # Elo gap over the champion in this slice
-    significantly_worse: bool  # the score interval lies wholly below 0.5
+    significantly_worse: bool  # the score interval at the Bonferroni level lies below 0.5
+    worse_test: ConfidenceInterval | None = None  # that interval (module docstring)
 
 
 @dataclass(frozen=True)
@@ -199,11 +201,12 @@ def _elo(score: ConfidenceInterval | None) -> ConfidenceInterval | None:
     )
 
 
-def _summarize(s: SliceResults, level: float) -> SliceSummary:
+def _summarize(s: SliceResults, level: float, slices: int) -> SliceSummary:
     w, d, l = wdl_counts(s.scores)
     score = _score_interval([s], level)
-    worse = score is not None and score.high < 0.5
-    return SliceSummary(s.key, s.games, w, d, l, score, _elo(score), worse)
+    test = _score_interval([s], 1.0 - (1.0 - level) / slices) if slices > 1 else score
+    worse = test is not None and test.high < 0.5
+    return SliceSummary(s.key, s.games, w, d, l, score, _elo(score), worse, test)
 
 
 def decide(
@@ -223,7 +226,7 @@ def decide(
         raise ValueError(
             f"duplicate slice keys: {sorted(k for k in set(keys) if keys.count(k) > 1)}"
         )
-    summaries = tuple(_summarize(s, config.slice_level) for s in slices)
+    summaries = tuple(_summarize(s, config.slice_level, len(slices)) for s in slices)
     score = _score_interval(slices, config.slice_level)
     games = sum(s.games for s in slices)
 
@@ -245,10 +248,11 @@ def decide(
 
 def _worse_reason(worse: Sequence[SliceSummary]) -> str:
     s = worse[0]
-    assert s.score is not None
+    ci = s.worse_test
+    assert ci is not None
     return (
-        f"slice {s.key} is significantly worse: score {s.score.estimate:.3f} "
-        f"[{s.score.low:.3f}, {s.score.high:.3f}] over {s.games} games lies below 0.5"
+        f"slice {s.key} is significantly worse: score {ci.estimate:.3f} "
+        f"[{ci.low:.3f}, {ci.high:.3f}] ({100 * ci.level:.4g}%) over {s.games} games lies below 0.5"
         + (f" (and {len(worse) - 1} more slices)" if len(worse) > 1 else "")
     )
 

@@ -13,6 +13,8 @@ The defaults are the SPRT of conf/gate/default.yaml; its simulation against the 
 from __future__ import annotations
 
 import math
+import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,3 +193,44 @@ def test_the_new_default_promotes_noise_rarely_and_the_old_one_often() -> None:
     assert rows["SPRT", 35.0].promoted > 0.8 > rows["fixed", 35.0].promoted
     assert rows["fixed", 0.0].mean_games == 40
     assert 100 < rows["SPRT", 0.0].mean_games <= 1000
+
+
+def test_each_table_of_a_gate_goes_to_mlflow(checkpoints: tuple[str, str], tmp_path: Path) -> None:
+    """``gate/slice/<key>/...``: score, Elo and fair shares with their intervals, per table, in a
+    real MLflow sqlite store."""
+    from omega_cluster.pipeline.driver import PipelineState, RunPaths
+    from omega_cluster.service import TrackingObserver
+    from omega_cluster.tracking import Tracker
+
+    v0, v1 = checkpoints
+    out = _service(GateConfig(mode="fixed", games_per_slice=4)).bench(1, 0, v1, 0, v0)
+    with Tracker(run_dir=tmp_path, flush_every_s=0.0) as tracker:
+        observer = TrackingObserver(tracker, load_settings(), RunPaths(tmp_path), "")
+        observer.on_gate(
+            out, {"version": 1, "promoted": False}, PipelineState(game="mexican_train")
+        )
+        tracker.flush()
+    with sqlite3.connect(tmp_path / "mlflow.db") as db:
+        logged = dict(db.execute("select key, value from metrics where key like 'gate/slice/%'"))
+    for s in out.slices:
+        prefix = "gate/slice/" + s["key"].replace("=", "_").replace(",", "_")
+        for name in ("score", "score_low", "elo_high", "fair_share", "champion_fair_share_low"):
+            assert logged[f"{prefix}/{name}"] == pytest.approx(s[name])
+        assert logged[f"{prefix}/deals"] == 2.0
+
+
+def test_the_no_worse_rule_holds_its_level_over_many_tables() -> None:
+    """A table 40-60 over 100 games is significantly worse at 95% when it is the only one, but
+    not at the Bonferroni level of 10 tables (99.5%): a fleet does not block good candidates
+    ten times as often."""
+    from omega_cluster.eval.stats import score_interval
+
+    bad = SliceResults.from_wdl("players=4,objective=points", 40, 0, 60)
+    assert score_interval(40, 0, 60, 0.95).high < 0.5 < score_interval(40, 0, 60, 0.995).high
+    config = GateConfig(mode="fixed", games_per_slice=100)
+    [alone] = decide(Contender(1, 0), Contender(0), [bad], config).slices
+    assert alone.significantly_worse
+    even = [SliceResults.from_wdl(f"players={n},objective=x", 50, 0, 50) for n in range(9)]
+    fleet = decide(Contender(1, 0), Contender(0), [bad, *even], config)
+    assert not fleet.slices[0].significantly_worse
+    assert fleet.slices[0].score == alone.score  # reported at slice_level all the same
