@@ -14,7 +14,14 @@ and their ratio — the reference measured in the same run. Wald's theory puts t
 (alpha = beta = 0.05) and 0.42 (0.01) at the hypotheses before overshoot; between them the SPRT is
 at its slowest (about 0.8–1.0×). The LLR is evaluated after every game (every pair).
 
-``--quick`` runs 300 tests per row, one design.
+Then the gate's own question (:func:`gate_rows`): how often does a gate promote a candidate of
+true Elo 0 (a false promotion), +20 and +35, on the pentanomial stream — (a) the old default,
+fixed 40 games = 20 seat-swapped pairs, promote iff the score beats 0.5 (margin 0), against (b)
+the new default, the pentanomial SPRT of ``conf/gate/default.yaml`` (the LLR checked every 10
+pairs, as after a round of 20 games; an undecided test rejected at ``max_games``). These rows are
+recorded in ``docs/results/bench_sprt.json`` (``python -m bench.results`` renders them).
+
+``--quick`` runs 300 tests per row, one design, and records nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from omega_cluster.eval.sprt import SPRT, fixed_sample_size, simulate_sprt
-from omega_cluster.eval.stats import score_from_elo
+from bench.results import Figure, record
+from omega_cluster.eval.gate import GateConfig
+from omega_cluster.eval.sprt import SPRT, fixed_sample_size, simulate_fixed, simulate_sprt
+from omega_cluster.eval.stats import score_from_elo, wilson_interval
 
 ELO0, ELO1 = 0.0, 40.0
 DRAWS = 0.3  # draw rate of the trinomial and pentanomial streams
@@ -139,6 +148,72 @@ def format_rows(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+OLD_GATE_GAMES = 40  # the old default gate: fixed 40 games (20 seat-swapped pairs), margin 0
+GATE_ELOS = (0.0, 20.0, 35.0)
+CHECK_PAIRS = 10  # the gate checks after each round: 20 games = 10 pairs
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One gate design's promotion rate at one true Elo."""
+
+    design: str
+    true_elo: float
+    runs: int
+    promoted: float  # share of runs that promote
+    mean_games: float
+
+
+def gate_rows(*, runs: int, seed: int, config: GateConfig | None = None) -> list[GateRow]:
+    """Promotion rates of the old fixed gate and of the SPRT ``config`` (default: the gate's
+    defaults) at each of :data:`GATE_ELOS`, on the pentanomial stream."""
+    g = config or GateConfig()
+    sprt = SPRT(g.elo0, g.elo1, g.alpha, g.beta, model="pentanomial")
+    max_pairs = (g.max_games or 100_000) // 2
+    new = f"SPRT elo0={g.elo0:g} elo1={g.elo1:g} a={g.alpha:g} b={g.beta:g} max {2 * max_pairs}"
+    rows = []
+    for i, elo in enumerate(GATE_ELOS):
+        pdf = model_pdf("pentanomial", elo)
+        fixed = simulate_fixed(pdf, samples=OLD_GATE_GAMES // 2, margin=0.0, runs=runs,
+                               rng=seed + i)  # fmt: skip
+        rows.append(GateRow(f"fixed {OLD_GATE_GAMES} games, margin 0", elo, runs, fixed,
+                            float(OLD_GATE_GAMES)))  # fmt: skip
+        chunk = CHECK_PAIRS * math.ceil(max_pairs / CHECK_PAIRS)
+        sim = simulate_sprt(sprt, pdf, runs=runs, rng=seed + 100 + i, max_samples=max_pairs,
+                            check_every=CHECK_PAIRS, chunk=chunk)  # fmt: skip
+        rows.append(GateRow(new, elo, runs, sim.accept_h1, 2.0 * sim.mean_samples))
+    return rows
+
+
+def format_gate_rows(rows: list[GateRow]) -> str:
+    head = f"{'gate':<44}{'Elo':>6}{'P(promote) [95%]':>22}{'games':>8}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        ci = wilson_interval(r.promoted * r.runs, r.runs)
+        share = f"{r.promoted:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
+        lines.append(f"{r.design:<44}{r.true_elo:>+6.0f}{share:>22}{r.mean_games:>8.0f}")
+    return "\n".join(lines)
+
+
+def gate_figures(rows: list[GateRow]) -> list[Figure]:
+    """The rows as results-table figures: one per design and true Elo."""
+    out = []
+    for r in rows:
+        ci = wilson_interval(r.promoted * r.runs, r.runs)
+        what = "false promotions" if r.true_elo == 0 else "promotions"
+        out.append(Figure(
+            name=f"gate {what} at true Elo {r.true_elo:+.0f}: {r.design}",
+            figure=f"{100 * r.promoted:.1f}% [{100 * ci.low:.1f}, {100 * ci.high:.1f}] of "
+                   f"{r.runs:,} simulated gates, {r.mean_games:.0f} games on average",
+            reference="pentanomial stream (30% draws, seat bias 0.15)",
+            ratio=f"bar <= 5%: {'met' if r.promoted <= 0.05 else 'not met'}" if r.true_elo == 0
+            else "",
+            command="python -m bench.bench_sprt",
+            table="strength",
+        ))  # fmt: skip
+    return out
+
+
 def main() -> None:
     quick = "--quick" in sys.argv[1:]
     runs = 300 if quick else 2000
@@ -153,6 +228,12 @@ def main() -> None:
     ]
     print(format_rows(rows))
     print(f"({time.perf_counter() - start:.1f} s)")
+    start = time.perf_counter()
+    print(f"\ngate designs, pentanomial stream, {runs} simulated gates per row")
+    gates = gate_rows(runs=runs, seed=2000)
+    print(format_gate_rows(gates))
+    print(f"({time.perf_counter() - start:.1f} s)")
+    record("bench_sprt", gate_figures(gates), quick=quick)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ ORDER = (
     "bench_tracking",
     "bench_service",
     "bench_champion",
+    "bench_sprt",
     "bench_fleet",
     "bench_training",
 )

@@ -22,6 +22,7 @@ plan from the settings (:mod:`omega_cluster.wiring`) and :mod:`omega_cluster.clu
 from __future__ import annotations
 
 import logging
+import math
 import signal
 import tempfile
 import time
@@ -230,9 +231,10 @@ class TrackingObserver(Observer):
             "gate/promoted": 1.0 if outcome.promoted else 0.0,
             "gate/seconds": outcome.seconds,
         }
-        for s in outcome.slices:
-            games = max(int(s["games"]), 1)
-            metrics[f"gate/slice/{_slug(s['key'])}/score"] = (s["wins"] + 0.5 * s["draws"]) / games
+        for s in outcome.slices:  # score, fair shares and Elo with their intervals, per table
+            for name, value in s.items():
+                if isinstance(value, int | float) and math.isfinite(value):
+                    metrics[f"gate/slice/{_slug(s['key'])}/{name}"] = float(value)
         self.tracker.log_metrics(metrics, step=state.decisions)
         self.tracker.log_elo_row(row)
         self._plots()

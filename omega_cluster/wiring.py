@@ -265,6 +265,7 @@ def gate_service_config(settings: Settings) -> GateServiceConfig:
         run_seed=settings.run.seed,
         chunk_games=g.chunk_games,
         paired=g.paired,
+        tables=build_fleet(settings).slices,
         anchors=tuple(g.anchors),
         anchor_games=g.anchor_games,
         torch_threads=settings.cluster.torch_threads,

@@ -125,20 +125,20 @@ class LearnerSettings:
 class GateSettings:
     """The gatekeeper: candidate vs champion bench games and the promotion rule (``GateConfig``)."""
 
-    mode: str = "fixed"  # fixed | sprt
-    games_per_slice: int = 100  # fixed: games per slice before deciding
+    mode: str = "sprt"  # sprt | fixed (conf/gate/default.yaml: the design and its simulation)
+    games_per_slice: int = 40  # fixed: games per slice before deciding
     margin: float = 0.0  # fixed: promote iff 2S - 1 > margin
-    elo0: float = 0.0  # sprt
-    elo1: float = 35.0  # sprt
-    alpha: float = 0.05
-    beta: float = 0.05
+    elo0: float = 0.0  # sprt: H0 "Elo gain <= elo0"
+    elo1: float = 30.0  # sprt: H1 "Elo gain >= elo1"
+    alpha: float = 0.025  # sprt: false-promotion rate at elo0
+    beta: float = 0.1  # sprt: false-rejection rate at elo1
     min_games: int = 0  # sprt
-    max_games: int | None = 400  # sprt: reject an undecided test after this many games
+    max_games: int | None = 1000  # sprt: reject an undecided test at this many games (all tables)
     slice_level: float = 0.95
     require_no_worse_slice: bool = True
     player: str = "network"  # how both sides play the bench: network (greedy policy) | search
     bench_simulations: int = 32  # player=search: simulations per move
-    paired: bool = True  # each deal played twice with the seats swapped
+    paired: bool = True  # 2 players: a deal's seat-swapped games are a pair (N > 2: always)
     chunk_games: int = 20  # games per bench task fanned out to the workers
     anchors: list[str] = field(default_factory=lambda: ["random"])  # fixed opponents (player specs)
     anchor_games: int = 40  # games of each new champion against each anchor (0 = off)

@@ -5,7 +5,8 @@
   (chunked, played anywhere, merged), slices, the paired design and registered cohorts;
 * :mod:`.stats`, :mod:`.sprt` — intervals, Elo from scores, paired contrasts, SPRT;
 * :mod:`.rating` — the Elo chain of champions with fixed anchors, Bradley–Terry, OpenSkill;
-* :mod:`.gate` — the pure promote / reject / continue decision;
+* :mod:`.gate` — the pure promote / reject / continue decision; :mod:`.gate_bench` — its paired
+  deals at every table size (seat swap at 2 players, an all-champion control game at N > 2);
 * :mod:`.report` — plots (PNG) and markdown tables (imported on use: it loads matplotlib).
 
 Pure code, no Ray: the service fans matches out over actors and merges their records.

@@ -1,26 +1,32 @@
 """The gate: promote, reject or keep playing, from a candidate's results against the champion.
 
-A pure decision, called by the gatekeeper ([Service]) after every batch of bench games with all
-results so far, cut into slices (player count × objective × seats; the arena builds them). Each
-game or table counts from the candidate's side as a head-to-head score — 1, 0.5 or 0, a
-multi-player table reduced by :func:`omega_cluster.eval.stats.head_to_head` — and a slice may be
-*paired*: the same deal played twice with the seats swapped, everything else fixed.
+A pure decision, called by the gatekeeper ([Service]) after every round of bench games with all
+results so far, one slice per table of the run (player count × objective). Each game counts from
+the candidate's side as a head-to-head score — 1, 0.5 or 0, a multi-player table reduced by
+:func:`omega_cluster.eval.stats.head_to_head` — and a slice may be *paired*: games (2i, 2i+1)
+are one deal played twice with everything but the candidate fixed (the seat-swapped pair at 2
+players; at N > 2 the candidate's game and 1 - the all-champion control's score:
+:mod:`omega_cluster.eval.gate_bench`), so each deal's sum is a pentanomial pair value, par 1.
 
 Two modes (:class:`GateConfig`):
 
 * ``"fixed"`` — a fixed budget: play ``games_per_slice`` in every slice, then promote iff
   the candidate's aggregate score beats the champion's by more than ``margin``. Head to head the
   champion's score is 1 - S, so the rule is (S) - (1 - S) = 2S - 1 > margin (margin 0: beat it).
-* ``"sprt"`` — fishtest / Leela Zero: a GSPRT of H0 "Elo ≤ elo0" against H1 "Elo ≥ elo1"
-  (:mod:`omega_cluster.eval.sprt`) over all slices pooled, pentanomial when every slice is
-  paired, trinomial otherwise; it stops as soon as the evidence is clear. ``max_games`` ends an
-  undecided test with a rejection (the champion stays: never regress on a hunch).
+* ``"sprt"`` (the default) — fishtest / Leela Zero: a GSPRT of H0 "Elo ≤ elo0" against H1
+  "Elo ≥ elo1" (:mod:`omega_cluster.eval.sprt`) over all slices pooled, pentanomial when every
+  slice is paired, trinomial otherwise; it stops as soon as the evidence is clear. ``max_games``
+  ends an undecided test with a rejection (the champion stays: never regress on a hunch). The
+  default design (0 / 30 Elo, alpha 0.025, beta 0.1, 1000 games) promotes a candidate no better
+  than the champion about 3% of the time where the old fixed 40 games with margin 0 did 45%
+  (``bench/bench_sprt.py`` simulates both).
 
 Both modes also refuse a candidate that is significantly worse in any one slice (its score
-interval lies wholly below 0.5 at ``slice_level``) — an aggregate must not hide a broken player
-count. With many slices some will look worse by chance; a candidate that is truly no worse
-anywhere trips this with probability about slices × (1 - slice_level) / 2, so raise
-``slice_level`` when gating on many slices. And a candidate whose parent is older than the
+interval lies wholly below 0.5) — an aggregate must not hide a broken table. With k slices some
+would look worse by chance, so this test runs each slice's interval at the Bonferroni level
+1 - (1 - ``slice_level``) / k: a candidate truly no worse anywhere trips it with probability at
+most (1 - slice_level) / 2 however many tables the fleet has (the reported intervals stay at
+``slice_level``). And a candidate whose parent is older than the
 current champion is rejected outright (KataGo's gatekeeper): it was trained from data that a
 newer champion has superseded.
 """
@@ -63,17 +69,17 @@ class GateConfig:
     """How the gate decides. Validated on construction."""
 
     mode: str = "sprt"  # "fixed" (games per slice + margin) or "sprt"
-    games_per_slice: int = 200  # fixed: games every slice must have before deciding
+    games_per_slice: int = 40  # fixed: games every slice must have before deciding
     margin: float = 0.0  # fixed: promote iff 2S - 1 (candidate's minus champion's score) > margin
     elo0: float = 0.0  # sprt: H0 "Elo gain <= elo0"
-    elo1: float = 35.0  # sprt: H1 "Elo gain >= elo1" (Leela Zero gated with 0 / 35)
-    alpha: float = 0.05  # sprt: false-promotion rate at elo0
-    beta: float = 0.05  # sprt: false-rejection rate at elo1
-    slice_level: float = 0.95  # coverage of the per-slice intervals
+    elo1: float = 30.0  # sprt: H1 "Elo gain >= elo1"
+    alpha: float = 0.025  # sprt: false-promotion rate at elo0
+    beta: float = 0.1  # sprt: false-rejection rate at elo1
+    slice_level: float = 0.95  # coverage of the per-slice intervals (worse: Bonferroni, docstring)
     require_no_worse_slice: bool = True  # reject if any slice is significantly below 0.5
     reject_stale: bool = True  # reject a candidate whose parent is older than the champion
     min_games: int = 0  # sprt: no decision before this many games in all
-    max_games: int | None = None  # sprt: reject when this many games leave it undecided
+    max_games: int | None = 1000  # sprt: reject when this many games leave it undecided
     remeasure_anchors_every: int = 5  # promotions between anchor matches (rating.anchors_due)
 
     def __post_init__(self) -> None:
@@ -152,7 +158,8 @@ class SliceSummary:
     losses: int
     score: ConfidenceInterval | None  # None with no games yet
     elo: ConfidenceInterval | None  # Elo gap over the champion in this slice
-    significantly_worse: bool  # the score interval lies wholly below 0.5
+    significantly_worse: bool  # the score interval at the Bonferroni level lies below 0.5
+    worse_test: ConfidenceInterval | None = None  # that interval (module docstring)
 
 
 @dataclass(frozen=True)
@@ -194,11 +201,12 @@ def _elo(score: ConfidenceInterval | None) -> ConfidenceInterval | None:
     )
 
 
-def _summarize(s: SliceResults, level: float) -> SliceSummary:
+def _summarize(s: SliceResults, level: float, slices: int) -> SliceSummary:
     w, d, l = wdl_counts(s.scores)
     score = _score_interval([s], level)
-    worse = score is not None and score.high < 0.5
-    return SliceSummary(s.key, s.games, w, d, l, score, _elo(score), worse)
+    test = _score_interval([s], 1.0 - (1.0 - level) / slices) if slices > 1 else score
+    worse = test is not None and test.high < 0.5
+    return SliceSummary(s.key, s.games, w, d, l, score, _elo(score), worse, test)
 
 
 def decide(
@@ -218,7 +226,7 @@ def decide(
         raise ValueError(
             f"duplicate slice keys: {sorted(k for k in set(keys) if keys.count(k) > 1)}"
         )
-    summaries = tuple(_summarize(s, config.slice_level) for s in slices)
+    summaries = tuple(_summarize(s, config.slice_level, len(slices)) for s in slices)
     score = _score_interval(slices, config.slice_level)
     games = sum(s.games for s in slices)
 
@@ -240,10 +248,11 @@ def decide(
 
 def _worse_reason(worse: Sequence[SliceSummary]) -> str:
     s = worse[0]
-    assert s.score is not None
+    ci = s.worse_test
+    assert ci is not None
     return (
-        f"slice {s.key} is significantly worse: score {s.score.estimate:.3f} "
-        f"[{s.score.low:.3f}, {s.score.high:.3f}] over {s.games} games lies below 0.5"
+        f"slice {s.key} is significantly worse: score {ci.estimate:.3f} "
+        f"[{ci.low:.3f}, {ci.high:.3f}] ({100 * ci.level:.4g}%) over {s.games} games lies below 0.5"
         + (f" (and {len(worse) - 1} more slices)" if len(worse) > 1 else "")
     )
 

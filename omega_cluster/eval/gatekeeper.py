@@ -1,18 +1,21 @@
 """The gatekeeper's work as pure code: bench specs, bench workers and the promotion decision.
 
-A candidate is benched against the champion on fresh deals, every deal played once per seat
-rotation (the candidate at one seat, the champion at the others), so seat advantage cancels; a
-2-player deal's two games form a pair for the gate's pentanomial statistics. The specs carry
-role tokens (``@candidate``, ``@champion``) instead of player specs: a :class:`BenchWorker`
-turns a token into that model's player from its checkpoint URI (cached per URI), and any other
-seat string into a player of :mod:`omega_cluster.players.registry` (the fixed anchors).
+A candidate is benched against the champion at every table of the run (``tables``: the run's
+fleet, :mod:`omega_cluster.games.fleet`; one table without a fleet), on fresh deals, each deal
+played twice so that only the candidate differs (:mod:`omega_cluster.eval.gate_bench`: the
+seat-swapped pair at 2 players, the all-champion control game at N > 2); every deal gives a
+pentanomial pair value for the gate. The specs carry role tokens (``@candidate``,
+``@champion``) instead of player specs: a :class:`BenchWorker` turns a token into that model's
+player from its checkpoint URI (cached per URI and table), and any other seat string into a
+player of :mod:`omega_cluster.players.registry` (the fixed anchors).
 
 :class:`Gatekeeper` plays rounds of deals through a ``play`` callable — the tasks of a round
-fanned out over workers; in one process just a loop over one :class:`BenchWorker` — and asks
-:func:`omega_cluster.eval.gate.decide` after each round until it promotes or rejects (fixed
-mode: one round of ``games_per_slice`` games; SPRT: rounds until the test stops or
-``max_games``). After a promotion, :meth:`Gatekeeper.anchors` measures the new champion
-against the fixed anchors.
+fanned out over workers; in one process just a loop over one :class:`BenchWorker` — with the same
+number of deals at every table each round, and asks :func:`omega_cluster.eval.gate.decide` after
+each round (one slice per table) until it promotes or rejects (fixed mode: one round of
+``games_per_slice`` games per table; SPRT: rounds until the test stops or ``max_games`` over all
+tables). After a promotion, :meth:`Gatekeeper.anchors` measures the new champion against the
+fixed anchors.
 
 No Ray and no Hydra settings here: everything takes a frozen :class:`GateServiceConfig` (built
 from the run's settings by :mod:`omega_cluster.wiring`), and
@@ -36,11 +39,27 @@ from omega_cluster.eval.gate import (
     Verdict,
     decide,
 )
-from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
+from omega_cluster.eval.gate_bench import (
+    CANDIDATE,
+    CHAMPION,
+    gate_specs,
+    pair_scores,
+    slice_figures,
+)
+from omega_cluster.eval.gate_bench import table_score as _table_score
+from omega_cluster.eval.matches import (
+    MatchSpec,
+    ParamItems,
+    SpecResult,
+    chunk_specs,
+    match_spec,
+    play_spec,
+)
 from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.eval.stats import elo_from_score, head_to_head, wdl_counts
+from omega_cluster.eval.stats import elo_from_score, wdl_counts
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
+from omega_cluster.games.fleet import TableSlice, fleet_for
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.inference import network_player_from_checkpoint
@@ -64,8 +83,6 @@ __all__ = [
     "gate_specs",
     "model_player",
 ]
-
-CANDIDATE, CHAMPION = "@candidate", "@champion"
 
 
 @dataclass(frozen=True)
@@ -103,6 +120,7 @@ class GateServiceConfig:
     run_seed: int = 0  # each bench's deals derive from it and the candidate's version
     chunk_games: int = 10  # games per bench task
     paired: bool = True  # 2 players: a deal's two seatings form a pair (pentanomial statistics)
+    tables: tuple[TableSlice, ...] = ()  # the run's fleet; empty: the one table of game_params
     anchors: tuple[str, ...] = ()  # player specs a new champion is measured against
     anchor_games: int = 0  # games against each anchor (0: none)
     torch_threads: int = 1
@@ -110,20 +128,9 @@ class GateServiceConfig:
     def build_game(self) -> Game:
         return make_game(self.game, **dict(self.game_params))
 
-
-def gate_specs(
-    game: str, params: Mapping[str, Any], players: int, *, seed: int, deals: range
-) -> tuple[MatchSpec, ...]:
-    """Candidate vs champion: each deal once per seat of the candidate."""
-    specs: list[MatchSpec] = []
-    for d in deals:
-        deal_seed = derive_seed(seed, "deal", d)
-        for r in range(players):
-            seats = [CHAMPION] * players
-            seats[r] = CANDIDATE
-            specs.append(match_spec(game, seats, deal_seed, params=dict(params),
-                                    index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
-    return tuple(specs)
+    def bench_tables(self) -> tuple[TableSlice, ...]:
+        """The tables every gate benches: the fleet's, or the one table of ``game_params``."""
+        return self.tables or fleet_for(self.game, self.game_params).slices
 
 
 def anchor_specs(
@@ -140,15 +147,6 @@ def anchor_specs(
             specs.append(match_spec(game, seats, deal_seed, params=dict(params),
                                     index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
     return tuple(specs)
-
-
-def _table_score(result: SpecResult) -> float:
-    """The focus seat's head-to-head score against the mean of the other seats."""
-    shares = result.record.win_shares
-    focus = result.spec.focus
-    assert focus is not None
-    others = [s for i, s in enumerate(shares) if i != focus]
-    return head_to_head(shares[focus], sum(others) / len(others))
 
 
 def model_player(
@@ -173,37 +171,40 @@ def model_player(
 
 
 class BenchWorker:
-    """Plays bench tasks; builds each model's player once per URI (module docstring)."""
+    """Plays bench tasks: one game per table (the spec's parameters), each model's player built
+    once per (URI, table), an anchor's once per table (module docstring)."""
 
     def __init__(self, config: GateServiceConfig, *, max_cached: int = 4) -> None:
         pin_threads(config.torch_threads)
         self.config = config
         self.game = config.build_game()
-        self.max_cached = max_cached
-        self._models: dict[str, Player] = {}
-        self._anchors: dict[str, Player] = {}
+        self.max_cached = max_cached * max(1, len(config.tables))  # models x tables
+        self._games: dict[ParamItems, Game] = {}
+        self._models: dict[tuple[str, ParamItems], Player] = {}
+        self._anchors: dict[tuple[str, ParamItems], Player] = {}
 
-    def _model_player(self, uri: str) -> Player:
-        if uri not in self._models:
-            if len(self._models) >= self.max_cached:
-                self._models.pop(next(iter(self._models)))
-            self._models[uri] = self._build(uri)
-        return self._models[uri]
+    def _game(self, spec: MatchSpec) -> Game:
+        if spec.params not in self._games:
+            self._games[spec.params] = make_game(spec.game, **spec.params_dict)
+        return self._games[spec.params]
 
-    def _build(self, uri: str) -> Player:
-        return model_player(self.config.player, self.game, uri)
-
-    def _player(self, token: str, roles: Mapping[str, str]) -> Player:
+    def _player(self, token: str, roles: Mapping[str, str], spec: MatchSpec) -> Player:
+        game = self._game(spec)
         if token in roles:
-            return self._model_player(roles[token])
-        if token not in self._anchors:
-            self._anchors[token] = make_player(token, self.game)
-        return self._anchors[token]
+            key = (roles[token], spec.params)
+            if key not in self._models:
+                if len(self._models) >= self.max_cached:
+                    self._models.pop(next(iter(self._models)))
+                self._models[key] = model_player(self.config.player, game, roles[token])
+            return self._models[key]
+        if (token, spec.params) not in self._anchors:
+            self._anchors[token, spec.params] = make_player(token, game)
+        return self._anchors[token, spec.params]
 
     def play(self, task: BenchTask) -> tuple[SpecResult, ...]:
         out = []
         for spec in task.specs:
-            players = [self._player(seat, task.roles) for seat in spec.seats]
+            players = [self._player(seat, task.roles, spec) for seat in spec.seats]
             for p in players:
                 reset = getattr(p, "reset", None)
                 if callable(reset):
@@ -264,16 +265,44 @@ class Gatekeeper:
         self.paired = config.paired and self.players == 2
         self.objective = game.spec.objective
         self.parallelism = max(1, parallelism)
+        self.tables = config.bench_tables()
 
     def _tasks(self, specs: Sequence[MatchSpec], roles: Mapping[str, str]) -> list[BenchTask]:
         size = max(self.players, self.service_config.chunk_games // self.players * self.players)
         return [BenchTask(chunk, dict(roles)) for chunk in chunk_specs(specs, size=size)]
 
     def _round_deals(self, played: int) -> int:
+        """Deals per table this round (every deal is two games, at any table size)."""
         if self.config.mode == "fixed":
-            return max(0, math.ceil(self.config.games_per_slice / self.players) - played)
-        chunk = max(1, self.service_config.chunk_games // self.players)
-        return chunk * self.parallelism
+            return max(0, math.ceil(self.config.games_per_slice / 2) - played)
+        chunk = max(1, self.service_config.chunk_games // 2)
+        return chunk * max(1, math.ceil(self.parallelism / len(self.tables)))
+
+    def _play_round(
+        self, seed: int, deals: range, roles: Mapping[str, str], play: PlayFn
+    ) -> list[list[SpecResult]]:
+        """One round: ``deals`` at every table, in tasks of one table each; results per table,
+        sorted by (deal, arm)."""
+        size = max(2, self.service_config.chunk_games // 2 * 2)
+        tasks: list[BenchTask] = []
+        owner: list[int] = []
+        for i, table in enumerate(self.tables):
+            table_seed = derive_seed(seed, table.key) if len(self.tables) > 1 else seed
+            specs = gate_specs(self.game_name, table.params, table.players, seed=table_seed,
+                               deals=deals)  # fmt: skip
+            for chunk in chunk_specs(specs, size=size):
+                tasks.append(BenchTask(chunk, dict(roles)))
+                owner.append(i)
+        out: list[list[SpecResult]] = [[] for _ in self.tables]
+        for i, results in zip(owner, play(tasks), strict=True):
+            out[i].extend(results)
+        for results in out:
+            results.sort(key=lambda r: (r.spec.deal, r.spec.arm))
+        return out
+
+    def _slices(self, results: Sequence[Sequence[SpecResult]]) -> list[SliceResults]:
+        return [SliceResults(t.key, pair_scores(rs), paired=self.service_config.paired or
+                             t.players > 2) for t, rs in zip(self.tables, results, strict=True)]  # fmt: skip
 
     def bench(
         self,
@@ -283,43 +312,36 @@ class Gatekeeper:
         champion_uri: str,
         play: PlayFn,
     ) -> GateOutcome:
-        """Play rounds of deals until the gate promotes or rejects."""
+        """Play rounds of deals at every table until the gate promotes or rejects."""
         started = time.perf_counter()
         seed = derive_seed(self.service_config.run_seed, "gate", candidate.version)
         roles = {CANDIDATE: candidate_uri, CHAMPION: champion_uri}
-        scores: list[float] = []
+        results: list[list[SpecResult]] = [[] for _ in self.tables]
         deals = 0
         while True:
             n = self._round_deals(deals)
-            if n == 0 and not scores:
+            if n == 0 and not deals:
                 raise ValueError("the gate's first round has no games; raise games_per_slice")
             if n:
-                specs = gate_specs(self.game_name, self.params, self.players, seed=seed,
-                                   deals=range(deals, deals + n))  # fmt: skip
-                results = [r for rs in play(self._tasks(specs, roles)) for r in rs]
-                results.sort(key=lambda r: (r.spec.deal, r.spec.rotation))
-                scores.extend(_table_score(r) for r in results)
+                for mine, new in zip(results, self._play_round(seed, range(deals, deals + n),
+                                                               roles, play), strict=True):  # fmt: skip
+                    mine.extend(new)
                 deals += n
-            key = f"players={self.players},objective={self.objective}"
-            slices = [SliceResults(key, tuple(scores), paired=self.paired)]
+            slices = self._slices(results)
             decision = decide(candidate, champion, slices, self.config)
+            games = decision.games
             if decision.verdict is not Verdict.CONTINUE:
                 break
-            if self.config.max_games is not None and len(scores) >= self.config.max_games:
+            if self.config.max_games is not None and games >= self.config.max_games:
                 break  # decide() rejects at max_games; this guards a misconfigured loop
         verdict = "promote" if decision.verdict is Verdict.PROMOTE else "reject"
-        est, low, high, gap, gap_low, gap_high = _finite_gap(decision, len(scores))
-        w, d, l = wdl_counts(scores)
-        slice_rows = tuple(
-            {"key": s.key, "games": s.games, "wins": s.wins, "draws": s.draws,
-             "losses": s.losses, "worse": s.significantly_worse}
-            for s in decision.slices
-        )  # fmt: skip
-        del w, d, l
+        est, low, high, gap, gap_low, gap_high = _finite_gap(decision, games)
+        figures = [slice_figures(s, rs, summary, self.config.slice_level)
+                   for s, rs, summary in zip(slices, results, decision.slices, strict=True)]  # fmt: skip
         return GateOutcome(
-            candidate.version, champion.version, verdict, decision.reason, len(scores),
+            candidate.version, champion.version, verdict, decision.reason, games,
             est, low, high, gap, gap_low, gap_high, decision.llr,
-            time.perf_counter() - started, slice_rows,
+            time.perf_counter() - started, tuple(f.row(games) for f in figures),
         )  # fmt: skip
 
     def anchors(

@@ -26,7 +26,9 @@ Counts are listed low to high, as in fishtest. A zero count is replaced by 1e-3 
 
 Bounds are Wald's: accept H0 when LLR ≤ log(beta / (1 - alpha)), accept H1 when
 LLR ≥ log((1 - beta) / alpha). :func:`simulate_sprt` measures the operating characteristics
-(error rates, mean games) of a design; ``bench/bench_sprt.py`` prints them.
+(error rates, mean games) of a design, :func:`simulate_fixed` the promotion rate of a fixed-size
+gate ("play n pairs, promote iff the score beats 0.5 by a margin"); ``bench/bench_sprt.py``
+prints both.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ __all__ = [
     "SPRTSimulation",
     "fixed_sample_size",
     "model_values",
+    "simulate_fixed",
     "simulate_sprt",
     "sprt_bounds",
     "sprt_llr",
@@ -289,3 +292,19 @@ def simulate_sprt(
         undecided=float(np.mean(verdict == 0)),
         mean_samples=float(done_at.mean()),
     )
+
+
+def simulate_fixed(
+    pdf: Sequence[float], *, samples: int, margin: float, runs: int, rng: np.random.Generator | int
+) -> float:
+    """The share of ``runs`` fixed-size gates that promote: each draws ``samples`` results from
+    ``pdf`` (3 trinomial or 5 pentanomial categories, low to high) and promotes iff the score S
+    (mean per-game value) gives 2S - 1 > ``margin`` (the gate's ``fixed`` mode)."""
+    p = np.asarray(pdf, dtype=float)
+    if p.shape not in ((3,), (5,)) or np.any(p < 0) or not math.isclose(p.sum(), 1.0):
+        raise ValueError(f"pdf must be 3 or 5 probabilities summing to 1, got {pdf!r}")
+    if runs < 1 or samples < 1:
+        raise ValueError(f"need runs >= 1 and samples >= 1, got {runs!r}, {samples!r}")
+    counts = np.random.default_rng(rng).multinomial(samples, p, size=runs)
+    score = counts @ np.linspace(0.0, 1.0, len(p)) / samples
+    return float(np.mean(2.0 * score - 1.0 > margin + 1e-12))

@@ -85,7 +85,7 @@ def test_default_is_the_60_minute_mexican_train_2p_run(default: Settings) -> Non
     assert default.game == GameSettings("mexican_train", {"players": 2, "rounds": 1})
     assert default.run.name == "default" and default.run.max_minutes == 60.0
     assert (default.cluster.backend, default.cluster.address) == ("ray", None)
-    assert default.gate.mode == "fixed" and default.model.hidden_size == 128
+    assert default.gate.mode == "sprt" and default.model.hidden_size == 128
     assert isinstance(default.gate.anchors, list) and isinstance(default.game.params, dict)
 
 
@@ -121,8 +121,8 @@ def test_cluster_and_gate_presets() -> None:
     assert multi.address == "auto" and multi.learner_gpus == 1 and multi.self_play_actors > 1
     inprocess = load_settings(["cluster=inprocess"]).cluster
     assert (inprocess.backend, inprocess.address) == ("local", None)
-    sprt = load_settings(["gate=sprt", "run=smoke"]).gate
-    assert sprt.mode == "sprt" and sprt.min_games <= (sprt.max_games or 0)
+    fixed = load_settings(["gate=fixed"]).gate
+    assert (fixed.mode, fixed.games_per_slice, fixed.margin) == ("fixed", 40, 0.0)
 
 
 # --- overrides -------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ def test_another_game_name_starts_from_its_own_parameters() -> None:
 
 
 def test_command_line_beats_the_smoke_preset() -> None:
-    s = load_settings(["run=smoke", "model=default", "search.simulations=32", "gate=sprt"])
+    s = load_settings(["run=smoke", "model=default", "search.simulations=32", "gate.mode=sprt"])
     assert (s.model.hidden_size, s.search.simulations, s.gate.mode) == (128, 32, "sprt")
 
 

@@ -75,7 +75,9 @@ def tiny_settings(
         search=SearchSettings(simulations=8, fast_simulations=4, temperature_moves=2),
         model=model,
         learner=LearnerSettings(window_rows=2000, device="cpu", **{**knobs, **learner}),
-        gate=GateSettings(games_per_slice=8, chunk_games=8, anchors=["random"], anchor_games=4),
+        gate=GateSettings(
+            mode="fixed", games_per_slice=8, chunk_games=8, anchors=["random"], anchor_games=4
+        ),
         cluster=ClusterSettings(backend="local", games_per_chunk=4, concurrent_games=4, mode=mode),
         tracking=TrackingSettings(enabled=False),
         run=RunSettings(iterations=iterations, games_per_iteration=8, progress=False),
