@@ -25,11 +25,10 @@ import logging
 import signal
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from omega_cluster import wiring
@@ -37,9 +36,10 @@ from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable,
 from omega_cluster.config import ConfigError, flat_params, read_saved_settings, resume_changes
 from omega_cluster.config.schema import Settings
 from omega_cluster.data.probe import check_store_uri
+from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import GateOutcome
-from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
+from omega_cluster.eval.rating_plots import plot_anchor_slices, plot_ratings
+from omega_cluster.eval.report import plot_learning_curves
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.export import export_onnx
 from omega_cluster.pipeline.driver import (
@@ -226,12 +226,22 @@ class TrackingObserver(Observer):
         )  # fmt: skip
         self.tracker.log_metrics({"champion/version": float(version)}, step=state.decisions)
 
-    def on_anchors(self, results: Sequence[AnchorResult], state: PipelineState) -> None:
+    def on_anchors(self, report: AnchorReport, state: PipelineState) -> None:
+        """The anchored ratings (metrics ``rating/<objective>/<player>`` and ``_low``/``_high``
+        at step version, rows of the Elo log) and the per-table scores beside them."""
         metrics = {}
-        for r in results:
-            n = max(r.wins + r.draws + r.losses, 1)
-            metrics[f"anchor/{_slug(r.anchor)}/score"] = (r.wins + 0.5 * r.draws) / n
-        self.tracker.log_metrics(metrics, step=state.decisions)
+        for rating in report.ratings:
+            key = f"rating/{_slug(rating.objective)}/{rating.kind}"
+            fit = rating.fit
+            metrics.update({key: fit.rating, f"{key}_low": fit.low, f"{key}_high": fit.high})
+        for r in report.results:
+            key = f"anchor/{_slug(r.anchor)}/{_slug(r.table)}/{r.kind}"
+            metrics.update({f"{key}/score": r.score, f"{key}/fair_share": r.fair_share})
+        self.tracker.log_metrics(metrics, step=report.version)
+        for row in state.ratings:
+            if row["version"] == report.version:
+                self.tracker.log_elo_row(row)
+        self._plots()
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
         self._plots()
@@ -243,21 +253,17 @@ class TrackingObserver(Observer):
             return
         out = self.paths.root / "plots"
         files = []
-        rows = [r for r in self._pipeline.state.elo_log if r.get("promoted")]
-        if rows:
-            files.append(plot_elo_ladder(_LadderRows(rows), out / "elo.png"))
+        state = self._pipeline.state
+        if state.ratings or any(r.get("promoted") for r in state.elo_log):
+            files.append(plot_ratings([*state.ratings, *state.elo_log], out / "rating.png",
+                                      anchors=self.settings.gate.anchors))  # fmt: skip
+        if state.anchor_slices:
+            files.append(plot_anchor_slices(state.anchor_slices, out / "slices.png"))
         if self._losses:
             files.append(plot_learning_curves(self._losses, out / "losses.png",
                                               xlabel="learner step"))  # fmt: skip
         if files:
             self.tracker.log_figure_files(files)
-
-
-class _LadderRows(list[Any]):
-    """Elo-log dicts as the attribute rows plot_elo_ladder reads."""
-
-    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
-        super().__init__(SimpleNamespace(**{**r, "version": f"v{r['version']}"}) for r in rows)
 
 
 def _slug(text: str) -> str:

@@ -11,8 +11,8 @@ seat string into a player of :mod:`omega_cluster.players.registry` (the fixed an
 fanned out over workers; in one process just a loop over one :class:`BenchWorker` — and asks
 :func:`omega_cluster.eval.gate.decide` after each round until it promotes or rejects (fixed
 mode: one round of ``games_per_slice`` games; SPRT: rounds until the test stops or
-``max_games``). After a promotion, :meth:`Gatekeeper.anchors` measures the new champion
-against the fixed anchors.
+``max_games``). After a promotion, :meth:`GateService.anchors` measures the new champion
+against the fixed anchors (:mod:`omega_cluster.eval.anchors`).
 
 No Ray and no Hydra settings here: everything takes a frozen :class:`GateServiceConfig` (built
 from the run's settings by :mod:`omega_cluster.wiring`), and
@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from omega_cluster.eval.anchors import AnchorReport, measure_anchors
 from omega_cluster.eval.gate import (
     Contender,
     GateConfig,
@@ -37,10 +38,10 @@ from omega_cluster.eval.gate import (
     decide,
 )
 from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec, play_spec
-from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import elo_from_score, head_to_head, wdl_counts
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
+from omega_cluster.games.fleet import Fleet
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.inference import network_player_from_checkpoint
@@ -60,7 +61,6 @@ __all__ = [
     "Gatekeeper",
     "ModelPlayerSpec",
     "PlayFn",
-    "anchor_specs",
     "gate_specs",
     "model_player",
 ]
@@ -74,6 +74,7 @@ class BenchTask:
 
     specs: tuple[MatchSpec, ...]
     roles: Mapping[str, str]  # token -> checkpoint URI
+    kind: str = ""  # how the models play (ModelPlayerSpec.kind); "": the config's player
 
 
 PlayFn = Callable[[Sequence[BenchTask]], Sequence[Sequence[SpecResult]]]
@@ -103,8 +104,11 @@ class GateServiceConfig:
     run_seed: int = 0  # each bench's deals derive from it and the candidate's version
     chunk_games: int = 10  # games per bench task
     paired: bool = True  # 2 players: a deal's two seatings form a pair (pentanomial statistics)
-    anchors: tuple[str, ...] = ()  # player specs a new champion is measured against
-    anchor_games: int = 0  # games against each anchor (0: none)
+    # the fixed anchors a champion is rated against (player spec -> Elo) and its games against
+    # each, per objective and player kind (0: none); the run's tables (None: game_params')
+    anchors: Mapping[str, float] = field(default_factory=dict)
+    anchor_games: int = 0
+    fleet: Fleet | None = None
     torch_threads: int = 1
 
     def build_game(self) -> Game:
@@ -121,22 +125,6 @@ def gate_specs(
         for r in range(players):
             seats = [CHAMPION] * players
             seats[r] = CANDIDATE
-            specs.append(match_spec(game, seats, deal_seed, params=dict(params),
-                                    index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
-    return tuple(specs)
-
-
-def anchor_specs(
-    game: str, params: Mapping[str, Any], players: int, anchor: str, *, seed: int, games: int
-) -> tuple[MatchSpec, ...]:
-    """The champion at one seat against ``anchor`` at every other, seats rotated."""
-    specs: list[MatchSpec] = []
-    deals = max(1, math.ceil(games / players))
-    for d in range(deals):
-        deal_seed = derive_seed(seed, "anchor", anchor, d)
-        for r in range(players):
-            seats = [anchor] * players
-            seats[r] = CHAMPION
             specs.append(match_spec(game, seats, deal_seed, params=dict(params),
                                     index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
     return tuple(specs)
@@ -180,22 +168,23 @@ class BenchWorker:
         self.config = config
         self.game = config.build_game()
         self.max_cached = max_cached
-        self._models: dict[str, Player] = {}
+        self._models: dict[tuple[str, str], Player] = {}
         self._anchors: dict[str, Player] = {}
 
-    def _model_player(self, uri: str) -> Player:
-        if uri not in self._models:
+    def _model_player(self, uri: str, kind: str = "") -> Player:
+        if (uri, kind) not in self._models:
             if len(self._models) >= self.max_cached:
                 self._models.pop(next(iter(self._models)))
-            self._models[uri] = self._build(uri)
-        return self._models[uri]
+            self._models[uri, kind] = self._build(uri, kind)
+        return self._models[uri, kind]
 
-    def _build(self, uri: str) -> Player:
-        return model_player(self.config.player, self.game, uri)
+    def _build(self, uri: str, kind: str = "") -> Player:
+        spec = self.config.player
+        return model_player(replace(spec, kind=kind) if kind else spec, self.game, uri)
 
-    def _player(self, token: str, roles: Mapping[str, str]) -> Player:
+    def _player(self, token: str, roles: Mapping[str, str], kind: str = "") -> Player:
         if token in roles:
-            return self._model_player(roles[token])
+            return self._model_player(roles[token], kind)
         if token not in self._anchors:
             self._anchors[token] = make_player(token, self.game)
         return self._anchors[token]
@@ -203,7 +192,7 @@ class BenchWorker:
     def play(self, task: BenchTask) -> tuple[SpecResult, ...]:
         out = []
         for spec in task.specs:
-            players = [self._player(seat, task.roles) for seat in spec.seats]
+            players = [self._player(seat, task.roles, task.kind) for seat in spec.seats]
             for p in players:
                 reset = getattr(p, "reset", None)
                 if callable(reset):
@@ -322,25 +311,6 @@ class Gatekeeper:
             time.perf_counter() - started, slice_rows,
         )  # fmt: skip
 
-    def anchors(
-        self, version: int, uri: str, play: PlayFn, *, anchors: Sequence[str], games: int
-    ) -> list[AnchorResult]:
-        """The champion's record (wins/draws/losses from its side) against each anchor."""
-        out = []
-        for anchor in anchors:
-            seed = derive_seed(self.service_config.run_seed, "anchor", version)
-            specs = anchor_specs(self.game_name, self.params, self.players, anchor, seed=seed,
-                                 games=games)  # fmt: skip
-            results = [r for rs in play(self._tasks(specs, {CHAMPION: uri})) for r in rs]
-            scores = [_table_score(r) for r in results]
-            w, d, l = wdl_counts(scores)
-            by_deal: dict[int, list[float]] = {}
-            for r, s in zip(results, scores, strict=True):
-                by_deal.setdefault(r.spec.deal, []).append(s)
-            deal_scores = tuple(sum(v) / len(v) for _, v in sorted(by_deal.items()))
-            out.append(AnchorResult(str(version), anchor, w, d, l, deal_scores))
-        return out
-
 
 class GateService:
     """What the gatekeeper actor serves: :class:`Gatekeeper` plus a ``play`` for its benches.
@@ -372,9 +342,6 @@ class GateService:
             self.play,
         )  # fmt: skip
 
-    def anchors(self, version: int, uri: str) -> list[AnchorResult]:
-        g = self.config
-        if not g.anchors or g.anchor_games < 1:
-            return []
-        return self.gatekeeper.anchors(version, uri, self.play, anchors=g.anchors,
-                                       games=g.anchor_games)  # fmt: skip
+    def anchors(self, version: int, uri: str) -> AnchorReport:
+        """The champion's games against the fixed anchors and its anchored ratings."""
+        return measure_anchors(self.config, version, uri, self.play)

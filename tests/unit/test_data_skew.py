@@ -94,7 +94,7 @@ def _settings(iterations: int) -> Settings:
         model=model,
         learner=LearnerSettings(window_rows=2000, device="cpu", batch_size=16,
                                 steps_per_candidate=8, min_rows=25),
-        gate=GateSettings(games_per_slice=8, chunk_games=8, anchors=["random"], anchor_games=4),
+        gate=GateSettings(games_per_slice=8, chunk_games=8, anchors={"random": 1000.0}, anchor_games=4),
         cluster=ClusterSettings(backend="local", games_per_chunk=4, concurrent_games=4),
         tracking=TrackingSettings(enabled=False),
         run=RunSettings(iterations=iterations, games_per_iteration=8, progress=False),
