@@ -62,8 +62,11 @@ def plot_ratings(
         right.errorbar(x, elo, yerr=yerr, fmt="o-", capsize=3, color="grey")
     right.set_title("chained Elo (sum of gate gaps, not anchored)")
     right.set_xlabel("champion version")
+    from matplotlib.ticker import MaxNLocator
+
     for ax in (left, right):
         ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # versions are whole numbers
     return _save(figure, path)
 
 
@@ -81,7 +84,7 @@ def plot_anchor_slices(rows: Sequence[Mapping[str, Any]], path: str | Path) -> P
     cell = {((str(r["table"]), str(r["anchor"]), str(r["player"])), int(r["version"])):
             float(r["score"]) for r in rows}  # fmt: skip
     grid = [[cell.get((lab, v), float("nan")) for v in versions] for lab in labels]
-    figure = Figure(figsize=(3.5 + 0.5 * len(versions), 1.2 + 0.32 * len(labels)), dpi=DPI,
+    figure = Figure(figsize=(6.0 + 0.5 * len(versions), 1.4 + 0.32 * len(labels)), dpi=DPI,
                     layout="constrained")  # fmt: skip
     ax = figure.add_subplot()
     image = ax.imshow(grid, cmap="RdYlGn", norm=TwoSlopeNorm(vcenter=0.5, vmin=0.0, vmax=1.0),
