@@ -59,6 +59,7 @@ from omega_cluster.tracking import (
     find_run_dir,
     resume_target,
 )
+from omega_cluster.tracking.ratings import rating_metrics, slug
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
 __all__ = [
@@ -126,7 +127,7 @@ class TrackingObserver(Observer):
         self.settings = settings
         self.paths = paths
         self.config_yaml = config_yaml
-        self.model_name = settings.tracking.model_name or f"omega-{_slug(settings.game.name)}"
+        self.model_name = settings.tracking.model_name or f"omega-{slug(settings.game.name)}"
         self._started = time.monotonic()
         self._losses: dict[str, list[tuple[float, float]]] = {}
         self._search_path = ""  # the last self-play search path tagged
@@ -211,7 +212,7 @@ class TrackingObserver(Observer):
         }
         for s in outcome.slices:
             games = max(int(s["games"]), 1)
-            metrics[f"gate/slice/{_slug(s['key'])}/score"] = (s["wins"] + 0.5 * s["draws"]) / games
+            metrics[f"gate/slice/{slug(s['key'])}/score"] = (s["wins"] + 0.5 * s["draws"]) / games
         self.tracker.log_metrics(metrics, step=state.decisions)
         self.tracker.log_elo_row(row)
         self._plots()
@@ -229,15 +230,7 @@ class TrackingObserver(Observer):
     def on_anchors(self, report: AnchorReport, state: PipelineState) -> None:
         """The anchored ratings (metrics ``rating/<objective>/<player>`` and ``_low``/``_high``
         at step version, rows of the Elo log) and the per-table scores beside them."""
-        metrics = {}
-        for rating in report.ratings:
-            key = f"rating/{_slug(rating.objective)}/{rating.kind}"
-            fit = rating.fit
-            metrics.update({key: fit.rating, f"{key}_low": fit.low, f"{key}_high": fit.high})
-        for r in report.results:
-            key = f"anchor/{_slug(r.anchor)}/{_slug(r.table)}/{r.kind}"
-            metrics.update({f"{key}/score": r.score, f"{key}/fair_share": r.fair_share})
-        self.tracker.log_metrics(metrics, step=report.version)
+        self.tracker.log_metrics(rating_metrics(report), step=report.version)
         for row in state.ratings:
             if row["version"] == report.version:
                 self.tracker.log_elo_row(row)
@@ -264,10 +257,6 @@ class TrackingObserver(Observer):
                                               xlabel="learner step"))  # fmt: skip
         if files:
             self.tracker.log_figure_files(files)
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 def _export_onnx(uri: str) -> Path | None:

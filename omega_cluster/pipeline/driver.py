@@ -63,14 +63,7 @@ from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.backend import Backend, LocalBackend
 from omega_cluster.pipeline.retries import MAX_FAILURES, RunFailed, backoff, brief
-from omega_cluster.pipeline.run_state import (
-    PipelineState,
-    RunPaths,
-    elo_log_row,
-    rating_rows,
-    recount,
-    slice_rows,
-)
+from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row, recount
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 
 # components built from the run's settings (the service layer's wiring)
@@ -420,8 +413,7 @@ class Pipeline:
             self._trainer_busy = False
 
     def _rate_first_champion(self) -> None:
-        """The first champion plays the anchors before anything else (once per run): the
-        anchored rating curve then starts where training started."""
+        """The first champion plays the anchors first (once a run): the rating curve's start."""
         champion = self.registry.champion
         assert champion is not None
         if champion.version != 0 or self.state.ratings:
@@ -432,10 +424,9 @@ class Pipeline:
         self._wait_all()
 
     def _anchored(self, report: AnchorReport) -> None:
-        """The anchored ratings join the Elo log; observers get the whole report."""
+        """The anchored ratings are kept beside the Elo log; observers get the whole report."""
         if report:
-            self.state.ratings.extend(rating_rows(report, decision=self.state.decisions))
-            self.state.anchor_slices.extend(slice_rows(report))
+            self.state.record_anchors(report)
             self.state.save(self.paths.state)
             self._emit("on_anchors", report, self.state)
         self._trainer_busy = False

@@ -77,6 +77,12 @@ class PipelineState:
     ratings: list[dict[str, Any]] = field(default_factory=list)  # rating_rows of champions
     anchor_slices: list[dict[str, Any]] = field(default_factory=list)  # slice_rows of champions
 
+    def record_anchors(self, report: AnchorReport) -> None:
+        """A champion's anchored ratings and per-table scores (:func:`rating_rows`,
+        :func:`slice_rows`)."""
+        self.ratings.extend(rating_rows(report, decision=self.decisions))
+        self.anchor_slices.extend(slice_rows(report))
+
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".json.tmp")
         with open(tmp, "w") as f:

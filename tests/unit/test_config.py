@@ -296,7 +296,7 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
         ({"gate__min_games": 50, "gate__max_games": 40}, ["gate.max_games=40", ">= gate.min"]),
         ({"cluster__backend": "local", "cluster__address": "auto"}, ["cluster.address", "ray"]),
         ({"gate__anchors": {"random": 1000, "nobody": 1300}}, ["gate.anchors.nobody", "commander"]),
-        ({"gate__anchors": {"random": "high"}}, ["gate.anchors.random='high'", "finite Elo"]),
+        ({"gate__anchors": {"random": "high"}}, ["gate.anchors.random='high'", "finite number"]),
         ({"gate__anchors": {}, "gate__anchor_games": 4}, ["gate.anchors={} names no", "=0"]),
         ({"gate__anchors": ["random"]}, ["gate.anchors=['random'] must map player specs"]),
         ({"search__leaf": "commander_rollout"}, []),  # Mexican Train has Commander
