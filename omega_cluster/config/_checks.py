@@ -52,9 +52,7 @@ from omega_cluster.train.losses import VALUE_TARGETS
 __all__ = ["validate"]
 
 GATE_PLAYERS = ("network", "search")
-_OFFICERS_HINT = (  # the default run rates against the Mexican Train officers
-    "; another game: gate.anchors={random:1000,heuristic:1400} (any game with a heuristic)"
-)
+_ANY_GAME_ANCHORS = "gate.anchors={random:1000,heuristic:1400}"  # any game with a heuristic
 BACKENDS = ("ray", "local")
 CLUSTER_MODES = ("sync", "async")
 # learner.device: checked for syntax only, the driver may have no GPU while the cluster does
@@ -338,17 +336,14 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
     p.flag("gate.paired", g.paired)
     p.integer("gate.anchor_games", g.anchor_games, 0)
     if not isinstance(g.anchors, Mapping):
-        p.add("gate.anchors", f"={g.anchors!r} must map player specs to their fixed Elo, e.g. "
-              "{random: 1000, heuristic: 1400}")  # fmt: skip
+        p.add("gate.anchors", f"={g.anchors!r} must map player specs to Elo: {_ANY_GAME_ANCHORS}")
     elif not g.anchors and g.anchor_games > 0:
-        p.add("gate.anchors", "={} names no anchor; give them (spec: Elo), e.g. "
-              "{random: 1000, heuristic: 1400}, or set gate.anchor_games=0")  # fmt: skip
+        p.add("gate.anchors", f"={{}} names no anchor: {_ANY_GAME_ANCHORS} or gate.anchor_games=0")
     else:
         _check_anchors(p, g.anchors, game)
 
 
 def _check_anchors(p: _Problems, anchors: Mapping[Any, Any], game: Game | None) -> None:
-    """Each anchor a player of the game with a finite rating."""
     for spec, rating in anchors.items():
         key = f"gate.anchors.{spec}"
         if not p.text(key, spec):
@@ -359,8 +354,9 @@ def _check_anchors(p: _Problems, anchors: Mapping[Any, Any], game: Game | None) 
         try:
             make_player(spec, game)
         except (PlayerSpecError, ValueError, OSError) as err:
-            hint = _OFFICERS_HINT if spec in ("lieutenant", "commander") else ""
-            p.add(key, f": not a player for {game.spec.name}: {err}{hint}")
+            officer = spec in ("lieutenant", "commander")  # the default run's: Mexican Train's
+            p.add(key, f": not a player for {game.spec.name}: {err}"
+                  + (f"; another game: {_ANY_GAME_ANCHORS}" if officer else ""))  # fmt: skip
 
 
 def _check_cluster(p: _Problems, c: ClusterSettings) -> None:

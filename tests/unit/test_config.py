@@ -297,8 +297,11 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
         ({"cluster__backend": "local", "cluster__address": "auto"}, ["cluster.address", "ray"]),
         ({"gate__anchors": {"random": 1000, "nobody": 1300}}, ["gate.anchors.nobody", "commander"]),
         ({"gate__anchors": {"random": "high"}}, ["gate.anchors.random='high'", "finite number"]),
-        ({"gate__anchors": {}, "gate__anchor_games": 4}, ["gate.anchors={} names no", "=0"]),
-        ({"gate__anchors": ["random"]}, ["gate.anchors=['random'] must map player specs"]),
+        (
+            {"gate__anchors": {}, "gate__anchor_games": 4},
+            ["gate.anchors={} names no anchor", "anchor_games=0"],
+        ),
+        ({"gate__anchors": ["random"]}, ["gate.anchors=['random'] must map player specs to Elo"]),
         ({"search__leaf": "commander_rollout"}, []),  # Mexican Train has Commander
         ({"search__leaf": "network+commander_rollout", "search__selection": "puct"}, []),
     ],
