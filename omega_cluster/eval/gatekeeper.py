@@ -161,38 +161,44 @@ def model_player(
 
 
 class BenchWorker:
-    """Plays bench tasks; builds each model's player once per URI (module docstring)."""
+    """Plays bench tasks; builds each model's player once per URI, player kind and table (a
+    fleet's tables differ in players and objective; the players are built for their table)."""
 
-    def __init__(self, config: GateServiceConfig, *, max_cached: int = 4) -> None:
+    def __init__(self, config: GateServiceConfig, *, max_cached: int = 16) -> None:
         pin_threads(config.torch_threads)
         self.config = config
         self.game = config.build_game()
         self.max_cached = max_cached
-        self._models: dict[tuple[str, str], Player] = {}
-        self._anchors: dict[str, Player] = {}
+        self._games: dict[Any, Game] = {}
+        self._models: dict[tuple[str, str, Any], Player] = {}
+        self._anchors: dict[tuple[str, Any], Player] = {}
 
-    def _model_player(self, uri: str, kind: str = "") -> Player:
-        if (uri, kind) not in self._models:
+    def _table(self, spec: MatchSpec) -> Game:
+        if spec.params not in self._games:
+            self._games[spec.params] = make_game(spec.game, **dict(spec.params))
+        return self._games[spec.params]
+
+    def _model_player(self, uri: str, kind: str, spec: MatchSpec) -> Player:
+        key = (uri, kind, spec.params)
+        if key not in self._models:
             if len(self._models) >= self.max_cached:
                 self._models.pop(next(iter(self._models)))
-            self._models[uri, kind] = self._build(uri, kind)
-        return self._models[uri, kind]
+            player = self.config.player
+            player = replace(player, kind=kind) if kind else player
+            self._models[key] = model_player(player, self._table(spec), uri)
+        return self._models[key]
 
-    def _build(self, uri: str, kind: str = "") -> Player:
-        spec = self.config.player
-        return model_player(replace(spec, kind=kind) if kind else spec, self.game, uri)
-
-    def _player(self, token: str, roles: Mapping[str, str], kind: str = "") -> Player:
-        if token in roles:
-            return self._model_player(roles[token], kind)
-        if token not in self._anchors:
-            self._anchors[token] = make_player(token, self.game)
-        return self._anchors[token]
+    def _player(self, token: str, task: BenchTask, spec: MatchSpec) -> Player:
+        if token in task.roles:
+            return self._model_player(task.roles[token], task.kind, spec)
+        if (token, spec.params) not in self._anchors:
+            self._anchors[token, spec.params] = make_player(token, self._table(spec))
+        return self._anchors[token, spec.params]
 
     def play(self, task: BenchTask) -> tuple[SpecResult, ...]:
         out = []
         for spec in task.specs:
-            players = [self._player(seat, task.roles, task.kind) for seat in spec.seats]
+            players = [self._player(seat, task, spec) for seat in spec.seats]
             for p in players:
                 reset = getattr(p, "reset", None)
                 if callable(reset):

@@ -161,7 +161,7 @@ class AnchoredRating:
     high: float
     level: float
     games: int
-    clamped: bool  # the record was perfect (all wins or all losses): the MLE is a clamp bound
+    clamped: bool  # the rating or an end of its interval is at the clamp (anchored_rating)
 
 
 def anchored_rating(
@@ -175,8 +175,9 @@ def anchored_rating(
     likelihood's: every R whose log-likelihood is within z^2/2 of the best (z the normal
     quantile of ``level``), which stays right when the record is lopsided (a Wald interval from
     the Fisher information is symmetric and too short there). R and the interval stay inside
-    ``reach`` Elo of the anchors; a perfect record (the likelihood rises without bound) gives
-    that bound as R with ``clamped=True``.
+    ``reach`` Elo of the anchors; ``clamped`` says that R or an end of the interval sits at that
+    bound (a perfect record, whose likelihood rises without end, always does; so do few games
+    against anchors far from R): the data alone would put it further out.
     """
     pairs = np.array([(float(a), float(s)) for a, s in games], dtype=float).reshape(-1, 2)
     if len(pairs) == 0:
@@ -194,11 +195,11 @@ def anchored_rating(
         return float(np.sum(score - 1.0 / (1.0 + np.exp((anchor - r) / _ELO_PER_NAT))))
 
     best = _bisect(lambda r: slope(r) > 0.0, lo, hi)
-    clamped = slope(lo) <= 0.0 or slope(hi) >= 0.0
     cut = loglik(best) - normal_quantile(0.5 + level / 2.0) ** 2 / 2.0
-    low = lo if loglik(lo) >= cut else _bisect(lambda r: loglik(r) < cut, lo, best)
-    high = hi if loglik(hi) >= cut else _bisect(lambda r: loglik(r) >= cut, best, hi)
-    return AnchoredRating(best, low, high, level, len(pairs), clamped)
+    low_out, high_out = loglik(lo) >= cut, loglik(hi) >= cut  # the interval reaches the bound
+    low = lo if low_out else _bisect(lambda r: loglik(r) < cut, lo, best)
+    high = hi if high_out else _bisect(lambda r: loglik(r) >= cut, best, hi)
+    return AnchoredRating(best, low, high, level, len(pairs), low_out or high_out)
 
 
 def _bisect(below: Callable[[float], bool], lo: float, hi: float) -> float:

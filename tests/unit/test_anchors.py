@@ -69,3 +69,36 @@ def test_the_rating_plots_are_written(tmp_path: Path) -> None:
         plot_ratings([{"version": 1, "promoted": False}], tmp_path / "none.png")
     with pytest.raises(BenchError, match="no anchor rows"):
         plot_anchor_slices([], tmp_path / "none.png")
+
+
+def test_a_fleet_champion_gets_one_rating_per_objective_and_player(tmp_path: Path) -> None:
+    """Mexican Train over 2 and 3 players and both objectives, in process: each table's players
+    are built for that table, and the report holds a rating per (objective, player kind) over
+    all of that objective's tables and anchors."""
+    from omega_cluster import wiring
+    from omega_cluster.config import load_settings
+    from omega_cluster.eval.anchors import KINDS, measure_anchors
+    from omega_cluster.model.checkpoint import save_checkpoint
+
+    settings = load_settings(["run=smoke", "game.fleet={2:1,3:1}", "game.objectives=[points,go_out]",
+                              "gate.anchors={ensign:1000,commander:1400}",
+                              "gate.bench_simulations=4"])  # fmt: skip
+    game = wiring.build_game(settings)
+    encoder = wiring.build_encoder(settings, game)
+    uri = tmp_path / "v0"
+    save_checkpoint(uri, wiring.build_model(settings, game, encoder), game=game, encoder=encoder,
+                    version=0, metrics={})  # fmt: skip
+    service = wiring.gate_service(settings)
+    report = measure_anchors(service.config, 0, str(uri), service.play, games=6)
+    assert [(r.objective, r.kind) for r in report.ratings] == [
+        (o, k) for o in ("points", "go_out") for k in KINDS
+    ]
+    for rating in report.ratings:
+        mine = [
+            r for r in report.results if (r.objective, r.kind) == (rating.objective, rating.kind)
+        ]
+        assert {(r.table, r.anchor) for r in mine} == {
+            (f"players={n},objective={rating.objective}", a) for n in (2, 3)
+            for a in ("ensign", "commander")}  # fmt: skip
+        assert rating.fit.games == sum(r.wins + r.draws + r.losses for r in mine) == 2 * (4 + 3)
+        assert rating.fit.low <= rating.fit.rating <= rating.fit.high
