@@ -22,7 +22,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, Gatekeeper, GateServiceConfig
+from omega_cluster.eval.anchors import play_anchor
+from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, GateServiceConfig
 from omega_cluster.eval.stats import wilson_interval
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.wiring import gate_service_config, load_run_settings
@@ -62,7 +63,9 @@ def bench(
         def play(tasks: Any) -> list[Any]:
             return list(pool.map(_play, tasks))
 
-        keeper = Gatekeeper(gate_service_config(settings), parallelism=workers)
+        config = gate_service_config(settings)
+        assert config.fleet is not None
+        table = config.fleet.slices[0]  # the run's first table
         if only is not None:  # one version of the registry instead
             versions = [("reference" if only == 0 else f"v{only}", registry.get(only))]
         else:
@@ -73,8 +76,8 @@ def bench(
             print("overrides: " + " ".join(overrides), flush=True)
         for label, version in versions:
             start = time.perf_counter()
-            [result] = keeper.anchors(version.version, version.uri, play, anchors=[anchor],
-                                      games=games)  # fmt: skip
+            result = play_anchor(config, version.version, version.uri, play, anchor=anchor,
+                                 table=table, games=games, kind=settings.gate.player)  # fmt: skip
             n = result.wins + result.draws + result.losses
             ci = wilson_interval(result.wins + 0.5 * result.draws, n)
             paired = ""

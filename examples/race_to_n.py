@@ -12,9 +12,9 @@ inputs, with the action id one-hot over the two actions. ``examples/blind_war/``
 shape (rules, a rule-based player, an encoder, a ``PLUGIN``). Train it::
 
     PYTHONPATH=examples omega-cluster train run=smoke game.name=race_to_n:RaceGame \\
-        'gate.anchors=[random]'
+        'gate.anchors={random:1000}'
 
-(``gate.anchors=[random]``: the game has no ``heuristic`` player to anchor against.) Check it against the contract::
+(``gate.anchors={random:1000}``: the game has no ``heuristic`` player to anchor against.) Check it against the contract::
 
     PYTHONPATH=examples python -m race_to_n
 """

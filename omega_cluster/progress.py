@@ -10,15 +10,14 @@ both training (chunks, candidates) and evaluation (gate decisions, anchors).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import GateOutcome
-from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.pipeline.driver import Observer, Pipeline, PipelineState
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
@@ -97,9 +96,10 @@ class ProgressDisplay(Observer):
                      f"score {outcome.score:.3f} [{outcome.score_low:.3f}, "
                      f"{outcome.score_high:.3f}] over {outcome.games} games — {outcome.reason}")  # fmt: skip
 
-    def on_anchors(self, results: Sequence[AnchorResult], state: PipelineState) -> None:
-        text = ", ".join(f"{r.anchor} {r.wins}-{r.draws}-{r.losses}" for r in results)
-        self._update(f"champion v{results[0].version} vs anchors: {text}")
+    def on_anchors(self, report: AnchorReport, state: PipelineState) -> None:
+        text = ", ".join(f"{r.objective} {r.kind} {r.fit.rating:.0f} [{r.fit.low:.0f}, "
+                         f"{r.fit.high:.0f}]" for r in report.ratings)  # fmt: skip
+        self._update(f"champion v{report.version} rated against the anchors: {text}")
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
         self._update(f"stopped: {reason}; {state.decisions} decisions, {state.promotions} "

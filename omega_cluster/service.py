@@ -26,11 +26,10 @@ import math
 import signal
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from omega_cluster import wiring
@@ -38,9 +37,10 @@ from omega_cluster.cluster import ActorPlan, RayBackend, init_ray, is_retryable,
 from omega_cluster.config import ConfigError, flat_params, read_saved_settings, resume_changes
 from omega_cluster.config.schema import Settings
 from omega_cluster.data.probe import check_store_uri
+from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import GateOutcome
-from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.eval.report import plot_elo_ladder, plot_learning_curves
+from omega_cluster.eval.rating_plots import plot_anchor_slices, plot_ratings
+from omega_cluster.eval.report import plot_learning_curves
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.export import export_onnx
 from omega_cluster.pipeline.driver import (
@@ -60,6 +60,7 @@ from omega_cluster.tracking import (
     find_run_dir,
     resume_target,
 )
+from omega_cluster.tracking.ratings import rating_metrics, slug
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
 __all__ = [
@@ -127,7 +128,7 @@ class TrackingObserver(Observer):
         self.settings = settings
         self.paths = paths
         self.config_yaml = config_yaml
-        self.model_name = settings.tracking.model_name or f"omega-{_slug(settings.game.name)}"
+        self.model_name = settings.tracking.model_name or f"omega-{slug(settings.game.name)}"
         self._started = time.monotonic()
         self._losses: dict[str, list[tuple[float, float]]] = {}
         self._slice_losses: dict[str, list[tuple[float, float]]] = {}  # value loss per slice
@@ -170,7 +171,7 @@ class TrackingObserver(Observer):
         lag = (champion.version - report.version) if champion is not None else 0
         for key, games in report.slices.items():  # the fleet's tables: games played per slice
             self._slice_games[key] = self._slice_games.get(key, 0) + games
-        per_slice = {f"selfplay/slice/{_slug(k)}/games_since_start": float(v)
+        per_slice = {f"selfplay/slice/{slug(k)}/games_since_start": float(v)
                      for k, v in self._slice_games.items()}  # fmt: skip
         self.tracker.log_metrics(
             {
@@ -215,7 +216,7 @@ class TrackingObserver(Observer):
         for name, value in m.items():
             if name.startswith("slice/"):
                 key, figure = name[len("slice/") :].rsplit("/", 1)
-                metrics[f"learner/slice/{_slug(key)}/{figure}"] = value
+                metrics[f"learner/slice/{slug(key)}/{figure}"] = value
                 if figure == "value_loss":
                     self._slice_losses.setdefault(key, []).append((step, value))
         if metrics:
@@ -234,7 +235,7 @@ class TrackingObserver(Observer):
         for s in outcome.slices:  # score, fair shares and Elo with their intervals, per table
             for name, value in s.items():
                 if isinstance(value, int | float) and math.isfinite(value):
-                    metrics[f"gate/slice/{_slug(s['key'])}/{name}"] = float(value)
+                    metrics[f"gate/slice/{slug(s['key'])}/{name}"] = float(value)
         self.tracker.log_metrics(metrics, step=state.decisions)
         self.tracker.log_elo_row(row)
         self._plots()
@@ -249,12 +250,14 @@ class TrackingObserver(Observer):
         )  # fmt: skip
         self.tracker.log_metrics({"champion/version": float(version)}, step=state.decisions)
 
-    def on_anchors(self, results: Sequence[AnchorResult], state: PipelineState) -> None:
-        metrics = {}
-        for r in results:
-            n = max(r.wins + r.draws + r.losses, 1)
-            metrics[f"anchor/{_slug(r.anchor)}/score"] = (r.wins + 0.5 * r.draws) / n
-        self.tracker.log_metrics(metrics, step=state.decisions)
+    def on_anchors(self, report: AnchorReport, state: PipelineState) -> None:
+        """The anchored ratings (metrics ``rating/<objective>/<player>`` and ``_low``/``_high``
+        at step version, rows of the Elo log) and the per-table scores beside them."""
+        self.tracker.log_metrics(rating_metrics(report), step=report.version)
+        for row in state.ratings:
+            if row["version"] == report.version:
+                self.tracker.log_elo_row(row)
+        self._plots()
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
         self._plots()
@@ -266,9 +269,12 @@ class TrackingObserver(Observer):
             return
         out = self.paths.root / "plots"
         files = []
-        rows = [r for r in self._pipeline.state.elo_log if r.get("promoted")]
-        if rows:
-            files.append(plot_elo_ladder(_LadderRows(rows), out / "elo.png"))
+        state = self._pipeline.state
+        if state.ratings or any(r.get("promoted") for r in state.elo_log):
+            files.append(plot_ratings([*state.ratings, *state.elo_log], out / "rating.png",
+                                      anchors=self.settings.gate.anchors))  # fmt: skip
+        if state.anchor_slices:
+            files.append(plot_anchor_slices(state.anchor_slices, out / "slices.png"))
         if self._losses:
             files.append(plot_learning_curves(self._losses, out / "losses.png",
                                               xlabel="learner step"))  # fmt: skip
@@ -278,17 +284,6 @@ class TrackingObserver(Observer):
                                               title="value loss by table"))  # fmt: skip
         if files:
             self.tracker.log_figure_files(files)
-
-
-class _LadderRows(list[Any]):
-    """Elo-log dicts as the attribute rows plot_elo_ladder reads."""
-
-    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
-        super().__init__(SimpleNamespace(**{**r, "version": f"v{r['version']}"}) for r in rows)
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 def _export_onnx(uri: str) -> Path | None:

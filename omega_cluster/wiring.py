@@ -265,9 +265,9 @@ def gate_service_config(settings: Settings) -> GateServiceConfig:
         run_seed=settings.run.seed,
         chunk_games=g.chunk_games,
         paired=g.paired,
-        tables=build_fleet(settings).slices,
-        anchors=tuple(g.anchors),
+        anchors=dict(g.anchors),
         anchor_games=g.anchor_games,
+        fleet=build_fleet(settings),
         torch_threads=settings.cluster.torch_threads,
     )
 

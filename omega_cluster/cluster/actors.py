@@ -17,6 +17,7 @@ from typing import Any
 
 import ray
 
+from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import (
     BenchTask,
     BenchWorker,
@@ -25,7 +26,6 @@ from omega_cluster.eval.gatekeeper import (
     GateServiceConfig,
 )
 from omega_cluster.eval.matches import SpecResult
-from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.model.registry import ModelRegistry, ModelVersion
 from omega_cluster.train.workers import (
     CandidateReport,
@@ -106,7 +106,7 @@ class GatekeeperActor:
     ) -> GateOutcome:
         return self.service.bench(candidate, parent, candidate_uri, champion, champion_uri)
 
-    def anchors(self, version: int, uri: str) -> list[AnchorResult]:
+    def anchors(self, version: int, uri: str) -> AnchorReport:
         return self.service.anchors(version, uri)
 
 

@@ -52,6 +52,7 @@ from omega_cluster.train.losses import VALUE_TARGETS
 __all__ = ["validate"]
 
 GATE_PLAYERS = ("network", "search")
+_ANY_GAME_ANCHORS = "gate.anchors={random:1000,heuristic:1400}"  # any game with a heuristic
 BACKENDS = ("ray", "local")
 CLUSTER_MODES = ("sync", "async")
 # learner.device: checked for syntax only, the driver may have no GPU while the cluster does
@@ -335,21 +336,28 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
     p.integer("gate.chunk_games", g.chunk_games, 1)
     p.flag("gate.paired", g.paired)
     p.integer("gate.anchor_games", g.anchor_games, 0)
-    if not isinstance(g.anchors, Sequence) or isinstance(g.anchors, str):
-        p.add("gate.anchors", f"={g.anchors!r} must be a list of player specs")
-    elif game is not None:
+    if not isinstance(g.anchors, Mapping):
+        p.add("gate.anchors", f"={g.anchors!r} must map player specs to Elo: {_ANY_GAME_ANCHORS}")
+    elif not g.anchors and g.anchor_games > 0:
+        p.add("gate.anchors", f"={{}} names no anchor: {_ANY_GAME_ANCHORS} or gate.anchor_games=0")
+    else:
         _check_anchors(p, g.anchors, game)
 
 
-def _check_anchors(p: _Problems, anchors: Sequence[Any], game: Game) -> None:
-    for i, spec in enumerate(anchors):
-        key = f"gate.anchors[{i}]"
+def _check_anchors(p: _Problems, anchors: Mapping[Any, Any], game: Game | None) -> None:
+    for spec, rating in anchors.items():
+        key = f"gate.anchors.{spec}"
         if not p.text(key, spec):
+            continue
+        p.number(key, rating)  # its fixed Elo
+        if game is None:
             continue
         try:
             make_player(spec, game)
         except (PlayerSpecError, ValueError, OSError) as err:
-            p.add(key, f"={spec!r} is not a player for {game.spec.name}: {err}")
+            officer = spec in ("lieutenant", "commander")  # the default run's: Mexican Train's
+            p.add(key, f": not a player for {game.spec.name}: {err}"
+                  + (f"; another game: {_ANY_GAME_ANCHORS}" if officer else ""))  # fmt: skip
 
 
 def _check_cluster(p: _Problems, c: ClusterSettings) -> None:

@@ -31,7 +31,7 @@ def leaves(data: Any, leaf: Callable[[Any], Any] = lambda value: value) -> dict[
 
 def flat_params(settings: Settings) -> dict[str, str]:
     """Dotted keys → values as text, for MLflow params: ``{"search.simulations": "200",
-    "game.params.players": "2", "gate.anchors": '["random","heuristic"]', "run.dir": "null"}``.
+    "game.params.players": "2", "gate.anchors.commander": "1400.0", "run.dir": "null"}``.
 
     Every schema field has a key (a mapping's entries each have their own; an empty mapping
     is ``"{}"``); values are written as in a Hydra override (null, true/false, JSON lists).

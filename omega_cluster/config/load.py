@@ -66,7 +66,7 @@ __all__ = [
 CONF_ENV = "OMEGA_CLUSTER_CONF"  # a conf/ directory that replaces the repository's
 _PRIMARY = "config"  # conf/config.yaml: the defaults list
 _DICT_FIELDS = ("game.params",)  # free mappings: their entries are added or replaced (++)
-_REPLACED_FIELDS = ("game.fleet",)  # mappings a value replaces whole
+_REPLACED_FIELDS = ("game.fleet", "gate.anchors")  # mappings a value replaces whole
 
 
 def conf_dir() -> Path:

@@ -140,8 +140,15 @@ class GateSettings:
     bench_simulations: int = 32  # player=search: simulations per move
     paired: bool = True  # 2 players: a deal's seat-swapped games are a pair (N > 2: always)
     chunk_games: int = 20  # games per bench task fanned out to the workers
-    anchors: list[str] = field(default_factory=lambda: ["random"])  # fixed opponents (player specs)
-    anchor_games: int = 40  # games of each new champion against each anchor (0 = off)
+    # the fixed anchors each champion is rated against: player spec -> its fixed Elo; any game
+    # with a rule-based player: {random: 1000, heuristic: 1400}, Mexican Train: {ensign: 1000,
+    # lieutenant: 1200, commander: 1400}. Set by the run presets; a value replaces the mapping
+    # whole (empty here: a default would be merged into every mapping given, not replaced)
+    anchors: dict[str, float] = field(default_factory=dict)
+    # games of each champion against each anchor, per objective of the fleet and per player
+    # (the network alone, the network in the search): 4 x anchor_games x anchors per champion
+    # with two objectives (0 = off, the schema's default: the run presets set it)
+    anchor_games: int = 0
 
 
 @dataclass

@@ -14,8 +14,8 @@ fanned out over workers; in one process just a loop over one :class:`BenchWorker
 number of deals at every table each round, and asks :func:`omega_cluster.eval.gate.decide` after
 each round (one slice per table) until it promotes or rejects (fixed mode: one round of
 ``games_per_slice`` games per table; SPRT: rounds until the test stops or ``max_games`` over all
-tables). After a promotion, :meth:`Gatekeeper.anchors` measures the new champion against the
-fixed anchors.
+tables). After a promotion, :meth:`GateService.anchors` measures the new champion against the
+fixed anchors (:mod:`omega_cluster.eval.anchors`).
 
 No Ray and no Hydra settings here: everything takes a frozen :class:`GateServiceConfig` (built
 from the run's settings by :mod:`omega_cluster.wiring`), and
@@ -28,9 +28,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from omega_cluster.eval.anchors import AnchorReport, measure_anchors
 from omega_cluster.eval.gate import (
     Contender,
     GateConfig,
@@ -46,20 +47,16 @@ from omega_cluster.eval.gate_bench import (
     pair_scores,
     slice_figures,
 )
-from omega_cluster.eval.gate_bench import table_score as _table_score
 from omega_cluster.eval.matches import (
     MatchSpec,
-    ParamItems,
     SpecResult,
     chunk_specs,
-    match_spec,
     play_spec,
 )
-from omega_cluster.eval.rating import AnchorResult
-from omega_cluster.eval.stats import elo_from_score, wdl_counts
+from omega_cluster.eval.stats import elo_from_score
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
-from omega_cluster.games.fleet import TableSlice, fleet_for
+from omega_cluster.games.fleet import Fleet, TableSlice, fleet_for
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.inference import network_player_from_checkpoint
@@ -79,7 +76,6 @@ __all__ = [
     "Gatekeeper",
     "ModelPlayerSpec",
     "PlayFn",
-    "anchor_specs",
     "gate_specs",
     "model_player",
 ]
@@ -91,6 +87,7 @@ class BenchTask:
 
     specs: tuple[MatchSpec, ...]
     roles: Mapping[str, str]  # token -> checkpoint URI
+    kind: str = ""  # how the models play (ModelPlayerSpec.kind); "": the config's player
 
 
 PlayFn = Callable[[Sequence[BenchTask]], Sequence[Sequence[SpecResult]]]
@@ -120,9 +117,11 @@ class GateServiceConfig:
     run_seed: int = 0  # each bench's deals derive from it and the candidate's version
     chunk_games: int = 10  # games per bench task
     paired: bool = True  # 2 players: a deal's two seatings form a pair (pentanomial statistics)
-    tables: tuple[TableSlice, ...] = ()  # the run's fleet; empty: the one table of game_params
-    anchors: tuple[str, ...] = ()  # player specs a new champion is measured against
-    anchor_games: int = 0  # games against each anchor (0: none)
+    # the fixed anchors a champion is rated against (player spec -> Elo) and its games against
+    # each, per objective and player kind (0: none); the run's tables (None: game_params')
+    anchors: Mapping[str, float] = field(default_factory=dict)
+    anchor_games: int = 0
+    fleet: Fleet | None = None
     torch_threads: int = 1
 
     def build_game(self) -> Game:
@@ -130,23 +129,7 @@ class GateServiceConfig:
 
     def bench_tables(self) -> tuple[TableSlice, ...]:
         """The tables every gate benches: the fleet's, or the one table of ``game_params``."""
-        return self.tables or fleet_for(self.game, self.game_params).slices
-
-
-def anchor_specs(
-    game: str, params: Mapping[str, Any], players: int, anchor: str, *, seed: int, games: int
-) -> tuple[MatchSpec, ...]:
-    """The champion at one seat against ``anchor`` at every other, seats rotated."""
-    specs: list[MatchSpec] = []
-    deals = max(1, math.ceil(games / players))
-    for d in range(deals):
-        deal_seed = derive_seed(seed, "anchor", anchor, d)
-        for r in range(players):
-            seats = [anchor] * players
-            seats[r] = CHAMPION
-            specs.append(match_spec(game, seats, deal_seed, params=dict(params),
-                                    index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
-    return tuple(specs)
+        return (self.fleet or fleet_for(self.game, self.game_params)).slices
 
 
 def model_player(
@@ -171,40 +154,44 @@ def model_player(
 
 
 class BenchWorker:
-    """Plays bench tasks: one game per table (the spec's parameters), each model's player built
-    once per (URI, table), an anchor's once per table (module docstring)."""
+    """Plays bench tasks; builds each model's player once per URI, player kind and table (a
+    fleet's tables differ in players and objective; the players are built for their table)."""
 
-    def __init__(self, config: GateServiceConfig, *, max_cached: int = 4) -> None:
+    def __init__(self, config: GateServiceConfig, *, max_cached: int = 16) -> None:
         pin_threads(config.torch_threads)
         self.config = config
         self.game = config.build_game()
-        self.max_cached = max_cached * max(1, len(config.tables))  # models x tables
-        self._games: dict[ParamItems, Game] = {}
-        self._models: dict[tuple[str, ParamItems], Player] = {}
-        self._anchors: dict[tuple[str, ParamItems], Player] = {}
+        self.max_cached = max_cached * max(1, len(config.bench_tables()))  # models x tables
+        self._games: dict[Any, Game] = {}
+        self._models: dict[tuple[str, str, Any], Player] = {}
+        self._anchors: dict[tuple[str, Any], Player] = {}
 
-    def _game(self, spec: MatchSpec) -> Game:
+    def _table(self, spec: MatchSpec) -> Game:
         if spec.params not in self._games:
-            self._games[spec.params] = make_game(spec.game, **spec.params_dict)
+            self._games[spec.params] = make_game(spec.game, **dict(spec.params))
         return self._games[spec.params]
 
-    def _player(self, token: str, roles: Mapping[str, str], spec: MatchSpec) -> Player:
-        game = self._game(spec)
-        if token in roles:
-            key = (roles[token], spec.params)
-            if key not in self._models:
-                if len(self._models) >= self.max_cached:
-                    self._models.pop(next(iter(self._models)))
-                self._models[key] = model_player(self.config.player, game, roles[token])
-            return self._models[key]
+    def _model_player(self, uri: str, kind: str, spec: MatchSpec) -> Player:
+        key = (uri, kind, spec.params)
+        if key not in self._models:
+            if len(self._models) >= self.max_cached:
+                self._models.pop(next(iter(self._models)))
+            player = self.config.player
+            player = replace(player, kind=kind) if kind else player
+            self._models[key] = model_player(player, self._table(spec), uri)
+        return self._models[key]
+
+    def _player(self, token: str, task: BenchTask, spec: MatchSpec) -> Player:
+        if token in task.roles:
+            return self._model_player(task.roles[token], task.kind, spec)
         if (token, spec.params) not in self._anchors:
-            self._anchors[token, spec.params] = make_player(token, game)
+            self._anchors[token, spec.params] = make_player(token, self._table(spec))
         return self._anchors[token, spec.params]
 
     def play(self, task: BenchTask) -> tuple[SpecResult, ...]:
         out = []
         for spec in task.specs:
-            players = [self._player(seat, task.roles, spec) for seat in spec.seats]
+            players = [self._player(seat, task, spec) for seat in spec.seats]
             for p in players:
                 reset = getattr(p, "reset", None)
                 if callable(reset):
@@ -344,25 +331,6 @@ class Gatekeeper:
             time.perf_counter() - started, tuple(f.row(games) for f in figures),
         )  # fmt: skip
 
-    def anchors(
-        self, version: int, uri: str, play: PlayFn, *, anchors: Sequence[str], games: int
-    ) -> list[AnchorResult]:
-        """The champion's record (wins/draws/losses from its side) against each anchor."""
-        out = []
-        for anchor in anchors:
-            seed = derive_seed(self.service_config.run_seed, "anchor", version)
-            specs = anchor_specs(self.game_name, self.params, self.players, anchor, seed=seed,
-                                 games=games)  # fmt: skip
-            results = [r for rs in play(self._tasks(specs, {CHAMPION: uri})) for r in rs]
-            scores = [_table_score(r) for r in results]
-            w, d, l = wdl_counts(scores)
-            by_deal: dict[int, list[float]] = {}
-            for r, s in zip(results, scores, strict=True):
-                by_deal.setdefault(r.spec.deal, []).append(s)
-            deal_scores = tuple(sum(v) / len(v) for _, v in sorted(by_deal.items()))
-            out.append(AnchorResult(str(version), anchor, w, d, l, deal_scores))
-        return out
-
 
 class GateService:
     """What the gatekeeper actor serves: :class:`Gatekeeper` plus a ``play`` for its benches.
@@ -394,9 +362,6 @@ class GateService:
             self.play,
         )  # fmt: skip
 
-    def anchors(self, version: int, uri: str) -> list[AnchorResult]:
-        g = self.config
-        if not g.anchors or g.anchor_games < 1:
-            return []
-        return self.gatekeeper.anchors(version, uri, self.play, anchors=g.anchors,
-                                       games=g.anchor_games)  # fmt: skip
+    def anchors(self, version: int, uri: str) -> AnchorReport:
+        """The champion's games against the fixed anchors and its anchored ratings."""
+        return measure_anchors(self.config, version, uri, self.play)

@@ -5,11 +5,12 @@ this module turns those gaps into ratings the service logs (one :class:`EloRow` 
 the Elo log) and [Service] plots (:mod:`omega_cluster.eval.report`).
 
 * The **Elo chain** (:func:`chain_start`, :func:`promote`): each promotion adds the measured gap to
-  the parent's rating, so the ladder is a sum of head-to-head gaps.
-  Errors add up along a chain (intransitivity too), so it is pinned to fixed **anchors** —
-  Ensign 1000, Lieutenant 1200, Commander 1400 by default (the rule-based players) — by
-  re-measuring a champion against them every few promotions (:func:`anchors_due`) and shifting
-  the whole chain by the inverse-variance weighted offset (:func:`fit_anchor_offset`).
+  the parent's rating, so the ladder is a sum of head-to-head gaps. Errors and the winners' curse
+  (a gate promotes the lucky) add up along a chain, so it is not a rating by itself.
+* The **anchored rating** (:func:`anchored_rating`): each champion plays fixed anchors of fixed
+  ratings — Ensign 1000, Lieutenant 1200, Commander 1400 by default — and its rating is the
+  maximum-likelihood Elo against them, with a profile-likelihood interval; no chain, so no error
+  carries over from one champion to the next.
 * **Bradley–Terry** (:func:`bradley_terry`): maximum likelihood over every pairwise result (a draw
   is half a win), Newton's method, standard errors from the observed Fisher information (the
   inverse Hessian of the log-likelihood), on the Elo scale with one player fixed — the approach of
@@ -22,25 +23,25 @@ the Elo log) and [Service] plots (:mod:`omega_cluster.eval.report`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from openskill.models import PlackettLuce
 
-from omega_cluster.eval.stats import ConfidenceInterval, elo_interval, mean_ci, normal_quantile
+from omega_cluster.eval.stats import ConfidenceInterval, mean_ci, normal_quantile
 
 __all__ = [
     "DEFAULT_ANCHORS",
-    "AnchorFit",
     "AnchorResult",
+    "AnchoredRating",
     "BradleyTerryFit",
     "EloRow",
     "SkillRating",
+    "anchored_rating",
     "anchors_due",
     "bradley_terry",
     "chain_start",
-    "fit_anchor_offset",
     "openskill_ratings",
     "promote",
 ]
@@ -118,6 +119,25 @@ class AnchorResult:
     draws: int
     losses: int
     deal_scores: tuple[float, ...] = ()
+    table: str = ""  # the slice key of the table (players=N,objective=O)
+    kind: str = ""  # how the champion played: network (greedy policy) | search
+    fair_share: float = math.nan  # mean win share x players (1.0: par at the table)
+
+    @property
+    def objective(self) -> str:
+        return self.table.partition("objective=")[2]
+
+    @property
+    def score(self) -> float:
+        return (self.wins + 0.5 * self.draws) / max(1, self.wins + self.draws + self.losses)
+
+    def games(self, rating: float) -> list[tuple[float, float]]:
+        """(anchor rating, score) per game, for :func:`anchored_rating`."""
+        return (
+            [(rating, 1.0)] * self.wins
+            + [(rating, 0.5)] * self.draws
+            + [(rating, 0.0)] * self.losses
+        )
 
     def paired_interval(self, level: float = 0.95) -> ConfidenceInterval:
         """Student-t interval on the mean per-deal score (duplicate scoring, as fishtest's
@@ -133,53 +153,61 @@ class AnchorResult:
 
 
 @dataclass(frozen=True)
-class AnchorFit:
-    """The chain shifted onto the anchors' scale."""
+class AnchoredRating:
+    """A champion's rating with the anchors' ratings held fixed (:func:`anchored_rating`)."""
 
-    offset: float  # Elo added to every row
-    stderr: float  # standard error of the offset
-    rows: tuple[EloRow, ...]  # the chain after the shift
-    used: int  # anchor results that entered the fit (perfect records carry no finite gap)
+    rating: float  # maximum-likelihood Elo on the anchors' scale
+    low: float  # profile-likelihood interval at ``level``
+    high: float
+    level: float
+    games: int
+    clamped: bool  # the rating or an end of its interval is at the clamp (anchored_rating)
 
 
-def fit_anchor_offset(
-    rows: Sequence[EloRow],
-    results: Iterable[AnchorResult],
-    anchors: Mapping[str, float] = DEFAULT_ANCHORS,
-    *,
-    level: float = 0.95,
-) -> AnchorFit:
-    """Shift the chain so its champions agree with their measured records against the anchors.
+def anchored_rating(
+    games: Iterable[tuple[float, float]], *, level: float = 0.95, reach: float = 800.0
+) -> AnchoredRating:
+    """The Elo R that best explains a champion's scores against fixed anchors.
 
-    Each result implies a rating anchor + gap for its champion; the offset is the inverse-variance
-    weighted mean of (implied - chain rating), each variance from the gap's interval. Only the
-    offset is fitted: the chain's internal gaps stay as measured.
+    ``games``: (anchor rating, score in [0, 1]) per game. The model: the expected score against
+    anchor a is E_a(R) = 1 / (1 + 10^((r_a - R)/400)); R maximises the log-likelihood
+    sum s log E + (1 - s) log(1 - E) (a draw is half a win). The interval is the profile
+    likelihood's: every R whose log-likelihood is within z^2/2 of the best (z the normal
+    quantile of ``level``), which stays right when the record is lopsided (a Wald interval from
+    the Fisher information is symmetric and too short there). R and the interval stay inside
+    ``reach`` Elo of the anchors; ``clamped`` says that R or an end of the interval sits at that
+    bound (a perfect record, whose likelihood rises without end, always does; so do few games
+    against anchors far from R): the data alone would put it further out.
     """
-    by_version = {row.version: row for row in rows}
-    z = normal_quantile(0.5 + level / 2.0)
-    weighted, weights, used = 0.0, 0.0, 0
-    for r in results:
-        if r.anchor not in anchors:
-            raise ValueError(f"unknown anchor {r.anchor!r}; known: {', '.join(sorted(anchors))}")
-        if r.version not in by_version:
-            raise ValueError(f"anchor result for {r.version!r}, which is not in the chain")
-        gap = elo_interval(r.wins, r.draws, r.losses, level)
-        if not all(map(math.isfinite, (gap.estimate, gap.low, gap.high))):
-            continue  # a perfect record bounds the gap on one side only
-        se = max((gap.high - gap.low) / (2.0 * z), 1e-9)
-        weighted += (anchors[r.anchor] + gap.estimate - by_version[r.version].elo) / se**2
-        weights += 1.0 / se**2
-        used += 1
-    if used == 0:
-        raise ValueError(
-            "no anchor result with a finite Elo gap (need a record that is not 0 or n)"
-        )
-    offset = weighted / weights
-    shifted = tuple(
-        replace(row, elo=row.elo + offset, low=row.low + offset, high=row.high + offset)
-        for row in rows
-    )
-    return AnchorFit(offset, 1.0 / math.sqrt(weights), shifted, used)
+    pairs = np.array([(float(a), float(s)) for a, s in games], dtype=float).reshape(-1, 2)
+    if len(pairs) == 0:
+        raise ValueError("an anchored rating needs at least one game")
+    if not np.all(np.isfinite(pairs)) or np.any((pairs[:, 1] < 0) | (pairs[:, 1] > 1)):
+        raise ValueError("anchor ratings must be finite and scores in [0, 1]")
+    anchor, score = pairs[:, 0], pairs[:, 1]
+    lo, hi = float(anchor.min() - reach), float(anchor.max() + reach)
+
+    def loglik(r: float) -> float:
+        x = (anchor - r) / _ELO_PER_NAT  # E = 1 / (1 + e^x)
+        return float(-np.sum(score * np.logaddexp(0.0, x) + (1 - score) * np.logaddexp(0.0, -x)))
+
+    def slope(r: float) -> float:  # d loglik / dR, up to a positive factor: falls as R rises
+        return float(np.sum(score - 1.0 / (1.0 + np.exp((anchor - r) / _ELO_PER_NAT))))
+
+    best = _bisect(lambda r: slope(r) > 0.0, lo, hi)
+    cut = loglik(best) - normal_quantile(0.5 + level / 2.0) ** 2 / 2.0
+    low_out, high_out = loglik(lo) >= cut, loglik(hi) >= cut  # the interval reaches the bound
+    low = lo if low_out else _bisect(lambda r: loglik(r) < cut, lo, best)
+    high = hi if high_out else _bisect(lambda r: loglik(r) >= cut, best, hi)
+    return AnchoredRating(best, low, high, level, len(pairs), low_out or high_out)
+
+
+def _bisect(below: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The point of [lo, hi] where ``below`` turns from true to false (it must change once)."""
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if below(mid) else (lo, mid)
+    return (lo + hi) / 2.0
 
 
 # ----------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ future is ready:
   then finds its shard if it was written, so no game counts twice);
 * **train** — the learner trains a candidate from the champion (or says it waits for data);
 * **gate** — the gatekeeper benches the candidate against the champion; a promoted one then
-  plays the anchors. The learner and the gatekeeper alternate: a candidate is benched before the
+  plays the anchors (so does the first champion when the run starts), and its anchored ratings
+  (one per objective and player kind) are kept beside the Elo log (``ratings``). The learner and the gatekeeper alternate: a candidate is benched before the
   next is trained, so no candidate is stale on arrival.
 
 A call that fails retryably (its actor died) is made again after a back-off, a lost chunk by the
@@ -54,8 +55,9 @@ from typing import Any
 
 from omega_cluster.config.schema import Settings
 from omega_cluster.data import ShardStore, audit_store
+from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import GateOutcome
-from omega_cluster.eval.rating import AnchorResult, EloRow, chain_start, promote
+from omega_cluster.eval.rating import EloRow, chain_start, promote
 from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
@@ -92,7 +94,7 @@ class Observer:
     def on_candidate(self, report: CandidateReport, state: PipelineState) -> None: ...
     def on_gate(self, outcome: GateOutcome, row: dict[str, Any], state: PipelineState) -> None: ...
     def on_champion(self, version: int, uri: str, state: PipelineState) -> None: ...
-    def on_anchors(self, results: Sequence[AnchorResult], state: PipelineState) -> None: ...
+    def on_anchors(self, report: AnchorReport, state: PipelineState) -> None: ...
     def on_stop(self, state: PipelineState, reason: str) -> None: ...
 
 
@@ -217,6 +219,7 @@ class Pipeline:
         self._emit("on_start", self)
         reason = "interrupted"  # unless a mode returns its reason
         try:
+            self._rate_first_champion()
             if self.settings.cluster.mode == "async":
                 reason = self._run_async()
             else:
@@ -409,9 +412,23 @@ class Pipeline:
         else:
             self._trainer_busy = False
 
-    def _anchored(self, results: Sequence[AnchorResult]) -> None:
-        if results:
-            self._emit("on_anchors", results, self.state)
+    def _rate_first_champion(self) -> None:
+        """The first champion plays the anchors first (once a run): the rating curve's start."""
+        champion = self.registry.champion
+        assert champion is not None
+        if champion.version != 0 or self.state.ratings:
+            return
+        self._trainer_busy = True
+        self._submit(_Call(self.backend.gatekeeper, "anchors", (0, champion.uri),
+                           done=self._anchored, kind="the gatekeeper's anchors"))  # fmt: skip
+        self._wait_all()
+
+    def _anchored(self, report: AnchorReport) -> None:
+        """The anchored ratings are kept beside the Elo log; observers get the whole report."""
+        if report:
+            self.state.record_anchors(report)
+            self.state.save(self.paths.state)
+            self._emit("on_anchors", report, self.state)
         self._trainer_busy = False
 
     def _decided(self, report: CandidateReport, outcome: GateOutcome) -> None:

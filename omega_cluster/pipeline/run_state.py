@@ -3,7 +3,11 @@ counters and Elo log (:class:`PipelineState`, ``pipeline.json``).
 
 The Elo log has one row per champion and gate decision: the version, its parent, its Elo and
 interval (chained from the parent's by the gate's measured gap), the games behind it, whether it
-was promoted and the verdict. Non-finite figures are written as NaN so the JSON stays plain.
+was promoted and the verdict. Each champion's anchored ratings (one per objective and player
+kind: :mod:`omega_cluster.eval.anchors`) are kept apart (``ratings``: rows ``rating:
+"anchored"`` with the objective, the player kind and the interval; the tracker appends them to
+the same ``elo_log.jsonl``), and so are its scores per table (``anchor_slices``). Non-finite
+figures are written as NaN so the JSON stays plain.
 
 ``root`` is where the run directory was created (or last adopted, after a copy or a move) and
 ``tracking_uri`` the MLflow store its ``mlflow_run_id`` lives in: a resumed run compares them with
@@ -25,9 +29,10 @@ from typing import Any
 
 from omega_cluster.config import ConfigError
 from omega_cluster.data import ShardStore, store_totals
+from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.rating import EloRow
 
-__all__ = ["PipelineState", "RunPaths", "elo_log_row", "recount"]
+__all__ = ["PipelineState", "RunPaths", "elo_log_row", "rating_rows", "recount", "slice_rows"]
 log = logging.getLogger(__name__)
 
 
@@ -69,6 +74,14 @@ class PipelineState:
     root: str | None = None  # the run directory's absolute path when created (or last adopted)
     tracking_uri: str | None = None  # the MLflow store of mlflow_run_id
     resumes: list[dict[str, Any]] = field(default_factory=list)  # one entry per resume
+    ratings: list[dict[str, Any]] = field(default_factory=list)  # rating_rows of champions
+    anchor_slices: list[dict[str, Any]] = field(default_factory=list)  # slice_rows of champions
+
+    def record_anchors(self, report: AnchorReport) -> None:
+        """A champion's anchored ratings and per-table scores (:func:`rating_rows`,
+        :func:`slice_rows`)."""
+        self.ratings.extend(rating_rows(report, decision=self.decisions))
+        self.anchor_slices.extend(slice_rows(report))
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".json.tmp")
@@ -155,6 +168,27 @@ def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:
         "verdict": verdict,
         "time": time.time(),
     }
+
+
+def rating_rows(report: AnchorReport, *, decision: int) -> list[dict[str, Any]]:
+    """The Elo-log rows of a champion's anchored ratings (after ``decision`` gate decisions)."""
+    return [
+        {"version": r.version, "rating": "anchored", "objective": r.objective, "player": r.kind,
+         "elo": _finite(r.fit.rating), "low": _finite(r.fit.low), "high": _finite(r.fit.high),
+         "level": r.fit.level, "games": r.fit.games, "clamped": r.fit.clamped,
+         "method": "profile likelihood", "decision": decision, "time": time.time()}
+        for r in report.ratings
+    ]  # fmt: skip
+
+
+def slice_rows(report: AnchorReport) -> list[dict[str, Any]]:
+    """A champion's score and fair share per (table, anchor, player kind): the diagnostics."""
+    return [
+        {"version": int(r.version), "table": r.table, "anchor": r.anchor, "player": r.kind,
+         "score": r.score, "fair_share": _finite(r.fair_share),
+         "games": r.wins + r.draws + r.losses}
+        for r in report.results
+    ]  # fmt: skip
 
 
 def _finite(x: float) -> float:

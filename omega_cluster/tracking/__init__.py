@@ -11,6 +11,7 @@ continues the same run (a copied or moved run directory starts a new one, :mod:`
   id and by alias, registering a champion's version;
 * :mod:`.tracker` — :class:`Tracker`: params, tags, buffered metrics, artifacts, champions;
 * :mod:`.elo_log` — the Elo log as a JSONL file, an artifact and an MLflow table;
+* :mod:`.ratings` — a champion's anchored ratings and per-table anchor scores as metrics;
 * :mod:`.status` — the run's status history (a run left RUNNING by a dead driver: KILLED, resumed);
 * :mod:`.relocate` — which MLflow run a resumed training continues (a copied or moved run
   directory, another store) and the copied store pointed at its own artifacts.

@@ -165,13 +165,22 @@ def test_mexican_train_smoke_run_on_ray(mexican_train: RunResult, tmp_path: Path
     assert {"elo/elo_log.json", "elo/elo_log.jsonl"} <= artifacts
     local = client.download_artifacts(run.info.run_id, "elo/elo_log.json", str(tmp_path))
     table = json.loads(Path(local).read_text())
-    assert len(table["data"]) == st.decisions and "elo" in table["columns"]
-    versions = [row[table["columns"].index("version")] for row in table["data"]]
+    columns = table["columns"]
+    chain = [row for row in table["data"] if row[columns.index("rating")] is None]
+    assert len(chain) == st.decisions and "elo" in columns
+    versions = [row[columns.index("version")] for row in chain]
     assert versions == [r["version"] for r in gate_rows]
-    jsonl = (result.run_dir / "elo_log.jsonl").read_text().splitlines()
-    assert [json.loads(line)["version"] for line in jsonl] == versions
+    # beside them, the anchored ratings of v0 and of each promoted champion, network and search
+    rated = [row for row in table["data"] if row[columns.index("rating")] == "anchored"]
+    assert len(rated) == 2 * (st.promotions + 1) == len(st.ratings)
+    rating = client.get_metric_history(run.info.run_id, "rating/points/search")
+    assert len(rating) == st.promotions + 1
+    jsonl = [
+        json.loads(line) for line in (result.run_dir / "elo_log.jsonl").read_text().splitlines()
+    ]
+    assert [r["version"] for r in jsonl if "rating" not in r] == versions
     plots = {a.path for a in client.list_artifacts(run.info.run_id, "plots")}
-    assert {"plots/elo.png", "plots/losses.png"} <= plots
+    assert {"plots/rating.png", "plots/slices.png", "plots/losses.png"} <= plots
     config = {a.path for a in client.list_artifacts(run.info.run_id, "config")}
     assert "config/config.yaml" in config
     # the registered champion: alias on the registry's champion, one model version per promotion
@@ -188,7 +197,7 @@ def test_smoke_run_of_other_games_on_ray(game: str, request: pytest.FixtureReque
     assert run.info.status == "FINISHED" and run.data.params["game.name"] == game
     scores = client.get_metric_history(run.info.run_id, "gate/score")
     assert len(scores) == result.state.decisions
-    assert "plots/elo.png" in {a.path for a in client.list_artifacts(run.info.run_id, "plots")}
+    assert "plots/rating.png" in {a.path for a in client.list_artifacts(run.info.run_id, "plots")}
     check_champion_alias(result, game, registry)
 
 

@@ -42,7 +42,7 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 GAME = "blind_war:BlindWarGame"
 TRAIN = ["run=smoke", f"game.name={GAME}", "+game.params.hand=5",
-         "gate.anchors=[random]", "cluster.num_cpus=2", "run.progress=false"]  # fmt: skip
+         "gate.anchors={random:1000}", "cluster.num_cpus=2", "run.progress=false"]  # fmt: skip
 TIMEOUT_S = 300
 
 
@@ -137,7 +137,7 @@ def test_a_game_without_an_encoder_trains_on_the_generic_one(tmp_path: Path) -> 
     fixed-length observation; a fresh process rebuilds that encoder from the checkpoint."""
     root = tmp_path / "run"
     out = _omega(tmp_path, "train", "run=smoke", "run.iterations=1", "cluster=inprocess",
-                 "game.name=race_to_n:RaceGame", "gate.anchors=[random]",
+                 "game.name=race_to_n:RaceGame", "gate.anchors={random:1000}",
                  "run.progress=false", f"run.dir={root}")  # fmt: skip
     assert "1 gate decisions" in out
     metadata = json.loads((root / "models" / "v1" / "metadata.json").read_text())

@@ -86,7 +86,16 @@ def test_default_is_the_60_minute_mexican_train_2p_run(default: Settings) -> Non
     assert default.run.name == "default" and default.run.max_minutes == 60.0
     assert (default.cluster.backend, default.cluster.address) == ("ray", None)
     assert default.gate.mode == "sprt" and default.model.hidden_size == 128
-    assert isinstance(default.gate.anchors, list) and isinstance(default.game.params, dict)
+    assert isinstance(default.game.params, dict)
+    officers = {"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0}
+    assert default.gate.anchors == officers  # the preset's own, not merged with the schema's
+
+
+def test_an_anchors_override_replaces_the_mapping_whole() -> None:
+    s = load_settings(["gate.anchors={commander:1500}"])
+    assert s.gate.anchors == {"commander": 1500.0}
+    smoke = load_settings(["run=smoke", "game=kuhn_poker", "gate.anchors={random:900}"])
+    assert smoke.gate.anchors == {"random": 900.0}
 
 
 def test_smoke_overrides_the_other_groups() -> None:
@@ -96,6 +105,7 @@ def test_smoke_overrides_the_other_groups() -> None:
     assert s.model.hidden_size == 32  # model=small
     assert (s.learner.steps_per_candidate, s.learner.min_rows, s.learner.batch_size) == (60, 32, 64)
     assert (s.gate.mode, s.gate.games_per_slice, s.gate.anchor_games) == ("fixed", 20, 10)
+    assert s.gate.anchors == {"random": 1000.0, "heuristic": 1400.0}
     assert s.cluster.games_per_chunk == 8 and s.tracking.flush_every_s == 1.0
 
 
@@ -137,9 +147,8 @@ def test_overrides_of_the_issue() -> None:
 
 
 def test_game_params_entries_add_or_replace_with_or_without_plus() -> None:
-    assert (
-        load_settings(["game=goofspiel", "game.params.num_cards=4"]).game.params["num_cards"] == 4
-    )
+    goofspiel = ["game=goofspiel", "gate.anchors={random:1000,heuristic:1400}"]
+    assert load_settings([*goofspiel, "game.params.num_cards=4"]).game.params["num_cards"] == 4
     added = load_settings(["game.params.objective=go_out", "+game.params.double_set=9"])
     assert added.game.params == {"players": 2, "rounds": 1, "objective": "go_out", "double_set": 9}
     assert load_settings(["~game.params.rounds"]).game.params == {"players": 2}
@@ -148,13 +157,13 @@ def test_game_params_entries_add_or_replace_with_or_without_plus() -> None:
 def test_another_game_name_starts_from_its_own_parameters() -> None:
     """``game.name=`` naming another game than the preset's drops the preset's parameters (they
     are Mexican Train's); the same name, a chosen preset or ``game.params=`` keep them."""
-    assert load_settings(["game.name=kuhn_poker"]).game.params == {}
-    assert load_settings(["game.name=kuhn_poker", "game.params.players=3"]).game.params == {
-        "players": 3
-    }
+    anchors = "gate.anchors={random:1000,heuristic:1400}"  # the default run's: Mexican Train's
+    assert load_settings(["game.name=kuhn_poker", anchors]).game.params == {}
+    three = load_settings(["game.name=kuhn_poker", "game.params.players=3", anchors])
+    assert three.game.params == {"players": 3}
     kept = load_settings(["game.name=mexican_train", "game.params.players=3"]).game.params
     assert kept == {"players": 3, "rounds": 1}
-    goof = load_settings(["game=goofspiel", "game.name=goofspiel"]).game.params
+    goof = load_settings(["game=goofspiel", "game.name=goofspiel", anchors]).game.params
     assert goof["num_cards"] == 6
 
 
@@ -205,7 +214,7 @@ def test_config_dir_and_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         (["search.simulations=abc"], ["search.simulations='abc'", "expected int"]),
         (["search.simulations=null"], ["search.simulations=None", "expected int"]),
         (["run.max_minutes=soon"], ["run.max_minutes='soon'", "float | None"]),
-        (["gate.anchors=random"], ["gate.anchors='random'", "list[str]"]),
+        (["gate.anchors=random"], ["gate.anchors='random'", "dict[str, float]"]),
         (["search=3"], ["search=3"]),
         (["search.simulations=="], ["search.simulations=="]),
         (["game.name=chess"], ["game.name='chess'", "mexican_train", "openspiel:<name>"]),
@@ -287,7 +296,13 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
         ({"gate__elo0": 10.0, "gate__elo1": 5.0}, ["gate.elo1=5.0", "gate.elo0=10.0"]),
         ({"gate__min_games": 50, "gate__max_games": 40}, ["gate.max_games=40", ">= gate.min"]),
         ({"cluster__backend": "local", "cluster__address": "auto"}, ["cluster.address", "ray"]),
-        ({"gate__anchors": ["random", "lieutenant", "nobody"]}, ["gate.anchors[2]", "commander"]),
+        ({"gate__anchors": {"random": 1000, "nobody": 1300}}, ["gate.anchors.nobody", "commander"]),
+        ({"gate__anchors": {"random": "high"}}, ["gate.anchors.random='high'", "finite number"]),
+        (
+            {"gate__anchors": {}, "gate__anchor_games": 4},
+            ["gate.anchors={} names no anchor", "anchor_games=0"],
+        ),
+        ({"gate__anchors": ["random"]}, ["gate.anchors=['random'] must map player specs to Elo"]),
         ({"search__leaf": "commander_rollout"}, []),  # Mexican Train has Commander
         ({"search__leaf": "network+commander_rollout", "search__selection": "puct"}, []),
     ],
@@ -314,13 +329,13 @@ def test_puct_with_the_network_leaf_and_root_noise_is_valid(base: Settings) -> N
 
 
 def test_game_dependent_rules() -> None:
-    goofspiel = load_settings(["game=goofspiel", "search.selection=uct"])
+    goofspiel = load_settings(["game=goofspiel", "search.selection=uct", "gate.anchors={random:1}"])
     message = str(
         invalid(
             goofspiel,
             search__algorithm="ismcts",
             search__leaf="commander_rollout",
-            gate__anchors=["commander"],
+            gate__anchors={"commander": 1400.0},
         )
     )
     assert message.startswith("3 problems in the configuration")
@@ -328,7 +343,8 @@ def test_game_dependent_rules() -> None:
     assert "search.leaf='commander_rollout' cannot play goofspiel" in message
     mixed = str(invalid(goofspiel, search__leaf="network+commander_rollout"))
     assert mixed.startswith("search.leaf='network+commander_rollout' cannot play goofspiel")
-    assert "gate.anchors[0]='commander'" in message and "heuristic" in message
+    assert "gate.anchors.commander: not a player for goofspiel" in message
+    assert "another game: gate.anchors={random:1000,heuristic:1400}" in message
     bad_params = str(invalid(goofspiel, game__params={"num_cards": 100}))
     assert bad_params.startswith("game.params=") and "num_cards=100" in bad_params
 
@@ -376,7 +392,7 @@ def test_flat_params_are_dotted_complete_and_text(default: Settings) -> None:
     assert {"game.params.players", "game.params.rounds", "search.simulations"} <= set(flat)
     assert flat["search.simulations"] == str(default.search.simulations)
     assert (flat["run.dir"], flat["gate.paired"]) == ("null", "true")
-    assert flat["gate.anchors"] == '["heuristic"]'
+    assert flat["gate.anchors.commander"] == "1400.0"
     empty = copy.deepcopy(default)
     empty.game.params = {}
     assert flat_params(empty)["game.params"] == "{}"

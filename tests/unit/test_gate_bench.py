@@ -57,7 +57,7 @@ def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 
 
 def _service(gate: GateConfig) -> GateService:
-    config = GateServiceConfig("mexican_train", PARAMS, gate, tables=FLEET.slices, chunk_games=8)
+    config = GateServiceConfig("mexican_train", PARAMS, gate, fleet=FLEET, chunk_games=8)
     return GateService(config)
 
 
@@ -165,11 +165,11 @@ def test_the_default_gate_is_the_sprt_and_gate_fixed_the_old_one() -> None:
     assert wiring.gate_config(run) == GateConfig()  # yaml, schema and GateConfig agree
     assert run.gate.player == "network"
     config = wiring.gate_service_config(run)
-    assert [t.key for t in config.tables] == ["players=2,objective=points"]
+    assert [t.key for t in config.bench_tables()] == ["players=2,objective=points"]
     fixed = wiring.gate_config(load_settings(["gate=fixed"]))
     assert (fixed.mode, fixed.games_per_slice, fixed.margin) == ("fixed", 40, 0.0)
     fleet = load_settings(["game.fleet={2:1,3:1}", "game.objectives=[points,go_out]"])
-    assert len(wiring.gate_service_config(fleet).tables) == 4
+    assert len(wiring.gate_service_config(fleet).bench_tables()) == 4
 
 
 def test_the_fixed_gate_simulation_matches_its_exact_promotion_rate() -> None:

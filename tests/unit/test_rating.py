@@ -11,10 +11,10 @@ import scipy.optimize
 from omega_cluster.eval.rating import (
     DEFAULT_ANCHORS,
     AnchorResult,
+    anchored_rating,
     anchors_due,
     bradley_terry,
     chain_start,
-    fit_anchor_offset,
     openskill_ratings,
     promote,
 )
@@ -33,30 +33,48 @@ def test_chain_adds_gaps_and_their_errors_in_quadrature() -> None:
         promote(v2, "v3", ConfidenceInterval(math.inf, 100.0, math.inf, 0.95, 20), games=20)
 
 
-def test_anchor_offset_recovers_the_shift_of_a_relative_chain() -> None:
-    """A chain started at 0 whose champions truly sit at 1100 + chain: anchor records drawn at
-    the true gaps must give an offset near 1100 (within 3 standard errors)."""
-    rng = np.random.default_rng(4)
-    rows = [chain_start("v0", 0.0)]
-    for k, gap in enumerate((60.0, 80.0, 45.0), start=1):
-        rows.append(
-            promote(rows[-1], f"v{k}", ConfidenceInterval(gap, gap - 20, gap + 20, 0.95, 500), 500)
-        )
-    results = []
-    for row in rows[::2]:
-        for anchor, anchor_elo in DEFAULT_ANCHORS.items():
-            p = score_from_elo(1100.0 + row.elo - anchor_elo)
-            w = int(rng.binomial(400, p))
-            results.append(AnchorResult(row.version, anchor, w, 0, 400 - w))
-    fit = fit_anchor_offset(rows, results)
-    assert fit.used == 6 and abs(fit.offset - 1100.0) <= 3 * fit.stderr
-    assert fit.rows[1].elo == pytest.approx(rows[1].elo + fit.offset)
-    with pytest.raises(ValueError, match="unknown anchor 'admiral'"):
-        fit_anchor_offset(rows, [AnchorResult("v0", "admiral", 1, 0, 1)])
-    with pytest.raises(ValueError, match="not in the chain"):
-        fit_anchor_offset(rows, [AnchorResult("v9", "ensign", 1, 0, 1)])
-    with pytest.raises(ValueError, match="no anchor result with a finite"):
-        fit_anchor_offset(rows, [AnchorResult("v0", "ensign", 10, 0, 0)])
+def test_anchored_rating_recovers_the_rating_that_the_scores_imply() -> None:
+    """Scores at exactly the expected score of R = 1300 against each officer give R = 1300; the
+    profile-likelihood interval contains it, and shrinks as 1/sqrt(games)."""
+
+    def games(per_anchor: int) -> list[tuple[float, float]]:
+        out = []
+        for rating in DEFAULT_ANCHORS.values():
+            p = score_from_elo(1300.0 - rating)
+            out += [(rating, p)] * per_anchor  # a fractional score: the expected one
+        return out
+
+    small, large = anchored_rating(games(25)), anchored_rating(games(400))
+    for fit in (small, large):
+        assert fit.rating == pytest.approx(1300.0, abs=1e-6) and not fit.clamped
+        assert fit.low < 1300.0 < fit.high
+    assert large.games == 1200 and small.level == 0.95
+    ratio = (small.high - small.low) / (large.high - large.low)
+    assert ratio == pytest.approx(4.0, rel=0.05)  # 16 x the games: a quarter of the width
+    # against one anchor at 1200 with 60 % of 200 games: R = 1200 + 400 log10(1.5)
+    one = anchored_rating([(1200.0, 1.0)] * 120 + [(1200.0, 0.0)] * 80)
+    assert one.rating == pytest.approx(1200.0 + 400.0 * math.log10(1.5), abs=1e-6)
+    wald = 1.96 * 400 / math.log(10) / math.sqrt(200 * 0.6 * 0.4)  # the Wald half width
+    assert (one.high - one.low) / 2 == pytest.approx(wald, rel=0.03)
+
+
+def test_anchored_rating_of_a_perfect_record_is_clamped_and_flagged() -> None:
+    wins = anchored_rating([(1000.0, 1.0)] * 20 + [(1400.0, 1.0)] * 20)
+    assert wins.clamped and wins.rating == pytest.approx(2200.0) and wins.high == wins.rating
+    assert 1400.0 < wins.low < 2200.0  # the data still bound it from below
+    losses = anchored_rating([(1000.0, 0.0)] * 10)
+    assert losses.clamped and losses.rating == pytest.approx(200.0) and losses.high < 1000.0
+    assert not anchored_rating([(1000.0, 1.0), (1000.0, 0.0)]).clamped
+    with pytest.raises(ValueError, match="at least one game"):
+        anchored_rating([])
+    with pytest.raises(ValueError, match=r"scores in \[0, 1\]"):
+        anchored_rating([(1000.0, 1.5)])
+
+
+def test_anchor_result_lists_its_games_for_the_fit() -> None:
+    r = AnchorResult("3", "commander", 3, 2, 1, table="players=2,objective=points", kind="search")
+    assert r.objective == "points" and r.score == pytest.approx(4 / 6)
+    assert sorted(r.games(1400.0)) == [(1400.0, 0.0), *[(1400.0, 0.5)] * 2, *[(1400.0, 1.0)] * 3]
 
 
 def test_anchors_due_every_k_promotions() -> None:

@@ -38,7 +38,9 @@ from omega_cluster.config import (
     validate,
 )
 from omega_cluster.data import ShardStore, table_to_records
+from omega_cluster.eval.anchors import AnchorReport, measure_anchors
 from omega_cluster.eval.gatekeeper import GateOutcome
+from omega_cluster.eval.stats import elo_from_score
 from omega_cluster.model.registry import ModelRegistry, RegistryError
 from omega_cluster.pipeline.driver import LocalBackend, Observer, Pipeline, PipelineState, RunPaths
 from omega_cluster.train.workers import (
@@ -76,7 +78,11 @@ def tiny_settings(
         model=model,
         learner=LearnerSettings(window_rows=2000, device="cpu", **{**knobs, **learner}),
         gate=GateSettings(
-            mode="fixed", games_per_slice=8, chunk_games=8, anchors=["random"], anchor_games=4
+            mode="fixed",
+            games_per_slice=8,
+            chunk_games=8,
+            anchors={"random": 1000.0},
+            anchor_games=4,
         ),
         cluster=ClusterSettings(backend="local", games_per_chunk=4, concurrent_games=4, mode=mode),
         tracking=TrackingSettings(enabled=False),
@@ -93,6 +99,7 @@ class Recorder(Observer):
         self.candidates: list[CandidateReport] = []
         self.gates: list[tuple[GateOutcome, dict[str, Any]]] = []
         self.champions: list[int] = []
+        self.anchors: list[AnchorReport] = []
         self.stopped: list[str] = []
 
     def on_chunk(self, report: ChunkReport, state: PipelineState) -> None:
@@ -106,6 +113,9 @@ class Recorder(Observer):
 
     def on_champion(self, version: int, uri: str, state: PipelineState) -> None:
         self.champions.append(version)
+
+    def on_anchors(self, report: AnchorReport, state: PipelineState) -> None:
+        self.anchors.append(report)
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
         self.stopped.append(reason)
@@ -365,26 +375,54 @@ def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Pa
     assert off.allowed_steps() == 100  # cap 0: off
 
 
-def test_the_anchor_bench_scores_each_deal_over_its_seat_rotations(sync_run: Run) -> None:
-    """Every deal is played once per seat; a deal's score is the mean over those games, so the
-    deal scores hold exactly the games' wins/draws/losses, and the per-deal interval is a real
-    Student-t interval on them."""
+def test_the_anchor_bench_rates_both_players_of_the_champion(sync_run: Run) -> None:
+    """The champion plays the anchor as the network alone and as the search, on the same deals,
+    every deal once per seat; a deal's score is the mean over those games, and each player
+    kind's anchored rating is the MLE over its games (one anchor: anchor + Elo of the score)."""
     champion = sync_run.pipeline.registry.champion
     assert champion is not None
     service = gate_service(sync_run.settings)
-    [result] = service.gatekeeper.anchors(champion.version, champion.uri, service.play,
-                                          anchors=["random"], games=40)  # fmt: skip
-    games = result.wins + result.draws + result.losses
-    assert games == 40 and len(result.deal_scores) == 20  # 2 seats per deal
-    assert all(s in (0.0, 0.25, 0.5, 0.75, 1.0) for s in result.deal_scores)
-    assert sum(result.deal_scores) * 2 == pytest.approx(result.wins + 0.5 * result.draws)
-    ci = result.paired_interval()
-    assert ci.n == 20 and ci.low < ci.estimate < ci.high
-    assert ci.estimate == pytest.approx((result.wins + 0.5 * result.draws) / games)
-    # the same games again (seeds derive from the run seed and the version): the same record
-    [again] = service.gatekeeper.anchors(champion.version, champion.uri, service.play,
-                                         anchors=["random"], games=40)  # fmt: skip
-    assert again == result
+    report = measure_anchors(service.config, champion.version, champion.uri, service.play,
+                             games=40)  # fmt: skip
+    table = "players=2,objective=" + build_game(sync_run.settings).spec.objective
+    assert [(r.kind, r.table, r.anchor) for r in report.results] == [
+        ("network", table, "random"), ("search", table, "random")]  # fmt: skip
+    for result, rating in zip(report.results, report.ratings, strict=True):
+        games = result.wins + result.draws + result.losses
+        assert games == 40 and len(result.deal_scores) == 20  # 2 seats per deal
+        assert all(s in (0.0, 0.25, 0.5, 0.75, 1.0) for s in result.deal_scores)
+        assert sum(result.deal_scores) * 2 == pytest.approx(result.wins + 0.5 * result.draws)
+        ci = result.paired_interval()
+        assert ci.n == 20 and ci.low < ci.estimate < ci.high
+        assert 0.0 <= result.fair_share <= 2.0
+        assert (rating.version, rating.kind, rating.fit.games) == (
+            champion.version,
+            result.kind,
+            40,
+        )
+        assert rating.fit.rating == pytest.approx(1000.0 + elo_from_score(result.score), abs=0.01)
+        assert rating.fit.low < rating.fit.rating < rating.fit.high
+    # the same games again (seeds derive from the run seed, the version, the table, the anchor)
+    again = measure_anchors(service.config, champion.version, champion.uri, service.play,
+                            games=40)  # fmt: skip
+    assert again == report
+    configured = service.anchors(champion.version, champion.uri)  # gate.anchor_games=4 each
+    assert [r.wins + r.draws + r.losses for r in configured.results] == [4, 4]
+
+
+def test_the_run_rates_its_first_champion_and_every_promoted_one(sync_run: Run) -> None:
+    """Rows ``rating: anchored`` in the Elo log: v0 before training, then each promoted
+    champion, one per player kind; the per-table rows beside them; observers got each report."""
+    rated = sync_run.state.ratings
+    assert all(r["rating"] == "anchored" for r in rated)
+    promoted = [0, *sync_run.events.champions]
+    assert [(r["version"], r["player"]) for r in rated] == [
+        (v, kind) for v in promoted for kind in ("network", "search")]  # fmt: skip
+    assert all(r["low"] <= r["elo"] <= r["high"] and r["games"] == 4 for r in rated)
+    assert [r.version for r in sync_run.events.anchors] == promoted
+    slices = sync_run.state.anchor_slices
+    assert [(s["version"], s["player"], s["anchor"]) for s in slices] == [
+        (v, kind, "random") for v in promoted for kind in ("network", "search")]  # fmt: skip
 
 
 def _run_copy(sync_run: Run, tmp_path: Path, **gate: Any) -> Path:
@@ -500,4 +538,4 @@ def test_the_workers_configs_are_frozen_picklable_and_carry_the_settings() -> No
         selfplay.chunk_config(games=2, seed=7, champion_version=3, actor="a").concurrent_games == 2
     )
     assert learner.learner.batch_size == settings.learner.batch_size
-    assert (gate.gate.games_per_slice, gate.anchors) == (8, ("random",))
+    assert (gate.gate.games_per_slice, gate.anchors) == (8, {"random": 1000.0})

@@ -155,7 +155,7 @@ def test_an_unregistered_game_instance_finds_its_modules_plugin(
 
 
 def test_game_name_as_import_path_passes_the_config_check(blind_war: ModuleType) -> None:
-    base = ["run=smoke", "~game.params", "gate.anchors=[random]"]
+    base = ["run=smoke", "~game.params", "gate.anchors={random:1000}"]
     settings = load_settings([*base, "game.name=blind_war:BlindWarGame", "game.params.players=3"])
     assert settings.game.name == "blind_war:BlindWarGame" and settings.game.params == {"players": 3}
     with pytest.raises(ConfigError, match=r"game.name='blind_war:Nope': .*no attribute Nope"):
@@ -171,7 +171,7 @@ def test_the_run_ships_the_users_module_to_ray_workers(
     assert game_module_path("blind_war.game:BlindWarGame") == (ROOT / "examples" / "blind_war")
     assert game_module_path("kuhn_poker") is None
     assert game_module_path("openspiel:kuhn_poker") is None
-    settings = load_settings(["run=smoke", "~game.params", "gate.anchors=[random]",
+    settings = load_settings(["run=smoke", "~game.params", "gate.anchors={random:1000}",
                               "game.name=blind_war:BlindWarGame"])  # fmt: skip
     assert run_runtime_env(settings) == {"py_modules": [str(ROOT / "examples" / "blind_war")]}
     # a submitted job that ships its own modules keeps them (Ray refuses to merge two lists)

@@ -1,0 +1,174 @@
+"""A champion against the fixed anchors: its anchored ratings, one per objective and player.
+
+The chain of gate gaps is no rating (errors and the winners' curse add up along it), so after
+each promotion — and for the first champion when the run starts — the champion plays fixed
+anchors whose ratings are fixed (``gate.anchors``: player spec -> Elo, e.g. Ensign 1000,
+Lieutenant 1200, Commander 1400), and :func:`omega_cluster.eval.rating.anchored_rating` places
+it on their scale.
+
+The champion plays as the two players its weights make (:data:`KINDS`): the network alone
+(greedy: what an exported bundle runs) and the network inside the search (the run's leaf at
+``gate.bench_simulations``). For each objective of the run's fleet and each anchor, each kind
+plays ``gate.anchor_games`` games, spread over that objective's tables in proportion to the
+fleet's weights (at least one deal per table, so every table size is measured), each deal once
+per seat of the champion (the anchor at every other seat). The deals derive from the run seed,
+the champion's version, the table and the anchor: fresh for every champion, the same for both
+kinds (so network and search face the same deals). A game's score is the champion's
+head-to-head against the mean of the other seats (1, 0.5 or 0); the slice results also carry the
+fair share (win share x players, 1.0 = par).
+
+One rating per (objective, kind) over all that objective's tables and anchors: two headline
+ratings per player kind for a run with objectives points and go_out, and one without.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec
+from omega_cluster.eval.rating import AnchoredRating, AnchorResult, anchored_rating
+from omega_cluster.eval.stats import head_to_head, wdl_counts
+from omega_cluster.games.chance import derive_seed
+from omega_cluster.games.fleet import Fleet, TableSlice, fleet_for
+
+if TYPE_CHECKING:  # gatekeeper imports this module
+    from omega_cluster.eval.gatekeeper import GateServiceConfig, PlayFn
+
+__all__ = [
+    "KINDS",
+    "AnchorReport",
+    "ChampionRating",
+    "anchor_specs",
+    "anchor_tables",
+    "measure_anchors",
+    "play_anchor",
+]
+
+KINDS = ("network", "search")  # the two players of one set of weights
+CHAMPION = "@champion"  # the role token of the champion's seat (gatekeeper.CHAMPION)
+
+
+@dataclass(frozen=True)
+class ChampionRating:
+    """One headline rating of a champion: per objective and player kind."""
+
+    version: int
+    objective: str
+    kind: str
+    fit: AnchoredRating
+
+
+@dataclass(frozen=True)
+class AnchorReport:
+    """A champion's anchor games: the per-table results and the ratings they give."""
+
+    version: int
+    results: tuple[AnchorResult, ...]  # per (objective's table, kind, anchor)
+    ratings: tuple[ChampionRating, ...]  # per (objective, kind)
+
+    def __bool__(self) -> bool:
+        return bool(self.results)
+
+
+def anchor_specs(
+    game: str, params: Mapping[str, Any], players: int, anchor: str, *, seed: int, games: int
+) -> tuple[MatchSpec, ...]:
+    """The champion at one seat against ``anchor`` at every other, seats rotated."""
+    specs: list[MatchSpec] = []
+    deals = max(1, math.ceil(games / players))
+    for d in range(deals):
+        deal_seed = derive_seed(seed, "anchor", anchor, d)
+        for r in range(players):
+            seats = [anchor] * players
+            seats[r] = CHAMPION
+            specs.append(match_spec(game, seats, deal_seed, params=dict(params),
+                                    index=len(specs), deal=d, rotation=r, focus=r))  # fmt: skip
+    return tuple(specs)
+
+
+def anchor_tables(fleet: Fleet, objective: str, games: int) -> list[tuple[TableSlice, int]]:
+    """The tables of ``objective`` and the games each gets: ``games`` in proportion to the
+    fleet's weights, rounded to whole deals (one game per seat), at least one deal a table."""
+    tables = [s for s in fleet.slices if s.objective == objective]
+    if not tables:
+        raise ValueError(f"no table of objective {objective!r}; tables: {', '.join(fleet.keys)}")
+    total = sum(s.weight for s in tables)
+    deals = [max(1, round(games * s.weight / total / s.players)) for s in tables]
+    return [(s, d * s.players) for s, d in zip(tables, deals, strict=True)]
+
+
+def _score(result: SpecResult) -> tuple[float, float]:
+    """The focus seat's head-to-head score against the mean of the others, and its fair share."""
+    shares, focus = result.record.win_shares, result.spec.focus
+    assert focus is not None
+    others = [s for i, s in enumerate(shares) if i != focus]
+    return head_to_head(shares[focus], sum(others) / len(others)), shares[focus] * len(shares)
+
+
+def play_anchor(
+    config: GateServiceConfig,
+    version: int,
+    uri: str,
+    play: PlayFn,
+    *,
+    anchor: str,
+    table: TableSlice,
+    games: int,
+    kind: str,
+) -> AnchorResult:
+    """The champion at ``uri`` (playing as ``kind``) against ``anchor`` at ``table``."""
+    from omega_cluster.eval.gatekeeper import BenchTask
+
+    seed = derive_seed(config.run_seed, "anchor", version, table.key)
+    specs = anchor_specs(_game_name(config), table.params, table.players, anchor, seed=seed,
+                         games=games)  # fmt: skip
+    size = max(table.players, config.chunk_games // table.players * table.players)
+    tasks = [BenchTask(c, {CHAMPION: uri}, kind=kind) for c in chunk_specs(specs, size=size)]
+    results = sorted((r for rs in play(tasks) for r in rs),
+                     key=lambda r: (r.spec.deal, r.spec.rotation))  # fmt: skip
+    scored = [_score(r) for r in results]
+    w, d, l = wdl_counts([s for s, _ in scored])
+    by_deal: dict[int, list[float]] = {}
+    for r, (s, _) in zip(results, scored, strict=True):
+        by_deal.setdefault(r.spec.deal, []).append(s)
+    deal_scores = tuple(sum(v) / len(v) for _, v in sorted(by_deal.items()))
+    share = sum(f for _, f in scored) / max(1, len(scored))
+    return AnchorResult(str(version), anchor, w, d, l, deal_scores, table=table.key, kind=kind,
+                        fair_share=share)  # fmt: skip
+
+
+def measure_anchors(
+    config: GateServiceConfig,
+    version: int,
+    uri: str,
+    play: PlayFn,
+    *,
+    anchors: Mapping[str, float] | None = None,
+    games: int | None = None,
+    kinds: Sequence[str] = KINDS,
+) -> AnchorReport:
+    """Every anchor game of the champion at ``uri`` (module docstring) and its ratings;
+    ``anchors`` and ``games`` default to the config's (an empty report when either is off)."""
+    anchors = dict(config.anchors if anchors is None else anchors)
+    games = config.anchor_games if games is None else games
+    if not anchors or games < 1:
+        return AnchorReport(version, (), ())
+    fleet = config.fleet or fleet_for(config.game, dict(config.game_params))
+    results: list[AnchorResult] = []
+    ratings: list[ChampionRating] = []
+    for objective in fleet.objectives:
+        tables = anchor_tables(fleet, objective, games)
+        for kind in kinds:
+            mine = [play_anchor(config, version, uri, play, anchor=a, table=t, games=n,
+                                kind=kind) for t, n in tables for a in anchors]  # fmt: skip
+            fit = anchored_rating(g for r in mine for g in r.games(anchors[r.anchor]))
+            results.extend(mine)
+            ratings.append(ChampionRating(version, objective, kind, fit))
+    return AnchorReport(version, tuple(results), tuple(ratings))
+
+
+def _game_name(config: GateServiceConfig) -> str:
+    return config.fleet.game if config.fleet is not None else config.build_game().spec.name
