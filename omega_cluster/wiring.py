@@ -42,7 +42,7 @@ from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.fleet import Fleet, fleet_for
 from omega_cluster.games.player import Player
-from omega_cluster.games.registry import make_game
+from omega_cluster.games.registry import game_plugin, make_game
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.players.leaf import LeafSpec
@@ -265,7 +265,7 @@ def gate_service_config(settings: Settings) -> GateServiceConfig:
         run_seed=settings.run.seed,
         chunk_games=g.chunk_games,
         paired=g.paired,
-        anchors=dict(g.anchors),
+        anchors=dict(g.anchors) or game_plugin(settings.game.name).rating_anchors(),
         anchor_games=g.anchor_games,
         fleet=build_fleet(settings),
         torch_threads=settings.cluster.torch_threads,

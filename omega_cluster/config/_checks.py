@@ -40,7 +40,13 @@ from omega_cluster.config.schema import (
 from omega_cluster.eval.gate import GATE_MODES
 from omega_cluster.games.api import Game, GameError
 from omega_cluster.games.fleet import FleetError, fleet_for
-from omega_cluster.games.registry import available_games, game_class, is_import_path, make_game
+from omega_cluster.games.registry import (
+    available_games,
+    game_class,
+    game_plugin,
+    is_import_path,
+    make_game,
+)
 from omega_cluster.model.network import TRUNKS
 from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
 from omega_cluster.players.registry import PlayerSpecError, make_player
@@ -338,10 +344,10 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
     p.integer("gate.anchor_games", g.anchor_games, 0)
     if not isinstance(g.anchors, Mapping):
         p.add("gate.anchors", f"={g.anchors!r} must map player specs to Elo: {_ANY_GAME_ANCHORS}")
-    elif not g.anchors and g.anchor_games > 0:
-        p.add("gate.anchors", f"={{}} names no anchor: {_ANY_GAME_ANCHORS} or gate.anchor_games=0")
-    else:
+    elif g.anchors or game is None:
         _check_anchors(p, g.anchors, game)
+    else:  # the game's own ladder
+        _check_anchors(p, game_plugin(game).rating_anchors(), game)
 
 
 def _check_anchors(p: _Problems, anchors: Mapping[Any, Any], game: Game | None) -> None:

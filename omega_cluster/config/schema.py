@@ -140,10 +140,10 @@ class GateSettings:
     bench_simulations: int = 32  # player=search: simulations per move
     paired: bool = True  # 2 players: a deal's seat-swapped games are a pair (N > 2: always)
     chunk_games: int = 20  # games per bench task fanned out to the workers
-    # the fixed anchors each champion is rated against: player spec -> its fixed Elo; any game
-    # with a rule-based player: {random: 1000, heuristic: 1400}, Mexican Train: {ensign: 1000,
-    # lieutenant: 1200, commander: 1400}. Set by the run presets; a value replaces the mapping
-    # whole (empty here: a default would be merged into every mapping given, not replaced)
+    # the fixed anchors each champion is rated against: player spec -> its fixed Elo; empty: the
+    # game's own ladder (its plugin's: Mexican Train's officers Ensign, Lieutenant, Commander at
+    # 1000/1200/1400; other games random at 1000 and their heuristic at 1400). A value replaces
+    # the mapping whole
     anchors: dict[str, float] = field(default_factory=dict)
     # games of each champion against each anchor, per objective of the fleet and per player
     # (the network alone, the network in the search): 4 x anchor_games x anchors per champion

@@ -68,6 +68,15 @@ class GamePlugin:
     report_counts: Hook | None = None
     fast_search: Hook | None = None
     fast_smm_search: Hook | None = None
+    # the fixed opponents (player spec -> Elo) a champion is rated against when gate.anchors is
+    # empty; none: random at 1000 and the game's heuristic (if any) at 1400
+    anchors: Mapping[str, float] = field(default_factory=dict)
+
+    def rating_anchors(self) -> dict[str, float]:
+        """The game's own rating ladder (the ``anchors`` field, or random and the heuristic)."""
+        if self.anchors:
+            return {k: float(v) for k, v in self.anchors.items()}
+        return {"random": 1000.0, **({"heuristic": 1400.0} if "heuristic" in self.players else {})}
 
     def rules(self) -> Callable[..., Any]:
         """The game factory (the rules class)."""

@@ -15,6 +15,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
+from omega_cluster import wiring
 from omega_cluster.config import (
     CONF_ENV,
     ConfigError,
@@ -87,8 +88,11 @@ def test_default_is_the_60_minute_mexican_train_2p_run(default: Settings) -> Non
     assert (default.cluster.backend, default.cluster.address) == ("ray", None)
     assert default.gate.mode == "sprt" and default.model.hidden_size == 128
     assert isinstance(default.game.params, dict)
+    assert default.gate.anchors == {}  # the game's own ladder, not merged with the schema's
     officers = {"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0}
-    assert default.gate.anchors == officers  # the preset's own, not merged with the schema's
+    assert wiring.gate_service_config(default).anchors == officers
+    leduc = load_settings(["game=leduc_poker"])
+    assert wiring.gate_service_config(leduc).anchors == {"random": 1000.0, "heuristic": 1400.0}
 
 
 def test_an_anchors_override_replaces_the_mapping_whole() -> None:
@@ -298,10 +302,7 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
         ({"cluster__backend": "local", "cluster__address": "auto"}, ["cluster.address", "ray"]),
         ({"gate__anchors": {"random": 1000, "nobody": 1300}}, ["gate.anchors.nobody", "commander"]),
         ({"gate__anchors": {"random": "high"}}, ["gate.anchors.random='high'", "finite number"]),
-        (
-            {"gate__anchors": {}, "gate__anchor_games": 4},
-            ["gate.anchors={} names no anchor", "anchor_games=0"],
-        ),
+        ({"gate__anchors": {}, "gate__anchor_games": 4}, []),  # the game's own ladder
         ({"gate__anchors": ["random"]}, ["gate.anchors=['random'] must map player specs to Elo"]),
         ({"search__leaf": "commander_rollout"}, []),  # Mexican Train has Commander
         ({"search__leaf": "network+commander_rollout", "search__selection": "puct"}, []),
@@ -392,7 +393,7 @@ def test_flat_params_are_dotted_complete_and_text(default: Settings) -> None:
     assert {"game.params.players", "game.params.rounds", "search.simulations"} <= set(flat)
     assert flat["search.simulations"] == str(default.search.simulations)
     assert (flat["run.dir"], flat["gate.paired"]) == ("null", "true")
-    assert flat["gate.anchors.commander"] == "1400.0"
+    assert (flat["gate.anchors"], flat["game.fleet"]) == ("{}", "{}")  # the game's ladder; one table
     empty = copy.deepcopy(default)
     empty.game.params = {}
     assert flat_params(empty)["game.params"] == "{}"

@@ -21,4 +21,6 @@ PLUGIN = GamePlugin(
     world_constraints="omega_cluster.games.mexican_train.inference:world_constraints",
     report_counts="omega_cluster.games.mexican_train.counts:report_counts",
     fast_search="omega_cluster.games.mexican_train.fast.game:fast_game",
+    # the officers' ladder (Ensign plays at random): the champion's anchored rating
+    anchors={"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0},
 )
