@@ -34,7 +34,8 @@ class ProgressDisplay(Observer):
         self._started = time.monotonic()
         self._fields: dict[str, Any] = {
             "games": 0, "records": 0, "shards": 0, "learner step": 0, "loss": "-",
-            "champion": "v0", "elo": "1000", "gate": "-", "decisions": 0, "games/s": "-",
+            "champion": "v0", "rating": "-", "chained elo": "1000", "gate": "-", "decisions": 0,
+            "games/s": "-",
         }  # fmt: skip
 
     def _table(self) -> Table:
@@ -61,7 +62,7 @@ class ProgressDisplay(Observer):
                             decisions=st.decisions)  # fmt: skip
         if champion is not None:
             self._fields["champion"] = f"v{champion.version}"
-            self._fields["elo"] = f"{champion.elo:.0f}" if champion.elo is not None else "-"
+            self._fields["chained elo"] = f"{champion.elo:.0f}" if champion.elo is not None else "-"
         if self.live_enabled:
             self._live = Live(self._table(), console=self.console, refresh_per_second=4)
             self._live.start()
@@ -91,7 +92,7 @@ class ProgressDisplay(Observer):
         self._fields["gate"] = f"v{outcome.candidate} {outcome.verdict} ({outcome.score:.2f})"
         if outcome.promoted:
             self._fields["champion"] = f"v{outcome.candidate}"
-            self._fields["elo"] = f"{row['elo']:.0f} [{row['low']:.0f}, {row['high']:.0f}]"
+            self._fields["chained elo"] = f"{row['elo']:.0f} [{row['low']:.0f}, {row['high']:.0f}]"
         self._update(f"gate v{outcome.candidate} vs v{outcome.champion}: {outcome.verdict}, "
                      f"score {outcome.score:.3f} [{outcome.score_low:.3f}, "
                      f"{outcome.score_high:.3f}] over {outcome.games} games — {outcome.reason}")  # fmt: skip
@@ -99,6 +100,7 @@ class ProgressDisplay(Observer):
     def on_anchors(self, report: AnchorReport, state: PipelineState) -> None:
         text = ", ".join(f"{r.objective} {r.kind} {r.fit.rating:.0f} [{r.fit.low:.0f}, "
                          f"{r.fit.high:.0f}]" for r in report.ratings)  # fmt: skip
+        self._fields["rating"] = text  # anchored: against the fixed anchors' Elo
         self._update(f"champion v{report.version} rated against the anchors: {text}")
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
