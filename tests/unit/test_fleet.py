@@ -76,3 +76,11 @@ def test_a_fleet_override_replaces_the_presets_mix() -> None:
     assert build_fleet(settings).player_counts == (2, 4)
     again = load_settings(["game.fleet={2:1,4:2}", "game.fleet={3:1}"])
     assert build_fleet(again).player_counts == (3,)
+
+
+def test_the_fleet_preset_is_every_mexican_train_table_on_both_objectives() -> None:
+    settings = load_settings(["run=fleet"])
+    fleet = build_fleet(settings)
+    assert fleet.player_counts == (2, 3, 4, 6, 8) and fleet.objectives == ("points", "go_out")
+    assert settings.learner.balance_slices and settings.gate.mode == "sprt"
+    assert settings.cluster.concurrent_games <= settings.cluster.games_per_chunk
