@@ -28,27 +28,36 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(f"/tmp/continuous-{args.version}")
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(args.run, work, ignore=shutil.ignore_patterns("learner", "mlflow.db", "mlartifacts"))
+    shutil.copytree(
+        args.run, work, ignore=shutil.ignore_patterns("learner", "mlflow.db", "mlartifacts")
+    )
     settings = wiring.load_run_settings(work)
     registry = ModelRegistry(work, game=settings.game.name)
     v0 = registry.get(0)
     worker = wiring.learner_worker(settings, run_dir=work, store_uri=str(work / "shards"))
     from omega_cluster.model.checkpoint import load_checkpoint
 
-    worker.learner.model.load_state_dict(load_checkpoint(str(work / v0.uri), load_optimizer=False).model.state_dict())
+    worker.learner.model.load_state_dict(
+        load_checkpoint(str(work / v0.uri), load_optimizer=False).model.state_dict()
+    )
     worker.window.refresh()
     started = time.perf_counter()
     stats = worker.learner.train_steps(worker.window, args.steps)
-    print(f"trained {stats.steps} steps on {stats.window_rows} rows in {time.perf_counter() - started:.0f} s: "
-          f"policy {stats.policy_loss:.3f} value {stats.value_loss:.3f}", flush=True)
+    print(
+        f"trained {stats.steps} steps on {stats.window_rows} rows in {time.perf_counter() - started:.0f} s: "
+        f"policy {stats.policy_loss:.3f} value {stats.value_loss:.3f}",
+        flush=True,
+    )
     uri = str(work / "models" / f"v{args.version}")
     worker.learner.save(uri, metrics={})
     gate = wiring.gate_service(settings)
     started = time.perf_counter()
     outcome = gate.bench(args.version, 0, uri, 0, str(work / v0.uri))
-    print(f"gate vs v0: {outcome.verdict}, score {outcome.score:.3f} [{outcome.score_low:.3f}, "
-          f"{outcome.score_high:.3f}] over {outcome.games} games ({time.perf_counter() - started:.0f} s): "
-          f"{outcome.reason}")
+    print(
+        f"gate vs v0: {outcome.verdict}, score {outcome.score:.3f} [{outcome.score_low:.3f}, "
+        f"{outcome.score_high:.3f}] over {outcome.games} games ({time.perf_counter() - started:.0f} s): "
+        f"{outcome.reason}"
+    )
     for s in outcome.slices:
         print("  ", {k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items()})
 

@@ -393,7 +393,10 @@ def test_flat_params_are_dotted_complete_and_text(default: Settings) -> None:
     assert {"game.params.players", "game.params.rounds", "search.simulations"} <= set(flat)
     assert flat["search.simulations"] == str(default.search.simulations)
     assert (flat["run.dir"], flat["gate.paired"]) == ("null", "true")
-    assert (flat["gate.anchors"], flat["game.fleet"]) == ("{}", "{}")  # the game's ladder; one table
+    assert (flat["gate.anchors"], flat["game.fleet"]) == (
+        "{}",
+        "{}",
+    )  # the game's ladder; one table
     empty = copy.deepcopy(default)
     empty.game.params = {}
     assert flat_params(empty)["game.params"] == "{}"
