@@ -332,7 +332,9 @@ def test_temperature_zero_plays_the_argmax_and_time_limit_stops() -> None:
     timed = SMMCTS(game, ROLLOUT, simulations=10**9, time_limit_s=0.05).search(
         state, 0, random.Random(1)
     )
-    assert 1 <= timed.diagnostics.simulations < 10**9 and timed.diagnostics.seconds < 1.0
+    # stopped by the clock: 10**9 simulations would run for hours (a loaded machine may add a
+    # second or two to the 0.05 s)
+    assert 1 <= timed.diagnostics.simulations < 10**9 and timed.diagnostics.seconds < 10.0
 
 
 # -- bad input -------------------------------------------------------------------------------
