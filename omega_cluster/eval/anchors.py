@@ -100,12 +100,16 @@ def anchor_tables(fleet: Fleet, objective: str, games: int) -> list[tuple[TableS
     return [(s, d * s.players) for s, d in zip(tables, deals, strict=True)]
 
 
-def _score(result: SpecResult) -> tuple[float, float]:
-    """The focus seat's head-to-head score against the mean of the others, and its fair share."""
+def _score(result: SpecResult) -> tuple[float, float, float]:
+    """The focus seat's head-to-head score against the mean of the others (1 only for a win at
+    a table of N > 2: par is 1/N there), its fair share, and its score against the anchor's
+    seats one by one, averaged (par 0.5 at any table size: what the rating is fitted on)."""
     shares, focus = result.record.win_shares, result.spec.focus
     assert focus is not None
     others = [s for i, s in enumerate(shares) if i != focus]
-    return head_to_head(shares[focus], sum(others) / len(others)), shares[focus] * len(shares)
+    mine = shares[focus]
+    pairwise = sum(head_to_head(mine, s) for s in others) / len(others)
+    return head_to_head(mine, sum(others) / len(others)), mine * len(shares), pairwise
 
 
 def play_anchor(
@@ -130,14 +134,14 @@ def play_anchor(
     results = sorted((r for rs in play(tasks) for r in rs),
                      key=lambda r: (r.spec.deal, r.spec.rotation))  # fmt: skip
     scored = [_score(r) for r in results]
-    w, d, l = wdl_counts([s for s, _ in scored])
+    w, d, l = wdl_counts([s for s, _, _ in scored])
     by_deal: dict[int, list[float]] = {}
-    for r, (s, _) in zip(results, scored, strict=True):
-        by_deal.setdefault(r.spec.deal, []).append(s)
+    for r, (_, _, p) in zip(results, scored, strict=True):
+        by_deal.setdefault(r.spec.deal, []).append(p)
     deal_scores = tuple(sum(v) / len(v) for _, v in sorted(by_deal.items()))
-    share = sum(f for _, f in scored) / max(1, len(scored))
+    share = sum(f for _, f, _ in scored) / max(1, len(scored))
     return AnchorResult(str(version), anchor, w, d, l, deal_scores, table=table.key, kind=kind,
-                        fair_share=share)  # fmt: skip
+                        fair_share=share, game_scores=tuple(p for _, _, p in scored))  # fmt: skip
 
 
 def measure_anchors(

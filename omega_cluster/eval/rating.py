@@ -122,6 +122,10 @@ class AnchorResult:
     table: str = ""  # the slice key of the table (players=N,objective=O)
     kind: str = ""  # how the champion played: network (greedy policy) | search
     fair_share: float = math.nan  # mean win share x players (1.0: par at the table)
+    # per game, the champion's score against the anchor's seats, one comparison per seat (1 if
+    # its win share is higher, 0.5 if equal), averaged: 0.5 is par at any table size (empty:
+    # the wins/draws/losses are that score)
+    game_scores: tuple[float, ...] = ()
 
     @property
     def objective(self) -> str:
@@ -129,10 +133,14 @@ class AnchorResult:
 
     @property
     def score(self) -> float:
+        if self.game_scores:
+            return sum(self.game_scores) / len(self.game_scores)
         return (self.wins + 0.5 * self.draws) / max(1, self.wins + self.draws + self.losses)
 
     def games(self, rating: float) -> list[tuple[float, float]]:
         """(anchor rating, score) per game, for :func:`anchored_rating`."""
+        if self.game_scores:
+            return [(rating, s) for s in self.game_scores]
         return (
             [(rating, 1.0)] * self.wins
             + [(rating, 0.5)] * self.draws

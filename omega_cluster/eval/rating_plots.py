@@ -67,6 +67,9 @@ def plot_ratings(
     for ax in (left, right):
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # versions are whole numbers
+        lo, hi = ax.get_xlim()
+        if hi - lo < 2.0:  # one version: an axis two versions wide, whole ticks
+            ax.set_xlim((lo + hi) / 2 - 1.0, (lo + hi) / 2 + 1.0)
     return _save(figure, path)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,3 +103,24 @@ def test_a_fleet_champion_gets_one_rating_per_objective_and_player(tmp_path: Pat
             for a in ("ensign", "commander")}  # fmt: skip
         assert rating.fit.games == sum(r.wins + r.draws + r.losses for r in mine) == 2 * (4 + 3)
         assert rating.fit.low <= rating.fit.rating <= rating.fit.high
+
+
+def test_an_n_player_game_is_scored_seat_by_seat_so_par_is_one_half_at_any_size() -> None:
+    from types import SimpleNamespace
+
+    from omega_cluster.eval.anchors import _score
+    from omega_cluster.eval.rating import AnchorResult, anchored_rating
+
+    def result(shares: tuple[float, ...]) -> Any:
+        return SimpleNamespace(record=SimpleNamespace(win_shares=shares),
+                               spec=SimpleNamespace(focus=0))  # fmt: skip
+
+    # another seat won: the head-to-head says lost, seat by seat it lost one and tied two
+    assert _score(result((0.0, 1.0, 0.0, 0.0))) == (0.0, 0.0, pytest.approx(1 / 3))
+    assert _score(result((1.0, 0.0, 0.0, 0.0))) == (1.0, 4.0, 1.0)
+    # an 8-player champion as strong as its anchors wins 1 game in 8: rated at the anchors' Elo
+    games = [(1.0,) + (0.0,) * 7] + [(0.0, 1.0) + (0.0,) * 6] * 7
+    scores = tuple(_score(result(g))[2] for g in games)
+    fit = anchored_rating(AnchorResult("1", "commander", 0, 0, 0, game_scores=scores * 10)
+                          .games(1400.0))  # fmt: skip
+    assert fit.rating == pytest.approx(1400.0, abs=1.0)
