@@ -6,9 +6,11 @@ champion (or ``--version K``) against the anchor ``commander`` at each table siz
 the champion at seat ``d mod N`` and Commander at every other seat, so the seats rotate over the
 deals. Two players of the same weights: ``network`` (the greedy network alone, what the ONNX
 bundle runs) and ``search`` (the run's search with this network in its leaf, at
-``gate.bench_simulations``). Per slice it prints the champion's head-to-head score (1 if its win
-share beats the mean of the others', 0.5 if equal) and its fair share (N × mean win share; 1.0
-is par at any table size), each with a 95% Student-t interval over the deals (one game a deal).
+``gate.bench_simulations``). Per slice it prints the champion's score against the Commanders'
+seats one by one (1 for each seat whose win share it beats, 0.5 for a tie, averaged over the
+seats: 0.5 is par at any table size; the anchored ratings are fitted on the same score) and its
+fair share (N × mean win share; 1.0 is par), each with a 95% Student-t interval over the deals
+(one game a deal).
 
 The bar of the fleet issue: the network alone above par at every size (fair share > 1.0, and at
 2 players score > 0.5), and its fair-share interval above par at 4 players. ``--save`` records
@@ -71,7 +73,7 @@ def _player(seat: str, spec: MatchSpec) -> Player:
 
 
 def _play(specs: Sequence[MatchSpec]) -> list[tuple[float, float]]:
-    """(head-to-head score, fair share) of the champion in each game."""
+    """(score against the other seats one by one, fair share) of the champion in each game."""
     out = []
     for spec in specs:
         players = [_player(s, spec) for s in spec.seats]
@@ -83,8 +85,8 @@ def _play(specs: Sequence[MatchSpec]) -> list[tuple[float, float]]:
         focus = spec.focus
         assert focus is not None
         n = len(shares)
-        others = sum(s for i, s in enumerate(shares) if i != focus) / (n - 1)
-        out.append((head_to_head(shares[focus], others), n * shares[focus]))
+        pairwise = [head_to_head(shares[focus], s) for i, s in enumerate(shares) if i != focus]
+        out.append((sum(pairwise) / (n - 1), n * shares[focus]))
     return out
 
 
