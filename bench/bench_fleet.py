@@ -181,6 +181,25 @@ def _record(figures: Sequence[SliceFigure], run_dir: Path, argv: Sequence[str]) 
             command=command,
             table="strength",
         ))  # fmt: skip
+    for kind in dict.fromkeys(f.kind for f in figures):  # one line per player for the README
+        rows = [f for f in figures if f.kind == kind]
+        cells = " / ".join(f"{f.players}p {f.fair_share.estimate:.2f} [{f.fair_share.low:.2f}, "
+                           f"{f.fair_share.high:.2f}]" for f in rows)  # fmt: skip
+        met = (
+            all(f.fair_share.estimate > 1.0 for f in rows)
+            and all(f.score.estimate > 0.5 for f in rows if f.players == 2)
+            and all(f.fair_share.low > 1.0 for f in rows if f.players == 4)
+        )
+        out.append(Figure(
+            name=f"fleet champion ({kind}) vs Commander, fair share by table size",
+            figure=cells,
+            reference="Commander at the other seats (fair share 1.0 = par)",
+            ratio=("bar: above par at every size, interval above par at 4p: "
+                   + ("met" if met else "not met")) if kind == "network" else "no bar",
+            command=command,
+            table="strength",
+            headline=f"fleet champion ({kind}) vs Commander",
+        ))  # fmt: skip
     record("bench_fleet", out)
     del run_dir
 
