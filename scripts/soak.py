@@ -7,7 +7,10 @@ A ``python -m omega_cluster train`` driver runs a small game (kuhn_poker, ``run=
 embedded Ray. At random times (seeded: ``--seed``) the chaos loop SIGKILLs a random target: a
 self-play actor, the learner, the gatekeeper (Ray actor processes, found by their process titles
 ``ray::SelfPlayActor`` ...) or the driver itself, which is then resumed (``run.resume=<dir>``).
-When the run has made its gate decisions, the invariants of ``tests/faults/run_invariants.py``
+The run is open-ended (``run.iterations`` far above ``--iterations``), so it cannot finish
+before the kills are sent: once they are and it has made ``--iterations`` gate decisions, the
+soak stops it as a user would (one SIGINT: the chunks in flight are written, exit 0). Then the
+invariants of ``tests/faults/run_invariants.py``
 are checked on its directory — every game reported finished in exactly one shard, no chunk
 twice, no shard half-visible, counters equal to the manifest, the champion chain only through
 won gates — and nothing the soak started may be left running or listening (processes are
@@ -54,7 +57,7 @@ class SoakReport:
     run_dir: str
     mode: str
     seed: int
-    kills_planned: int = 0  # SIGKILLs asked for (fewer are sent if the run finishes first)
+    kills_planned: int = 0  # SIGKILLs asked for (fewer are sent only if the soak runs out of time)
     kills: dict[str, int] = field(default_factory=dict)  # target -> SIGKILLs sent
     resumes: int = 0  # driver starts that resumed the run
     driver_exits: list[int] = field(default_factory=list)  # exit status of every driver start
@@ -70,6 +73,16 @@ class SoakReport:
         failed_exit = any(code != 0 for code in self.driver_exits[-1:])
         return not (any(self.invariants.values()) or self.left_running or self.left_listening
                     or failed_exit)  # fmt: skip
+
+
+OPEN_ENDED = 100_000  # the driver's run.iterations: the soak, not the run, decides when it ends
+
+
+def _decisions(state: Path) -> int:
+    try:
+        return int(json.loads(state.read_text())["decisions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def driver_command(run_dir: Path, mode: str, iterations: int, resume: bool) -> list[str]:
@@ -146,18 +159,27 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
     env = {**os.environ, MARKER_NAME: marker.split("=", 1)[1],
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     report = SoakReport(str(run_dir), mode, seed, kills_planned=kills)
-    chaos = Chaos(random.Random(seed), kills, gap, run_dir / "pipeline.json")
+    state = run_dir / "pipeline.json"
+    chaos = Chaos(random.Random(seed), kills, gap, state)
     start = time.monotonic()
     logs = run_dir.parent / f"{run_dir.name}-driver.log"
     while time.monotonic() - start < timeout_s:
-        resume = (run_dir / "pipeline.json").exists()  # killed before it wrote one: start anew
+        resume = state.exists()  # killed before it wrote one: start anew
         report.resumes += resume
         with logs.open("a") as out:
-            driver = subprocess.Popen(driver_command(run_dir, mode, iterations, resume), env=env,
+            driver = subprocess.Popen(driver_command(run_dir, mode, OPEN_ENDED, resume), env=env,
                                       stdout=out, stderr=subprocess.STDOUT, cwd=run_dir.parent,
                                       start_new_session=True)  # fmt: skip
+            at_start, stopping = _decisions(state), False
             while driver.poll() is None and time.monotonic() - start < timeout_s:
                 chaos.step(marker, driver, log)
+                done = _decisions(state)
+                # stop once the kills are sent and the run has its decisions — and this driver
+                # has made one, so it is in its loop with the signal handlers installed
+                if not stopping and chaos.left <= 0 and done >= iterations and done > at_start:
+                    print(f"soak: {done} gate decisions, kills sent: SIGINT", file=log, flush=True)
+                    driver.send_signal(signal.SIGINT)
+                    stopping = True
                 time.sleep(0.25)
             if driver.poll() is None:  # out of time: stop it as a user would
                 driver.send_signal(signal.SIGINT)
@@ -185,10 +207,7 @@ def _check(report: SoakReport, run_dir: Path, marker: str, grace_s: float = 15.0
     for pid in alive:
         with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    try:
-        report.decisions = json.loads((run_dir / "pipeline.json").read_text())["decisions"]
-    except (OSError, ValueError, KeyError):
-        report.decisions = 0
+    report.decisions = _decisions(run_dir / "pipeline.json")
     report.invariants = check_run(run_dir)
     report.data = data_checked(run_dir)
 

@@ -28,7 +28,7 @@ def test_a_short_soak_survives_its_kills(tmp_path: Path) -> None:
     soak = _soak_module()
     run_dir = tmp_path / "run"
     report = soak.soak(run_dir, kills=3, seed=0, mode="async", iterations=6,  # type: ignore[attr-defined]
-                       gap=(6.0, 12.0), timeout_s=160.0, log=sys.stderr)  # fmt: skip
+                       gap=(6.0, 12.0), timeout_s=240.0, log=sys.stderr)  # fmt: skip
     soak.print_report(report, sys.stderr)  # type: ignore[attr-defined]
     summary = json.dumps({**report.__dict__}, default=str)
     assert sum(report.kills.values()) == 3, summary
