@@ -377,6 +377,13 @@ class State(ABC):
             )
         return self.clone()
 
+    def hidden_state(self, player: int) -> np.ndarray | None:
+        """What ``player`` cannot see now, for training only (the records' ``hidden_state``
+        column; no player ever receives it): a float32 vector laid out as the game's encoder
+        declares (:class:`~omega_cluster.games.encoding.HiddenSpec`), or ``None`` where the
+        game does not say (the default)."""
+        return None
+
     # -- plumbing -----------------------------------------------------------------------------
     @abstractmethod
     def clone(self) -> State:

@@ -35,6 +35,7 @@ __all__ = [
     "Encoder",
     "EncoderError",
     "EncoderInfo",
+    "HiddenSpec",
     "LayoutBuilder",
     "OneHotActions",
     "Segment",
@@ -67,6 +68,27 @@ class AuxHeadSpec:
 
 
 @dataclass(frozen=True)
+class HiddenSpec:
+    """What a record's ``hidden_state`` column holds for the games an encoder serves: the hidden
+    state at a decision, for training only (no player ever receives it as input).
+
+    ``kind="locations"``: ``size`` items (Mexican Train's tiles, a poker deck's cards), each given
+    as a code in ``0 .. classes - 1`` relative to the acting player: 0 — not hidden from it (its
+    own, public, or out of play); 1 — the undealt pool (boneyard, deck); ``1 + k`` — the hand of
+    the seat ``k`` places after it (``k = 1 .. N - 1``). ``classes = 1 + max_players``. The
+    network's belief head predicts the code of each hidden item from the public observation; the
+    perfect-information critic reads the codes one-hot.
+    ``kind="vector"``: ``size`` raw floats (e.g. an OpenSpiel game's other players' information
+    state tensors); the critic reads them as they are; no belief head.
+    """
+
+    kind: str  # "locations" | "vector"
+    size: int  # items (locations) or floats (vector)
+    classes: int = 0  # locations: codes 0 .. classes - 1; vector: 0
+    doc: str = ""
+
+
+@dataclass(frozen=True)
 class EncoderInfo:
     """What a checkpoint or an exported bundle records about the encoder (JSON-able)."""
 
@@ -80,6 +102,7 @@ class EncoderInfo:
     observation_layout: tuple[Segment, ...] = ()
     action_layout: tuple[Segment, ...] = ()
     aux_heads: tuple[AuxHeadSpec, ...] = ()
+    hidden: HiddenSpec | None = None  # the records' hidden_state column (training only), if any
 
     @classmethod
     def of(cls, encoder: Any, **layout: Any) -> EncoderInfo:
@@ -110,6 +133,7 @@ class EncoderInfo:
             observation_layout=tuple(Segment(**s) for s in data.get("observation_layout", ())),
             action_layout=tuple(Segment(**s) for s in data.get("action_layout", ())),
             aux_heads=tuple(AuxHeadSpec(**a) for a in data.get("aux_heads", ())),
+            hidden=HiddenSpec(**data["hidden"]) if data.get("hidden") else None,
         )
 
 
