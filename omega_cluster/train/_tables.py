@@ -126,7 +126,7 @@ class _Play:
         if not callable(getattr(evaluator, "evaluate", None)):
             raise SelfPlayError(f"evaluator must have evaluate(leaves), got {evaluator!r}")
         searches: FastSearches | FastSMSearches | None = None
-        reason = "fast=False" if fast else "mode 'network' searches nothing"
+        reason = "mode 'network' searches nothing" if fast else "fast=False"
         if fast and config.mode == "search" and game.spec.simultaneous:
             # the searches' configuration (checked as the Python searches check it)
             probe = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,
