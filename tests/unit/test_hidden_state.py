@@ -10,6 +10,7 @@ None. Every encoder declares it (``info().hidden``) in the size its game fills.
 from __future__ import annotations
 
 import random
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -159,3 +160,14 @@ def test_games_with_nothing_hidden_declare_no_hidden_state(
     name: str, params: dict[str, Any]
 ) -> None:
     assert encoder_for(make_game(name, **params)).info().hidden is None
+
+
+def test_the_generic_encoder_declares_the_hidden_vector_its_game_gives(
+    race_to_n: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game = race_to_n.RaceGame(target=7)
+    assert encoder_for(game).info().hidden is None  # the race hides nothing
+    cls = type(game.new_initial_state())
+    monkeypatch.setattr(cls, "hidden_state", lambda self, player: np.full(3, player, np.float32))
+    hidden = encoder_for(game).info().hidden
+    assert hidden is not None and (hidden.kind, hidden.size, hidden.classes) == ("vector", 3, 0)
