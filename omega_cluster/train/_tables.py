@@ -50,7 +50,7 @@ def _layout(encoder: Encoder) -> tuple[Any, ...]:
     info = encoder.info()
     return (info.name, info.version, info.observation_size, info.action_feature_size,
             info.max_players, info.observation_layout, info.action_layout,
-            info.aux_heads)  # fmt: skip
+            info.aux_heads, info.hidden)  # fmt: skip
 
 
 def _sizes(encoder: Encoder) -> str:
