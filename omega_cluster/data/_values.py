@@ -24,6 +24,7 @@ _FLOAT_LISTS: Final = (
     "round_outcome",
     "root_value",
     "aux_targets",
+    "hidden_state",
 )
 POLICY_SUM_TOLERANCE: Final = 1e-3  # |sum(policy_target) - 1| allowed where policy_weight > 0
 

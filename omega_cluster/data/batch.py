@@ -46,6 +46,10 @@ class TrainingBatch:
     aux_targets: np.ndarray | None = None  # float32[B, Amax]: flat aux targets; zeros where missing
     has_aux_targets: np.ndarray | None = None  # bool[B]: the row carries aux targets
     # (both None when no row of the batch carries aux targets)
+    hidden_state: np.ndarray | None = None  # float32[B, Hmax]: hidden state (training only);
+    # zeros where missing
+    has_hidden_state: np.ndarray | None = None  # bool[B]: the row carries a hidden state
+    # (both None when no row of the batch carries one)
 
     @property
     def size(self) -> int:
@@ -117,19 +121,21 @@ def table_to_batch(table: pa.Table, *, validate: bool = True) -> TrainingBatch:
         weights=_scalar(table, "weight", np.float32),
         encoder_versions=_scalar(table, "encoder_version", np.int32),
         champion_versions=_scalar(table, "champion_version", np.int64),
-        **_aux_targets(table),
+        **_optional_flat(table, "aux_targets", "has_aux_targets"),
+        **_optional_flat(table, "hidden_state", "has_hidden_state"),
     )
 
 
-def _aux_targets(table: pa.Table) -> dict[str, np.ndarray | None]:
-    """The flat aux-target column padded to float32[B, Amax] and its presence mask (or Nones)."""
-    if "aux_targets" not in table.schema.names:  # an unvalidated table of an older layout
+def _optional_flat(table: pa.Table, name: str, mask: str) -> dict[str, np.ndarray | None]:
+    """An optional flat float column (``aux_targets``, ``hidden_state``) padded to
+    float32[B, width] with its presence mask under ``mask``; nothing when no row has it."""
+    if name not in table.schema.names:  # an unvalidated table of an older layout
         return {}
-    padded, lengths = _padded(table, "aux_targets", np.float32)
+    padded, lengths = _padded(table, name, np.float32)
     present = lengths > 0
     if not present.any():
         return {}
-    return {"aux_targets": padded, "has_aux_targets": present}
+    return {name: padded, mask: present}
 
 
 def _action_features(table: pa.Table, width: int) -> np.ndarray | None:

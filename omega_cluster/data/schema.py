@@ -26,8 +26,15 @@ meaning):
   class). The record's ``encoder_version`` fixes the layout; the learner splits it by head
   (:func:`omega_cluster.train.losses.aux_target_arrays`).
 
-Version history: 1 — the first schema; 2 — adds the nullable ``aux_targets`` column (a version-1
-shard is refused and quarantined like any other schema mismatch: its rows lack the column).
+* ``hidden_state`` (version 3) is one flat ``float32[H]`` per row: what the acting player could
+  not see at that decision, laid out as the encoder's ``EncoderInfo.hidden`` says (Mexican Train:
+  the location code of every tile relative to the player — the boneyard, or which opponent's
+  hand). Training only: the learner's belief head and perfect-information critic read it; no
+  player, search or observation ever does. Null where the game gives none.
+
+Version history: 1 — the first schema; 2 — adds the nullable ``aux_targets`` column; 3 — adds
+the nullable ``hidden_state`` column. A shard of an older version is refused and quarantined like
+any other schema mismatch (its rows lack the column).
 
 This is the only layer that imports pyarrow (STYLE.md, "Imports flow one way").
 """
@@ -65,7 +72,7 @@ __all__ = [
     "validate_table",
 ]
 
-SCHEMA_VERSION: Final[int] = 2
+SCHEMA_VERSION: Final[int] = 3
 """Version of :data:`SCHEMA`; a table of another version is refused by :func:`validate_table`."""
 SCHEMA_VERSION_KEY: Final[bytes] = b"omega_cluster.schema_version"
 
@@ -110,6 +117,7 @@ class Record:
     aux_targets: np.ndarray | None = (
         None  # float32[A]: the aux heads' targets (module doc), or None
     )
+    hidden_state: np.ndarray | None = None  # float32[H]: hidden state, training only (module doc)
 
     def __post_init__(self) -> None:
         _check_record(self)
@@ -175,11 +183,13 @@ def _check_record(r: Record) -> None:
     _vector(r, "returns", n, "N", optional=False)
     _vector(r, "round_outcome", n, "N", optional=True)
     _vector(r, "root_value", n, "N", optional=True)
-    if r.aux_targets is not None:
-        aux = np.asarray(r.aux_targets, dtype=np.float32)
-        if aux.ndim != 1 or aux.size == 0:
-            raise SchemaError(f"Record.aux_targets must be float32[A>0], got shape {aux.shape}")
-        _set(r, "aux_targets", aux)
+    for name, symbol in (("aux_targets", "A"), ("hidden_state", "H")):
+        value = getattr(r, name)
+        if value is not None:
+            arr = np.asarray(value, dtype=np.float32)
+            if arr.ndim != 1 or arr.size == 0:
+                raise SchemaError(f"Record.{name} must be float32[{symbol}>0], got {arr.shape}")
+            _set(r, name, arr)
     for name in ("policy_weight", "weight"):
         value = float(getattr(r, name))
         if not (math.isfinite(value) and value >= 0.0):
@@ -240,6 +250,7 @@ SCHEMA: Final[pa.Schema] = pa.schema(
         _doc(
             "aux_targets", _F32_LIST, "float32[A] aux heads' targets, concatenated", nullable=True
         ),
+        _doc("hidden_state", _F32_LIST, "float32[H] hidden state, training only", nullable=True),
         _doc("weight", pa.float32(), "record weight"),
         _doc("actor", pa.string(), "writer: actor / node id"),
         _doc("game_id", pa.string(), "unique game id"),
@@ -248,7 +259,14 @@ SCHEMA: Final[pa.Schema] = pa.schema(
 )
 
 _OPTIONAL: Final = frozenset(
-    {"action_features", "policy_target", "round_outcome", "root_value", "aux_targets"}
+    {
+        "action_features",
+        "policy_target",
+        "round_outcome",
+        "root_value",
+        "aux_targets",
+        "hidden_state",
+    }
 )
 
 
@@ -279,7 +297,7 @@ def records_to_table(records: Sequence[Record]) -> pa.Table:
     arrays["legal_actions"] = list_array(column("legal_actions"), np.int32)
     for name in ("observation", "action_features", "policy_target", "returns"):
         arrays[name] = list_array(column(name), np.float32)
-    for name in ("round_outcome", "root_value", "aux_targets"):
+    for name in ("round_outcome", "root_value", "aux_targets", "hidden_state"):
         arrays[name] = list_array(column(name), np.float32)
     for name in ("actor", "game_id"):
         arrays[name] = pa.array(column(name), pa.string())
@@ -317,6 +335,7 @@ _LIST_COLUMNS: Final = (
     "round_outcome",
     "root_value",
     "aux_targets",
+    "hidden_state",
 )
 _SCALAR_COLUMNS: Final = tuple(
     f.name for f in SCHEMA if f.name not in _LIST_COLUMNS and f.name != "history"
@@ -382,6 +401,7 @@ def _validate_lengths(table: pa.Table) -> None:
         ("action_features", (feats >= 0) & ((dims <= 0) | (feats != num_legal * dims)), "!= L*F"),
         ("action_feature_dim", (feats < 0) & (dims != 0), "is not 0 in a row without features"),
         ("aux_targets", _lengths(table, "aux_targets") == 0, "is an empty list"),
+        ("hidden_state", _lengths(table, "hidden_state") == 0, "is an empty list"),
     ]
     for name, size, symbol in (
         ("policy_target", num_legal, "L"),

@@ -3,7 +3,8 @@
 The rows are random but valid (:class:`.schema.Record` checks them): observations of ``D`` floats,
 ``L`` legal actions (varying per row when ``vary_legal``) with ``F`` features each, a visit
 distribution, returns summing to zero, a history mixing single and joint actions, and (with
-``aux_size``) flat aux targets on every other row.
+``aux_size``) flat aux targets on every other row and (with ``hidden_size``) a hidden state of
+location codes on every third row.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def synthetic_records(
     encoder_version: int = 1,
     actor: str = "synthetic",
     aux_size: int | None = None,
+    hidden_size: int | None = None,
 ) -> list[Record]:
     """``count`` valid records; ``vary_legal`` draws L in 1..num_legal per row (else exactly L)."""
     if not 1 <= num_legal <= num_actions:
@@ -74,6 +76,9 @@ def synthetic_records(
                 aux_targets=None
                 if aux_size is None or index % 2
                 else rng.random(aux_size).astype(np.float32),
+                hidden_state=None
+                if hidden_size is None or index % 3
+                else rng.integers(0, num_players + 1, hidden_size).astype(np.float32),
             )
         )
     return records

@@ -14,9 +14,19 @@ import random
 from collections.abc import Mapping
 from typing import Self, cast
 
+import numpy as np
+
 from omega_cluster.games.api import CHANCE, ConstraintError, GameSpec, ParamSpec, State
 
-__all__ = ["PLAYERS", "TERMINAL", "PokerState", "poker_spec", "rank_names", "redeal"]
+__all__ = [
+    "PLAYERS",
+    "TERMINAL",
+    "PokerState",
+    "card_locations",
+    "poker_spec",
+    "rank_names",
+    "redeal",
+]
 
 PLAYERS = ParamSpec(2, "number of players", int, minimum=2, maximum=10)
 
@@ -96,6 +106,16 @@ class PokerState(State):
         for action in cards + cast(list[int], self.history)[len(cards) :]:
             world._apply_action(action)
         return world
+
+
+def card_locations(num_cards: int, owners: dict[int, int], player: int, n: int) -> np.ndarray:
+    """The hidden-state codes of a deck (training only): float32[num_cards], 1 for a card not
+    dealt, ``1 + k`` for a card held by the seat ``k`` places after ``player``, 0 for
+    ``player``'s own and the public cards (``owners``: dealt card → seat, -1 for public)."""
+    codes = np.ones(num_cards, np.float32)
+    for card, seat in owners.items():
+        codes[card] = 0.0 if seat < 0 or seat == player else 1.0 + (seat - player) % n
+    return codes
 
 
 def redeal(

@@ -8,7 +8,9 @@ credit assignment (label each decision by its round's outcome, not the campaign 
 points are the sum of independent rounds, so the round's result is the target that the decision
 actually affects) — and, where the encoder offers auxiliary heads with
 end-of-round labels (Mexican Train: this round's pips per seat and who went out), each decision's
-flat **aux targets** (:func:`aux_targets`).
+flat **aux targets** (:func:`aux_targets`). Each decision also keeps the **hidden state** the
+true position held for the acting player (``State.hidden_state``: the other hands, the boneyard),
+taken at decision time: a training-only column that no player or search ever reads.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class PendingDecision:
     policy_weight: float  # 1: a full search (policy target); 0: a fast one or no search
     action: int  # the action played
     root_value: np.ndarray | None  # float32[N]: the search's (or network's) root value
+    hidden_state: np.ndarray | None = None  # float32[H]: the TRUE state's hidden_state(player)
 
 
 def round_outcomes(state: State, history_indices: Sequence[int]) -> list[np.ndarray | None]:
@@ -143,6 +146,7 @@ def game_records(
             actor=actor,
             game_id=game_id,
             aux_targets=aux_target,
+            hidden_state=d.hidden_state,
         )
         for i, (d, round_outcome, aux_target) in enumerate(zip(decisions, rounds, aux, strict=True))
     ]

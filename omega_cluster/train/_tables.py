@@ -50,7 +50,7 @@ def _layout(encoder: Encoder) -> tuple[Any, ...]:
     info = encoder.info()
     return (info.name, info.version, info.observation_size, info.action_feature_size,
             info.max_players, info.observation_layout, info.action_layout,
-            info.aux_heads)  # fmt: skip
+            info.aux_heads, info.hidden)  # fmt: skip
 
 
 def _sizes(encoder: Encoder) -> str:
@@ -126,7 +126,7 @@ class _Play:
         if not callable(getattr(evaluator, "evaluate", None)):
             raise SelfPlayError(f"evaluator must have evaluate(leaves), got {evaluator!r}")
         searches: FastSearches | FastSMSearches | None = None
-        reason = "fast=False" if fast else "mode 'network' searches nothing"
+        reason = "mode 'network' searches nothing" if fast else "fast=False"
         if fast and config.mode == "search" and game.spec.simultaneous:
             # the searches' configuration (checked as the Python searches check it)
             probe = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,

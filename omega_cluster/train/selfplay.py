@@ -363,6 +363,7 @@ class SelfPlay:
                 policy_weight=1.0 if (c.full and not forced) else 0.0,
                 action=c.action,
                 root_value=c.root_value,
+                hidden_state=state.hidden_state(c.player),  # the true state: training only
             )
         )
 

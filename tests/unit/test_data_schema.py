@@ -34,12 +34,14 @@ def _records(count: int = 40, **kwargs: object) -> list[Record]:
 
 
 def test_round_trip_records_table_records() -> None:
-    records = _records(60, aux_size=5)
+    records = _records(60, aux_size=5, hidden_size=7)
     # the synthetic rows exercise every optional column both present and absent
     assert any(r.round_outcome is None for r in records)
     assert any(r.root_value is not None for r in records)
     assert any(r.aux_targets is None for r in records)
     assert any(r.aux_targets is not None for r in records)
+    assert any(r.hidden_state is None for r in records)
+    assert any(r.hidden_state is not None for r in records)
     table = records_to_table(records)
     assert table.schema.equals(SCHEMA, check_metadata=True)
     assert table.num_rows == 60
@@ -134,6 +136,8 @@ def _game_record(
         ({"actor": 3}, "actor"),
         ({"aux_targets": np.zeros((2, 2))}, "aux_targets"),
         ({"aux_targets": np.zeros(0)}, "aux_targets"),
+        ({"hidden_state": np.zeros((2, 2))}, "hidden_state must be float32[H>0]"),
+        ({"hidden_state": np.zeros(0)}, "hidden_state must be float32[H>0]"),
     ],
 )
 def test_record_rejects_bad_fields(change: dict[str, object], message: str) -> None:
@@ -228,6 +232,30 @@ def test_table_to_batch_carries_the_flat_aux_targets_and_their_mask() -> None:
         np.testing.assert_array_equal(batch.aux_targets[i], expected)
     plain = table_to_batch(records_to_table(_records(3)))
     assert plain.aux_targets is None and plain.has_aux_targets is None
+
+
+def test_table_to_batch_carries_the_hidden_state_and_its_mask() -> None:
+    records = _records(9, hidden_size=5)
+    batch = table_to_batch(records_to_table(records))
+    assert batch.hidden_state is not None and batch.has_hidden_state is not None
+    assert batch.hidden_state.shape == (9, 5) and batch.hidden_state.dtype == np.float32
+    assert batch.has_hidden_state.tolist() == [i % 3 == 0 for i in range(9)]
+    for i, rec in enumerate(records):
+        expected = np.zeros(5, np.float32) if rec.hidden_state is None else rec.hidden_state
+        np.testing.assert_array_equal(batch.hidden_state[i], expected)
+    assert batch.num_players.dtype == np.int32 and batch.num_players.tolist() == [2] * 9
+    plain = table_to_batch(records_to_table(_records(3)))
+    assert plain.hidden_state is None and plain.has_hidden_state is None
+
+
+def test_validate_refuses_an_empty_or_non_finite_hidden_state() -> None:
+    table = records_to_table(_records(3, hidden_size=2))
+    empty = pa.array([[1.0], None, []], pa.list_(pa.float32()))
+    with pytest.raises(SchemaError, match="'hidden_state' is an empty list in 1 row"):
+        validate_table(_with_column(table, "hidden_state", empty))
+    nan = pa.array([[1.0], None, [0.0, float("nan")]], pa.list_(pa.float32()))
+    with pytest.raises(SchemaError, match="'hidden_state' is not finite in 1 row.*first row 2"):
+        validate_table(_with_column(table, "hidden_state", nan))
 
 
 def test_validate_refuses_an_empty_aux_target_list() -> None:

@@ -43,7 +43,7 @@ def _files(root: Path, sub: str) -> list[str]:
 def test_write_then_read_back_with_manifest_fields(tmp_path: Path) -> None:
     store = ShardStore(tmp_path / "run")
     writer = ShardWriter(store, writer_id="actor_3", node_id="node-a")
-    records = _records(50)
+    records = _records(50, hidden_size=6)  # the hidden_state column both present and null
     info = writer.write(records)
     entry = info.entry
     assert (entry.rows, entry.writer_id, entry.node_id) == (50, "actor_3", "node-a")
@@ -156,15 +156,17 @@ def test_corrupt_shards_are_quarantined(
     assert [n.reason for n in store.quarantined()] == [notes[0].reason]
 
 
-@pytest.mark.parametrize("version", [SCHEMA_VERSION - 1, SCHEMA_VERSION + 1])
+@pytest.mark.parametrize("version", [1, 2, SCHEMA_VERSION + 1])
 def test_a_shard_of_another_schema_version_written_by_hand_is_quarantined(
     tmp_path: Path, version: int
 ) -> None:
     store = ShardStore(tmp_path)
     ShardWriter(store, writer_id="w").write(_records(3))
     table = records_to_table(_records(3, seed=1))
-    if version == 1:  # a shard as version 1 wrote it: no aux_targets column
-        table = table.drop_columns(["aux_targets"])
+    # a shard as an older version wrote it: version 1 had no aux_targets, 1 and 2 no hidden_state
+    table = table.drop_columns(
+        {1: ["aux_targets", "hidden_state"], 2: ["hidden_state"]}.get(version, [])
+    )
     table = table.replace_schema_metadata({SCHEMA_VERSION_KEY: str(version).encode()})
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as ipc:

@@ -77,6 +77,10 @@ def _inf_observation(table: pa.Table) -> pa.Table:
     return _set_row(table, "observation", BAD_ROW, [float("-inf")] * 6)
 
 
+def _nan_hidden_state(table: pa.Table) -> pa.Table:
+    return _set_row(table, "hidden_state", BAD_ROW, [1.0, float("nan")])
+
+
 CASES: list[tuple[Callable[[pa.Table], pa.Table], str]] = [
     (_nan_returns, "column 'returns' is not finite in 1 row(s), first row 3"),
     (_inf_weight, "column 'weight' is not finite in 1 row(s), first row 3"),
@@ -84,6 +88,7 @@ CASES: list[tuple[Callable[[pa.Table], pa.Table], str]] = [
     (_negative_weight, "column 'policy_weight' is < 0 in 1 row(s), first row 3"),
     (_negative_player, "column 'player' is not in 0..num_players-1 in 1 row(s), first row 3"),
     (_inf_observation, "column 'observation' is not finite in 1 row(s), first row 3"),
+    (_nan_hidden_state, "column 'hidden_state' is not finite in 1 row(s), first row 3"),
 ]
 
 

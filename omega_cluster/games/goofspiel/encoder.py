@@ -6,6 +6,7 @@ per relative seat (× 1/total points), and per finished turn who won it (relativ
 and, with ``imp_info``, the player's own bid (× 1/num_cards) — OpenSpiel's information state as
 fields. Action features: the bid card one-hot and its value × 1/num_cards. Goofspiel is
 simultaneous: each bidder is encoded on its own (``player`` is one of ``current_players``).
+Hidden state (``info().hidden``, training only, ``imp_info`` alone): the other seats' hands.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.encoding import EncoderError, EncoderInfo, LayoutBuilder, Segment
+from omega_cluster.games.encoding import (
+    EncoderError,
+    EncoderInfo,
+    HiddenSpec,
+    LayoutBuilder,
+    Segment,
+)
 from omega_cluster.games.goofspiel import GoofspielState
 
 __all__ = ["GoofspielEncoder"]
@@ -74,6 +81,14 @@ class GoofspielEncoder:
                 Segment("bid", 0, nc, "the bid card, one-hot"),
                 Segment("bid_value", nc, 1, "bid value × 1/num_cards"),
             ),
+            hidden=HiddenSpec(
+                "vector",
+                (self.num_players - 1) * nc,
+                0,
+                "the other seats' hands, relative seat 1 first: 1 per card held",
+            )
+            if self.imp_info
+            else None,
         )
 
     def encode_observation(self, state: State, player: int) -> np.ndarray:

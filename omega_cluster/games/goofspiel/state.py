@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from omega_cluster.games.api import CHANCE, ConstraintError, GameError, RngLike, State, as_rng
 from omega_cluster.games.goofspiel.cards import (
     HIGH_CARDS,
@@ -296,6 +298,17 @@ class GoofspielState(State):
             hands=tuple(tuple(cards_of(self._hands[p])) for p in seats),
             own_bids=tuple(self.own_bids(player)) if game.imp_info else (),
         )
+
+    def hidden_state(self, player: int) -> np.ndarray | None:
+        """With ``imp_info``, for training only: the other seats' hands, relative seat 1 first,
+        one float per card (1 while held) — the part of the past bids ``player`` cannot see;
+        ``None`` without ``imp_info`` (nothing is hidden)."""
+        if not self.game.imp_info:
+            return None
+        n, nc = len(self._hands), self.game.num_cards
+        cards = np.arange(nc)
+        rows = [self._hands[(player + k) % n] >> cards & 1 for k in range(1, n)]
+        return np.concatenate(rows).astype(np.float32)
 
     def sample_world(
         self, player: int, rng: RngLike, constraints: Any = None, *, max_nodes: int = 20_000

@@ -25,10 +25,13 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple, cast
 
+import numpy as np
+
 from omega_cluster.games._poker import (
     PLAYERS,
     TERMINAL,
     PokerState,
+    card_locations,
     poker_spec,
     rank_names,
     redeal,
@@ -185,6 +188,12 @@ class KuhnPokerState(PokerState):
     def observation(self, player: int) -> KuhnObservation:
         bets = cast(list[int], self.history)[self._n :]
         return KuhnObservation(player, self._cards[player], tuple(bets))
+
+    def hidden_state(self, player: int) -> np.ndarray:
+        """Where each of the ``N + 1`` cards is, for training only (:func:`card_locations`:
+        0 own, 1 undealt, ``1 + k`` the seat ``k`` places after ``player``)."""
+        owners = {card: seat for seat, card in enumerate(self._cards) if card >= 0}
+        return card_locations(self._n + 1, owners, player, self._n)
 
     def sample_world(
         self, player: int, rng: RngLike, constraints: Mapping[int, int] | None = None

@@ -3,6 +3,7 @@
 Observation: the player's seat (absolute: acting order matters in Kuhn), own card (rank one-hot),
 and the public pass/bet sequence, one two-way one-hot per betting slot (at most ``2N - 1``).
 Action features: the action id one-hot (pass, bet). Values are chips won, seat-relative.
+Hidden state (``info().hidden``, training only): where each card is, relative to the player.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import (
     EncoderError,
     EncoderInfo,
+    HiddenSpec,
     LayoutBuilder,
     OneHotActions,
 )
@@ -49,6 +51,12 @@ class KuhnPokerEncoder:
             options={"players": self.num_players},
             observation_layout=self._layout,
             action_layout=self._actions.layout,
+            hidden=HiddenSpec(
+                "locations",
+                self.num_players + 1,
+                1 + self.max_players,
+                "per card rank: 0 own, 1 undealt, 1 + k the card of relative seat k",
+            ),
         )
 
     def encode_observation(self, state: State, player: int) -> np.ndarray:

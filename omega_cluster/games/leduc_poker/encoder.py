@@ -5,7 +5,8 @@ before the board is turned), whether they pair, both rounds' betting sequences (
 per slot, at most ``3N - 2`` slots a round) and, per relative seat, the chips put in and whether
 the seat folded — replayed from the public betting, as every player can. Ranks, not suits: under
 OpenSpiel's rules suits never matter for hand strength. Action features: the action id one-hot
-(fold, call, raise). Values are chips won, seat-relative.
+(fold, call, raise). Values are chips won, seat-relative. Hidden state (``info().hidden``,
+training only): where each card id is, relative to the player.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import (
     EncoderError,
     EncoderInfo,
+    HiddenSpec,
     LayoutBuilder,
     OneHotActions,
 )
@@ -67,6 +69,13 @@ class LeducPokerEncoder:
             },
             observation_layout=self._layout,
             action_layout=self._actions.layout,
+            hidden=HiddenSpec(
+                "locations",
+                2 * (self.num_players + 1),
+                1 + self.max_players,
+                "per card id (rank = id // 2): 0 own or board, 1 undealt, 1 + k the card of "
+                "relative seat k",
+            ),
         )
 
     def _rank(self, card: int) -> int:

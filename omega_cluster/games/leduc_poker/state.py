@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from omega_cluster.games._poker import TERMINAL, PokerState
+import numpy as np
+
+from omega_cluster.games._poker import TERMINAL, PokerState, card_locations
 from omega_cluster.games.api import CHANCE, RngLike, State
 from omega_cluster.games.leduc_poker.rules import (
     ACTION_NAMES,
@@ -283,6 +285,21 @@ class LeducPokerState(PokerState):
             dealing=self._cur == CHANCE,
             winners=tuple(p for p in range(len(self._ante)) if self._winners >> p & 1),
         )
+
+    def hidden_state(self, player: int) -> np.ndarray:
+        """Where each card id of the deck is, for training only (:func:`card_locations`: 0 own
+        or the public board card, 1 undealt, ``1 + k`` the seat ``k`` places after ``player``).
+        Under suit isomorphism a dealt rank takes its lower suit first, as the deck does."""
+        game = self.game
+        owners: dict[int, int] = {}
+        deals = [(seat, card) for seat, card in enumerate(self._private) if card >= 0]
+        if self._board >= 0:
+            deals.append((-1, self._board))
+        for seat, card in deals:  # in the order they were dealt
+            if game.suit_isomorphism:
+                card = 2 * card + (2 * card in owners)
+            owners[card] = seat
+        return card_locations(game.num_cards, owners, player, len(self._private))
 
     def sample_world(
         self,

@@ -31,6 +31,9 @@ Auxiliary targets (:meth:`MexicanTrainEncoder.aux_targets`): this round's pips p
 and who goes out (relative seat, or "blocked"), from the round's public :class:`RoundResult`;
 :meth:`MexicanTrainEncoder.aux_target_vector` gives them flat (the record column
 ``aux_targets``: pips, then the one-hot class) for a decision of a finished game.
+
+Hidden state (``info().hidden``, the records' training-only ``hidden_state`` column): every tile's
+location relative to the player, from :meth:`MexicanTrainState.hidden_state`; never an input.
 """
 
 from __future__ import annotations
@@ -41,7 +44,13 @@ from typing import Final, Protocol, cast
 import numpy as np
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.encoding import AuxHeadSpec, EncoderError, EncoderInfo, LayoutBuilder
+from omega_cluster.games.encoding import (
+    AuxHeadSpec,
+    EncoderError,
+    EncoderInfo,
+    HiddenSpec,
+    LayoutBuilder,
+)
 from omega_cluster.games.mexican_train import OBJECTIVES, MexicanTrainState, RoundResult
 from omega_cluster.games.mexican_train.officers.terms import move_features
 from omega_cluster.games.mexican_train.officers.weights import TERMS, CommanderWeights
@@ -216,6 +225,13 @@ class MexicanTrainEncoder:
                     "classification",
                     "relative seat that goes out this round; the last class: blocked round",
                 ),
+            ),
+            hidden=HiddenSpec(
+                "locations",
+                self.num_tiles,
+                1 + self.max_players,
+                "per tile (index order): 0 own / board / engine, 1 boneyard, 1 + k the hand of "
+                "relative seat k",
             ),
         )
 

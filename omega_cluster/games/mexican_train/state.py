@@ -53,6 +53,8 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from omega_cluster.games.api import RngLike, State
 from omega_cluster.games.mexican_train import rounds
 from omega_cluster.games.mexican_train.playout import random_playout as _random_playout
@@ -306,6 +308,20 @@ class MexicanTrainState(StateViews, State):
     def information_set_key(self, player: int) -> int:
         """``player``'s hand, the public-log hash and ``player`` packed into one int."""
         return (self.hands[player] << 72) | (self.log_hash << 4) | player
+
+    def hidden_state(self, player: int) -> np.ndarray:
+        """Where each tile of the set is, as ``player`` cannot see it (training only): float32
+        [num_tiles], 0 — own hand, on the board or the round's engine (set aside), 1 — the
+        boneyard, ``1 + k`` — the hand of the seat ``k`` places after ``player``."""
+        n, t = self.game.num_players, self.game.tiles.num_tiles
+        nbytes = (t + 7) // 8
+        codes = np.zeros(t, np.float32)
+        codes[self.boneyard] = 1.0
+        for k in range(1, n):
+            hand = self.hands[(player + k) % n].to_bytes(nbytes, "little")
+            bits = np.unpackbits(np.frombuffer(hand, np.uint8), count=t, bitorder="little")
+            codes[bits.astype(bool)] = 1.0 + k
+        return codes
 
     def sample_world(
         self, player: int, rng: RngLike, constraints: DealConstraints | None = None

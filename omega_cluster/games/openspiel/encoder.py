@@ -5,6 +5,8 @@ recall), else its ``observation_tensor(player)`` — exactly what
 :meth:`omega_cluster.games.openspiel.OpenSpielState.observation_tensor` returns. These tensors are
 not seat-relative (most include the player's one-hot), but the network's values still are.
 Action features: the action id one-hot over pyspiel's ``num_distinct_actions``.
+Hidden state (``info().hidden``, training only, imperfect-information games of two or more
+players): the other players' tensors, concatenated (:meth:`OpenSpielState.hidden_state`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from omega_cluster.games.api import Game, State
 from omega_cluster.games.encoding import (
     EncoderError,
     EncoderInfo,
+    HiddenSpec,
     OneHotActions,
     Segment,
 )
@@ -52,6 +55,17 @@ class OpenSpielEncoder:
                 "observation tensor; write an encoder for it (see omega_cluster.model.encoders)"
             )
         self._params = {k: v for k, v in game.params.items()}
+        n = game.num_players
+        self._hidden = (
+            HiddenSpec(
+                "vector",
+                (n - 1) * self.observation_size,
+                0,
+                f"the other players' {self.tensor}s, seat player + 1 first",
+            )
+            if n > 1 and game.spec.hidden_information
+            else None
+        )
         self._actions = OneHotActions(game.spec.num_actions)
         self.action_feature_size = game.spec.num_actions
 
@@ -63,6 +77,7 @@ class OpenSpielEncoder:
                 Segment(self.tensor, 0, self.observation_size, f"pyspiel's {self.tensor}"),
             ),
             action_layout=self._actions.layout,
+            hidden=self._hidden,
         )
 
     def encode_observation(self, state: State, player: int) -> np.ndarray:

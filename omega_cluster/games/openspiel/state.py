@@ -145,6 +145,21 @@ class OpenSpielState(State):
             return np.asarray(self._state.observation_tensor(player), dtype=np.float32)
         raise GameError(f"{self.game.spec.name}: pyspiel provides no tensor for this game")
 
+    def hidden_state(self, player: int) -> np.ndarray | None:
+        """For training only: the other players' tensors (:meth:`observation_tensor`), seat
+        ``player + 1`` first, concatenated — what they know that ``player`` may not. ``None``
+        for a perfect-information or one-player game, or one without pyspiel tensors."""
+        self._check_player(player)
+        n = self.game.spec.num_players
+        game_type = self._state.get_game().get_type()
+        tensors = (
+            game_type.provides_information_state_tensor or game_type.provides_observation_tensor
+        )
+        if n < 2 or not self.game.spec.hidden_information or not tensors:
+            return None
+        others = [self.observation_tensor((player + k) % n) for k in range(1, n)]
+        return np.concatenate(others)
+
     def sample_world(self, player: int, rng: RngLike, constraints: Any = None) -> OpenSpielState:
         """A state drawn from ``player``'s information set (perfect-information games: a clone).
 

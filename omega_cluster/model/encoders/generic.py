@@ -12,6 +12,10 @@ holds text is refused with an error naming the game, because a network needs one
 a game gives its plugin an ``encoder`` hook instead (``examples/blind_war/`` shows one). The
 generic encoder is a baseline that makes any such game trainable, not a good representation:
 an encoder that knows the game (one-hot cards, seat-relative views) learns much faster.
+
+Hidden state (``info().hidden``, the records' training-only column): a ``"vector"`` of the size
+``State.hidden_state`` gives at every probed decision, when it gives one of a single size; else
+none.
 """
 
 from __future__ import annotations
@@ -24,7 +28,13 @@ from typing import Any
 import numpy as np
 
 from omega_cluster.games.api import Game, State
-from omega_cluster.games.encoding import EncoderError, EncoderInfo, LayoutBuilder, Segment
+from omega_cluster.games.encoding import (
+    EncoderError,
+    EncoderInfo,
+    HiddenSpec,
+    LayoutBuilder,
+    Segment,
+)
 
 __all__ = ["GenericEncoder", "flatten_observation"]
 
@@ -67,7 +77,8 @@ class GenericEncoder:
         self.game_name = game.spec.name
         n = self.max_players = game.num_players
         self.num_actions = game.spec.num_actions
-        self._length = _probe_length(game)
+        self._length, hidden = _probe_length(game)
+        self._hidden = None if hidden is None else HiddenSpec("vector", hidden, 0, "game-defined")
         lay = LayoutBuilder()
         self._o_seat = lay.add("seat", n, "the player's seat (absolute), one-hot")
         self._o_obs = lay.add(
@@ -84,6 +95,7 @@ class GenericEncoder:
             options={"observation_length": self._length},
             observation_layout=self._layout,
             action_layout=self._action_layout,
+            hidden=self._hidden,
         )
 
     def encode_observation(self, state: State, player: int) -> np.ndarray:
@@ -115,10 +127,12 @@ def _observation_values(game_name: str, state: State, player: int) -> list[float
         ) from None
 
 
-def _probe_length(game: Game) -> int:
-    """The observation's length, the same at every decision of a few random playouts."""
+def _probe_length(game: Game) -> tuple[int, int | None]:
+    """The observation's length, the same at every decision of a few random playouts, and the
+    hidden state's size where it is one size at all of them (else None)."""
     name = game.spec.name
     lengths: dict[int, tuple[int, int]] = {}  # length -> (playout, move) where first seen
+    hidden: set[int | None] = set()  # sizes of State.hidden_state (None: the game gave none)
     steps = 0
     for playout in range(PROBE_PLAYOUTS):
         rng = random.Random(playout)
@@ -129,6 +143,8 @@ def _probe_length(game: Game) -> int:
             for player in deciding:
                 length = len(_observation_values(name, state, player))
                 lengths.setdefault(length, (playout, move))
+                vector = state.hidden_state(player)
+                hidden.add(None if vector is None else int(np.size(vector)))
             _random_step(state, rng)
             move, steps = move + 1, steps + 1
     if not lengths:
@@ -139,7 +155,8 @@ def _probe_length(game: Game) -> int:
             f"the generic encoder cannot serve game {name!r}: its observation is not "
             f"fixed-length ({seen} numbers); give the game's plugin an encoder hook"
         )
-    return next(iter(lengths))
+    size = next(iter(hidden)) if len(hidden) == 1 else None
+    return next(iter(lengths)), size or None
 
 
 def _random_step(state: State, rng: random.Random) -> None:
