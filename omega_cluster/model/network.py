@@ -20,6 +20,14 @@ legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B
   ``(-13, 13)`` heads-up); with ``None`` they are raw linear outputs.
 * ``aux`` holds one tensor per :class:`~omega_cluster.games.encoding.AuxHeadSpec` in the
   config: raw regression outputs or classification logits.
+* ``belief`` (``ModelConfig.belief_head``, hidden state of kind "locations"): logits
+  ``[B, size, classes]`` of where each hidden item is (the codes of
+  :class:`~omega_cluster.games.encoding.HiddenSpec`), from the public trunk state only.
+* ``critic`` (``ModelConfig.critic``): the perfect-information critic's values ``[B, S]``, in the
+  value head's range, from the trunk state and ``hidden_state`` (the records' training-only
+  column; ``forward(..., hidden_state=None)`` gives ``critic=None``). It is a training signal
+  (the critic's values can be the value head's targets) and a leaf value on a sampled world,
+  where the whole state is known.
 
 Trunks: ``"mlp"`` (default: input projection + pre-norm residual MLP blocks) and ``"transformer"``
 (a small pre-norm transformer over state tokens: the observation cut into fixed chunks of
@@ -41,7 +49,7 @@ from torch import nn
 
 from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
-from omega_cluster.games.encoding import AuxHeadSpec, Encoder
+from omega_cluster.games.encoding import AuxHeadSpec, Encoder, HiddenSpec
 
 __all__ = [
     "TRUNKS",
@@ -78,6 +86,9 @@ class ModelConfig:
     num_heads: int = 4  # transformer: attention heads (must divide hidden_size)
     dropout: float = 0.0  # dropout in the trunk (0 for self-play nets)
     aux_heads: tuple[AuxHeadSpec, ...] = field(default_factory=tuple)  # extra targets
+    hidden: HiddenSpec | None = None  # the records' hidden state (the encoder's), if any
+    belief_head: bool = False  # predict each hidden item's location (needs hidden "locations")
+    critic: bool = False  # a perfect-information value that also reads the hidden state
 
     def __post_init__(self) -> None:
         if self.trunk not in TRUNKS:
@@ -118,20 +129,50 @@ class ModelConfig:
         if len({h.name for h in heads}) != len(heads):
             raise ModelConfigError(f"aux head names must be unique: {[h.name for h in heads]}")
         object.__setattr__(self, "aux_heads", heads)
+        self._check_hidden()
+
+    def _check_hidden(self) -> None:
+        hidden = self.hidden
+        if isinstance(hidden, dict):
+            hidden = HiddenSpec(**hidden)
+            object.__setattr__(self, "hidden", hidden)
+        if hidden is not None and (
+            hidden.kind not in ("locations", "vector")
+            or hidden.size < 1
+            or (hidden.kind == "locations" and hidden.classes < 2)
+        ):
+            raise ModelConfigError(
+                f"hidden={hidden!r}: kind locations (classes >= 2) or vector, size >= 1"
+            )
+        for name in ("belief_head", "critic"):
+            if not isinstance(getattr(self, name), bool):
+                raise ModelConfigError(f"{name}={getattr(self, name)!r} must be true or false")
+        if self.belief_head and (hidden is None or hidden.kind != "locations"):
+            kind = "none" if hidden is None else repr(hidden.kind)
+            raise ModelConfigError(
+                "belief_head=true predicts where hidden items are and needs an encoder whose "
+                f"hidden state is 'locations'; this one's is {kind}"
+            )
+        if self.critic and hidden is None:
+            raise ModelConfigError(
+                "critic=true reads the hidden state and needs an encoder that declares one; "
+                "this one declares none"
+            )
 
     @classmethod
     def for_encoder(
         cls, encoder: Encoder, game: Game | None = None, *, aux: bool = False, **overrides: Any
     ) -> ModelConfig:
         """A config sized for ``encoder``: its value seats, the game's return range (when the
-        spec bounds it) and, with ``aux=True``, the encoder's auxiliary heads."""
-        kwargs: dict[str, Any] = {"num_value_seats": encoder.max_players}
+        spec bounds it), its hidden-state spec and, with ``aux=True``, its auxiliary heads."""
+        info = encoder.info()
+        kwargs: dict[str, Any] = {"num_value_seats": encoder.max_players, "hidden": info.hidden}
         if game is not None:
             lo, hi = game.spec.min_return, game.spec.max_return
             if lo is not None and hi is not None and lo < hi:
                 kwargs["value_range"] = (float(lo), float(hi))
         if aux:
-            kwargs["aux_heads"] = encoder.info().aux_heads
+            kwargs["aux_heads"] = info.aux_heads
         kwargs.update(overrides)
         return cls(**kwargs)
 
@@ -155,6 +196,8 @@ class ModelConfig:
         if kwargs.get("value_range") is not None:
             kwargs["value_range"] = tuple(kwargs["value_range"])
         kwargs["aux_heads"] = tuple(AuxHeadSpec(**a) for a in kwargs.get("aux_heads", ()))
+        if kwargs.get("hidden") is not None:
+            kwargs["hidden"] = HiddenSpec(**kwargs["hidden"])
         return cls(**kwargs)
 
 
@@ -165,6 +208,8 @@ class NetOutput:
     logits: torch.Tensor  # float[B, L]: policy logits, -inf where legal_mask is False
     values: torch.Tensor  # float[B, S]: value per relative seat (0 = the encoded player)
     aux: dict[str, torch.Tensor]  # name -> float[B, size]: aux regression outputs or logits
+    belief: torch.Tensor | None = None  # float[B, size, classes]: location logits (belief head)
+    critic: torch.Tensor | None = None  # float[B, S]: perfect-information values (given hidden)
 
 
 class _ResidualBlock(nn.Module):
@@ -251,6 +296,32 @@ class _TransformerTrunk(nn.Module):
         return self.norm(x[:, 0])
 
 
+class _Critic(nn.Module):
+    """The perfect-information critic: an MLP on (trunk state, an embedding of the hidden
+    state). Location codes are read one-hot (compared with ``0 .. classes - 1``, so the graph has
+    no casts or data-dependent branches and traces to ONNX); a vector hidden state as it is."""
+
+    codes: torch.Tensor  # float[classes]: 0 .. classes - 1 (a buffer)
+
+    def __init__(self, spec: HiddenSpec, config: ModelConfig) -> None:
+        super().__init__()
+        h, v = config.hidden_size, config.value_hidden_size
+        self.classes = spec.classes if spec.kind == "locations" else 0
+        width = spec.size * self.classes if self.classes else spec.size
+        self.register_buffer("codes", torch.arange(max(self.classes, 1), dtype=torch.float32))
+        self.embed = nn.Sequential(nn.Linear(width, v), nn.GELU())
+        self.mlp = nn.Sequential(
+            nn.Linear(h + v, v), nn.GELU(), nn.Linear(v, v), nn.GELU(),
+            nn.Linear(v, config.num_value_seats),
+        )  # fmt: skip
+
+    def forward(self, state: torch.Tensor, hidden_state: torch.Tensor) -> torch.Tensor:
+        x = hidden_state.float()
+        if self.classes:
+            x = (x.round().unsqueeze(-1) == self.codes).float().flatten(1)
+        return self.mlp(torch.cat((state, self.embed(x.to(state.dtype))), dim=-1))
+
+
 class PolicyValueNet(nn.Module):
     """Action-conditioned policy/value network; see the module docstring for shapes."""
 
@@ -290,8 +361,16 @@ class PolicyValueNet(nn.Module):
                 for spec in config.aux_heads
             }
         )
+        spec = config.hidden
+        self.belief_head = (
+            nn.Linear(h, spec.size * spec.classes) if config.belief_head and spec else None
+        )
+        self.critic = _Critic(spec, config) if config.critic and spec else None
         # A fresh network is neutral: uniform priors, values at the middle of the range.
-        for layer in (self.policy_out, self.value_head[-1]):
+        last = [self.policy_out, self.value_head[-1]]
+        if self.critic is not None:
+            last.append(self.critic.mlp[-1])
+        for layer in last:
             assert isinstance(layer, nn.Linear)
             nn.init.zeros_(layer.weight)
             nn.init.zeros_(layer.bias)
@@ -307,18 +386,33 @@ class PolicyValueNet(nn.Module):
         observations: torch.Tensor,
         action_features: torch.Tensor,
         legal_mask: torch.Tensor,
+        hidden_state: torch.Tensor | None = None,
     ) -> NetOutput:
+        """The policy logits, values and aux outputs of a batch; the belief logits when the net
+        has a belief head (from the observations only) and, when ``hidden_state`` (float32[B, H]:
+        the records' column) is given and the net has a critic, the critic's values."""
         state = self.trunk(observations)  # [B, H]
         actions = self.action_encoder(action_features)  # [B, L, A]
         hidden = F.gelu(self.policy_state(state).unsqueeze(1) + self.policy_action(actions))
         logits = self.policy_out(hidden).squeeze(-1)
         logits = logits + (self.policy_dot(state).unsqueeze(1) * actions).sum(-1)
         logits = logits.masked_fill(~legal_mask, float("-inf"))
-        values = self.value_head(state)
-        if self.config.value_range is not None:
-            values = self._value_low + self._value_span * torch.sigmoid(values)
+        values = self._squash(self.value_head(state))
         aux = {name: head(state) for name, head in self.aux_heads.items()}
-        return NetOutput(logits, values, aux)
+        belief = None
+        if self.belief_head is not None and self.config.hidden is not None:
+            spec = self.config.hidden
+            belief = self.belief_head(state).reshape(-1, spec.size, spec.classes)
+        critic = None
+        if self.critic is not None and hidden_state is not None:
+            critic = self._squash(self.critic(state, hidden_state))
+        return NetOutput(logits, values, aux, belief, critic)
+
+    def _squash(self, raw: torch.Tensor) -> torch.Tensor:
+        """Raw value outputs into the value range (``lo + span · sigmoid``), or as they are."""
+        if self.config.value_range is None:
+            return raw
+        return self._value_low + self._value_span * torch.sigmoid(raw)
 
 
 def pad_batch(
