@@ -28,6 +28,7 @@ import base64
 import dataclasses
 import math
 import time
+from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,6 @@ from omega_cluster.model.network import PolicyValueNet, select_device
 from omega_cluster.model.threads import pin_threads
 from omega_cluster.train._slices import SliceSums
 from omega_cluster.train.config import (
-    HEAD_FIGURES,
     LEARNER_MODES,
     LearnerConfig,
     LearnerError,
@@ -269,8 +269,8 @@ class Learner:
             batch, indices = window.sample_rows(cfg.batch_size, rng, weighted=cfg.weighted_sampling)
             return self.tensors(batch), indices
 
-        sums = dict.fromkeys(("loss", "policy_loss", "value_loss", "entropy", "aux_loss"), 0.0)
-        heads: dict[str, list[float]] = {name: [] for name in HEAD_FIGURES}
+        # losses and figures per step (the heads' figures only on batches that measured them)
+        figures: dict[str, list[float]] = defaultdict(list)
         norms = 0.0
         pool = ThreadPoolExecutor(max_workers=1) if cfg.prefetch and steps > 1 else None
         try:
@@ -281,10 +281,7 @@ class Learner:
                 upcoming = pool.submit(draw) if pool is not None and i + 1 < steps else None
                 terms, norm = self.train_batch(tb)
                 for key, value in terms.as_floats().items():
-                    if key in heads:  # measured on some batches only (rows with a hidden state)
-                        heads[key].append(value)
-                    else:
-                        sums[key] += value
+                    figures[key].append(value)
                 norms += norm
                 if labels is not None:
                     slices.add(labels.codes[indices], terms)
@@ -293,7 +290,7 @@ class Learner:
                 pool.shutdown(wait=True, cancel_futures=True)
         self.window_position = window.position
         seconds = time.perf_counter() - started
-        means = {k: v / steps for k, v in sums.items()}
+        means = {k: float(np.mean(v)) for k, v in figures.items()}
         return LearnerStats(
             steps=steps,
             step=self.step,
@@ -304,7 +301,6 @@ class Learner:
             window_rows=window.rows,
             slices=slices.figures(window.slice_rows()) if labels is not None else {},
             **means,
-            **{k: float(np.mean(v)) if v else math.nan for k, v in heads.items()},
         )
 
     # -- checkpoints ------------------------------------------------------------------------
