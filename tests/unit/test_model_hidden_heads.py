@@ -235,7 +235,7 @@ def _train(net: PolicyValueNet, public: bool, steps: int, **to: object) -> dict[
 
 def test_the_critic_learns_what_only_the_hidden_state_tells() -> None:
     net = _net(obs=24, feats=1, belief_head=False)
-    figures = _train(net, public=False, steps=150)
+    figures = _train(net, public=False, steps=100)
     assert figures["critic_loss"] < 0.25 * figures["value_loss"]
     assert figures["critic_ev"] > 0.6 and figures["value_ev"] < 0.3
 
@@ -248,7 +248,7 @@ def test_the_belief_beats_uniform_where_the_observation_tells_the_locations() ->
     assert codes is not None
     hidden = (codes >= 1) & batch.has_hidden_state[:, None]  # type: ignore[index]
     uniform = float((np.log(n)[:, None] * hidden).sum() / hidden.sum())
-    figures = _train(net, public=True, steps=80)
+    figures = _train(net, public=True, steps=40)
     assert figures["belief_loss"] < 0.3 * uniform
 
 
