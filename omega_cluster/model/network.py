@@ -7,8 +7,9 @@ network handles a legal set that changes every move (Mexican Train: a handful of
 plays out of 821 ids). Heads on the state vector: one value per seat and optional auxiliary heads.
 
 Shapes (``B`` batch, ``D`` observation size, ``L`` legal actions after padding, ``F`` action
-features, ``S`` value seats): ``forward(observations [B, D], action_features [B, L, F],
-legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B, size]})``.
+features, ``S`` value seats, ``H`` hidden-state size): ``forward(observations [B, D],
+action_features [B, L, F], legal_mask [B, L] bool, hidden_state [B, H] | None = None) ->
+NetOutput(logits [B, L], values [B, S], aux {name: [B, size]}, belief, critic)``.
 
 * ``logits`` are masked: padded entries (``legal_mask`` False) are ``-inf``, so a softmax over a
   row is the prior over that row's legal actions.
@@ -32,7 +33,8 @@ legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B
 Trunks: ``"mlp"`` (default: input projection + pre-norm residual MLP blocks) and ``"transformer"``
 (a small pre-norm transformer over state tokens: the observation cut into fixed chunks of
 ``token_size`` entries, each a token with a learned position embedding, plus a summary token whose
-output is the state vector). :func:`select_device` picks CUDA, then MPS, then CPU.
+output is the state vector), in :mod:`._trunks`. :func:`select_device` picks CUDA, then MPS,
+then CPU.
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ network and calls one of:
   instead of pushing every losing move down") and clipped at ``k·σ``, plus an entropy bonus.
   (Gradient-norm clipping, the fourth fix, is the learner's.)
 
+Both add the losses of the heads that read the records' training-only hidden state
+(:mod:`._heads`): the belief cross-entropy (weighted like the aux losses) and the critic's value
+MSE (weighted like the value loss), on the rows that carry a hidden state; with
+``value_target="critic"`` the value head's target is the critic's values there (detached).
+
 Value errors are measured in half-ranges of the value head (``value_scale``): a win share in
 [0, 1] and Leduc's chips in [-13, 13] then give losses of the same size. Padded actions (``-inf``
 logits) and padded seats are masked out everywhere; all loss arithmetic runs in float32, also
