@@ -61,6 +61,7 @@ from omega_cluster.tracking import (
     resume_target,
 )
 from omega_cluster.tracking.ratings import rating_metrics, slug
+from omega_cluster.train.config import HEAD_FIGURES
 from omega_cluster.train.workers import CandidateReport, ChunkReport
 
 __all__ = [
@@ -201,6 +202,7 @@ class TrackingObserver(Observer):
                 "learner/loss": m.get("loss", float("nan")),
                 "learner/policy_loss": m.get("policy_loss", float("nan")),
                 "learner/value_loss": m.get("value_loss", float("nan")),
+                **{f"learner/{k}": m[k] for k in HEAD_FIGURES if k in m},
                 "learner/samples_per_s": m.get("samples_per_s", float("nan")),
                 "replay/window_rows": m.get("window_rows", float("nan")),
                 "replay/rows_seen": m.get("rows_seen", float("nan")),

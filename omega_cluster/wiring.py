@@ -113,6 +113,8 @@ def model_config(settings: Settings, game: Game, encoder: Encoder) -> ModelConfi
         policy_hidden_size=m.policy_hidden_size,
         value_hidden_size=m.value_hidden_size,
         dropout=m.dropout,
+        belief_head=m.belief_head,
+        critic=m.critic,
     )
 
 

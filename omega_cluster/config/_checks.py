@@ -39,6 +39,7 @@ from omega_cluster.config.schema import (
 )
 from omega_cluster.eval.gate import GATE_MODES
 from omega_cluster.games.api import Game, GameError
+from omega_cluster.games.encoding import EncoderError
 from omega_cluster.games.fleet import FleetError, fleet_for
 from omega_cluster.games.registry import (
     available_games,
@@ -47,6 +48,7 @@ from omega_cluster.games.registry import (
     is_import_path,
     make_game,
 )
+from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import TRUNKS
 from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
 from omega_cluster.players.registry import PlayerSpecError, make_player
@@ -162,8 +164,14 @@ def validate(settings: Settings) -> Settings:
         raise ConfigError(p.lines)
     game = _check_game(p, settings.game)
     _check_search(p, settings.search, game)
-    _check_model(p, settings.model)
+    _check_model(p, settings.model, game)
     _check_learner(p, settings.learner, game)
+    if settings.learner.value_target == "critic" and settings.model.critic is not True:
+        p.add(
+            "learner.value_target",
+            "=critic regresses the value head on the perfect-information critic's values; "
+            "set model.critic=true",
+        )
     _check_gate(p, settings.gate, game)
     _check_cluster(p, settings.cluster)
     _check_tracking(p, settings.tracking)
@@ -279,13 +287,35 @@ def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
         p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
 
 
-def _check_model(p: _Problems, m: ModelSettings) -> None:
+def _check_model(p: _Problems, m: ModelSettings, game: Game | None) -> None:
     p.choice("model.trunk", m.trunk, TRUNKS)
     for name in ("hidden_size", "action_embedding_size", "policy_hidden_size", "value_hidden_size"):
         p.integer(f"model.{name}", getattr(m, name), 1)
     p.integer("model.num_layers", m.num_layers, 1 if m.trunk == "transformer" else 0)
     p.number("model.dropout", m.dropout, 0.0, 1.0, open_high=True)
     p.integer("model.init_seed", m.init_seed, 0)
+    belief = p.flag("model.belief_head", m.belief_head) and m.belief_head
+    critic = p.flag("model.critic", m.critic) and m.critic
+    if game is None or not (belief or critic):
+        return
+    try:
+        hidden = encoder_for(game).info().hidden
+    except EncoderError:  # the game's encoder problem is reported where the run builds it
+        return
+    name = game.spec.name
+    if belief and (hidden is None or hidden.kind != "locations"):
+        what = "declares no hidden state" if hidden is None else f"has a {hidden.kind!r} one"
+        p.add(
+            "model.belief_head",
+            f"=true predicts where each hidden item is and needs an encoder whose hidden state "
+            f"is 'locations'; {name}'s encoder {what}: set it to false",
+        )
+    if critic and hidden is None:
+        p.add(
+            "model.critic",
+            f"=true reads the records' hidden state and {name}'s encoder declares none: "
+            "set it to false",
+        )
 
 
 def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None:

@@ -92,6 +92,11 @@ class ModelSettings:
     value_hidden_size: int = 64
     dropout: float = 0.0
     init_seed: int = 0  # torch seed of the first champion's random weights
+    # heads that learn through the records' hidden state (training only): the belief head
+    # predicts where each hidden item is (needs an encoder whose hidden state is "locations");
+    # the critic is a perfect-information value that also reads it (needs a hidden state)
+    belief_head: bool = False
+    critic: bool = False
 
 
 @dataclass
@@ -99,7 +104,7 @@ class LearnerSettings:
     """The learner (``LearnerConfig``) and how much it trains per new row."""
 
     mode: str = "alphazero"  # alphazero | actor_critic
-    value_target: str = "final"  # final | round | search | mixed
+    value_target: str = "final"  # final | round | search | mixed | critic (needs model.critic)
     lr: float = 1e-3
     weight_decay: float = 1e-4
     schedule: str = "constant"  # constant | cosine

@@ -5,7 +5,9 @@ for search, checkpoints and ONNX export.
   ``(state, player)`` → observation ``float32[D]`` and per-legal-action features
   ``float32[L, F]``, only what the player may know, versioned;
 * :mod:`.network` — :class:`ModelConfig`, :class:`PolicyValueNet` (``(obs [B, D], features
-  [B, L, F], mask [B, L]) -> NetOutput(logits [B, L], values [B, S] seat-relative, aux)``),
+  [B, L, F], mask [B, L], hidden_state [B, H] | None) -> NetOutput(logits [B, L], values [B, S]
+  seat-relative, aux, belief, critic)``: the belief head and the perfect-information critic of
+  the records' training-only hidden state),
   :func:`pad_batch`, :func:`select_device`;
 * :mod:`.inference` — :class:`NetworkEvaluator` (the search's Evaluator: batched, cached by
   information set, values in absolute seat order) and :class:`NetworkPlayer` (no search);

@@ -7,8 +7,9 @@ network handles a legal set that changes every move (Mexican Train: a handful of
 plays out of 821 ids). Heads on the state vector: one value per seat and optional auxiliary heads.
 
 Shapes (``B`` batch, ``D`` observation size, ``L`` legal actions after padding, ``F`` action
-features, ``S`` value seats): ``forward(observations [B, D], action_features [B, L, F],
-legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B, size]})``.
+features, ``S`` value seats, ``H`` hidden-state size): ``forward(observations [B, D],
+action_features [B, L, F], legal_mask [B, L] bool, hidden_state [B, H] | None = None) ->
+NetOutput(logits [B, L], values [B, S], aux {name: [B, size]}, belief, critic)``.
 
 * ``logits`` are masked: padded entries (``legal_mask`` False) are ``-inf``, so a softmax over a
   row is the prior over that row's legal actions.
@@ -20,11 +21,20 @@ legal_mask [B, L] bool) -> NetOutput(logits [B, L], values [B, S], aux {name: [B
   ``(-13, 13)`` heads-up); with ``None`` they are raw linear outputs.
 * ``aux`` holds one tensor per :class:`~omega_cluster.games.encoding.AuxHeadSpec` in the
   config: raw regression outputs or classification logits.
+* ``belief`` (``ModelConfig.belief_head``, hidden state of kind "locations"): logits
+  ``[B, size, classes]`` of where each hidden item is (the codes of
+  :class:`~omega_cluster.games.encoding.HiddenSpec`), from the public trunk state only.
+* ``critic`` (``ModelConfig.critic``): the perfect-information critic's values ``[B, S]``, in the
+  value head's range, from the trunk state and ``hidden_state`` (the records' training-only
+  column; ``forward(..., hidden_state=None)`` gives ``critic=None``). It is a training signal
+  (the critic's values can be the value head's targets) and a leaf value on a sampled world,
+  where the whole state is known.
 
 Trunks: ``"mlp"`` (default: input projection + pre-norm residual MLP blocks) and ``"transformer"``
 (a small pre-norm transformer over state tokens: the observation cut into fixed chunks of
 ``token_size`` entries, each a token with a learned position embedding, plus a summary token whose
-output is the state vector). :func:`select_device` picks CUDA, then MPS, then CPU.
+output is the state vector), in :mod:`._trunks`. :func:`select_device` picks CUDA, then MPS,
+then CPU.
 """
 
 from __future__ import annotations
@@ -41,7 +51,8 @@ from torch import nn
 
 from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
-from omega_cluster.games.encoding import AuxHeadSpec, Encoder
+from omega_cluster.games.encoding import AuxHeadSpec, Encoder, HiddenSpec
+from omega_cluster.model._trunks import MLPTrunk, TransformerTrunk
 
 __all__ = [
     "TRUNKS",
@@ -78,6 +89,9 @@ class ModelConfig:
     num_heads: int = 4  # transformer: attention heads (must divide hidden_size)
     dropout: float = 0.0  # dropout in the trunk (0 for self-play nets)
     aux_heads: tuple[AuxHeadSpec, ...] = field(default_factory=tuple)  # extra targets
+    hidden: HiddenSpec | None = None  # the records' hidden state (the encoder's), if any
+    belief_head: bool = False  # predict each hidden item's location (needs hidden "locations")
+    critic: bool = False  # a perfect-information value that also reads the hidden state
 
     def __post_init__(self) -> None:
         if self.trunk not in TRUNKS:
@@ -118,20 +132,50 @@ class ModelConfig:
         if len({h.name for h in heads}) != len(heads):
             raise ModelConfigError(f"aux head names must be unique: {[h.name for h in heads]}")
         object.__setattr__(self, "aux_heads", heads)
+        self._check_hidden()
+
+    def _check_hidden(self) -> None:
+        hidden = self.hidden
+        if isinstance(hidden, dict):
+            hidden = HiddenSpec(**hidden)
+            object.__setattr__(self, "hidden", hidden)
+        if hidden is not None and (
+            hidden.kind not in ("locations", "vector")
+            or hidden.size < 1
+            or (hidden.kind == "locations" and hidden.classes < 2)
+        ):
+            raise ModelConfigError(
+                f"hidden={hidden!r}: kind locations (classes >= 2) or vector, size >= 1"
+            )
+        for name in ("belief_head", "critic"):
+            if not isinstance(getattr(self, name), bool):
+                raise ModelConfigError(f"{name}={getattr(self, name)!r} must be true or false")
+        if self.belief_head and (hidden is None or hidden.kind != "locations"):
+            kind = "none" if hidden is None else repr(hidden.kind)
+            raise ModelConfigError(
+                "belief_head=true predicts where hidden items are and needs an encoder whose "
+                f"hidden state is 'locations'; this one's is {kind}"
+            )
+        if self.critic and hidden is None:
+            raise ModelConfigError(
+                "critic=true reads the hidden state and needs an encoder that declares one; "
+                "this one declares none"
+            )
 
     @classmethod
     def for_encoder(
         cls, encoder: Encoder, game: Game | None = None, *, aux: bool = False, **overrides: Any
     ) -> ModelConfig:
         """A config sized for ``encoder``: its value seats, the game's return range (when the
-        spec bounds it) and, with ``aux=True``, the encoder's auxiliary heads."""
-        kwargs: dict[str, Any] = {"num_value_seats": encoder.max_players}
+        spec bounds it), its hidden-state spec and, with ``aux=True``, its auxiliary heads."""
+        info = encoder.info()
+        kwargs: dict[str, Any] = {"num_value_seats": encoder.max_players, "hidden": info.hidden}
         if game is not None:
             lo, hi = game.spec.min_return, game.spec.max_return
             if lo is not None and hi is not None and lo < hi:
                 kwargs["value_range"] = (float(lo), float(hi))
         if aux:
-            kwargs["aux_heads"] = encoder.info().aux_heads
+            kwargs["aux_heads"] = info.aux_heads
         kwargs.update(overrides)
         return cls(**kwargs)
 
@@ -155,6 +199,8 @@ class ModelConfig:
         if kwargs.get("value_range") is not None:
             kwargs["value_range"] = tuple(kwargs["value_range"])
         kwargs["aux_heads"] = tuple(AuxHeadSpec(**a) for a in kwargs.get("aux_heads", ()))
+        if kwargs.get("hidden") is not None:
+            kwargs["hidden"] = HiddenSpec(**kwargs["hidden"])
         return cls(**kwargs)
 
 
@@ -165,90 +211,34 @@ class NetOutput:
     logits: torch.Tensor  # float[B, L]: policy logits, -inf where legal_mask is False
     values: torch.Tensor  # float[B, S]: value per relative seat (0 = the encoded player)
     aux: dict[str, torch.Tensor]  # name -> float[B, size]: aux regression outputs or logits
+    belief: torch.Tensor | None = None  # float[B, size, classes]: location logits (belief head)
+    critic: torch.Tensor | None = None  # float[B, S]: perfect-information values (given hidden)
 
 
-class _ResidualBlock(nn.Module):
-    """Pre-norm residual MLP block."""
+class _Critic(nn.Module):
+    """The perfect-information critic: an MLP on (trunk state, an embedding of the hidden
+    state). Location codes are read one-hot (compared with ``0 .. classes - 1``, so the graph has
+    no casts or data-dependent branches and traces to ONNX); a vector hidden state as it is."""
 
-    def __init__(self, width: int, dropout: float) -> None:
+    codes: torch.Tensor  # float[classes]: 0 .. classes - 1 (a buffer)
+
+    def __init__(self, spec: HiddenSpec, config: ModelConfig) -> None:
         super().__init__()
-        self.norm = nn.LayerNorm(width)
-        self.fc1 = nn.Linear(width, 2 * width)
-        self.fc2 = nn.Linear(2 * width, width)
-        self.drop = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.drop(self.fc2(F.gelu(self.fc1(self.norm(x)))))
-
-
-class _MLPTrunk(nn.Module):
-    def __init__(self, observation_size: int, config: ModelConfig) -> None:
-        super().__init__()
-        width = config.hidden_size
-        self.inp = nn.Linear(observation_size, width)
-        self.blocks = nn.ModuleList(
-            _ResidualBlock(width, config.dropout) for _ in range(config.num_layers)
-        )
-        self.norm = nn.LayerNorm(width)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        x = F.gelu(self.inp(obs))
-        for block in self.blocks:
-            x = block(x)
-        return self.norm(x)
-
-
-class _AttentionBlock(nn.Module):
-    """Pre-norm transformer block (written out so it exports to ONNX as plain ops)."""
-
-    def __init__(self, width: int, heads: int, dropout: float) -> None:
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(width)
-        self.qkv = nn.Linear(width, 3 * width)
-        self.proj = nn.Linear(width, width)
-        self.norm2 = nn.LayerNorm(width)
+        h, v = config.hidden_size, config.value_hidden_size
+        self.classes = spec.classes if spec.kind == "locations" else 0
+        width = spec.size * self.classes if self.classes else spec.size
+        self.register_buffer("codes", torch.arange(max(self.classes, 1), dtype=torch.float32))
+        self.embed = nn.Sequential(nn.Linear(width, v), nn.GELU())
         self.mlp = nn.Sequential(
-            nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width)
-        )
-        self.drop = nn.Dropout(dropout)
+            nn.Linear(h + v, v), nn.GELU(), nn.Linear(v, v), nn.GELU(),
+            nn.Linear(v, config.num_value_seats),
+        )  # fmt: skip
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        tokens, width = x.shape[1], x.shape[2]
-        head = width // self.heads
-        qkv = self.qkv(self.norm1(x)).reshape(-1, tokens, 3, self.heads, head)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each [B, heads, tokens, head]
-        weights = torch.softmax(q @ k.transpose(-2, -1) * (1.0 / math.sqrt(head)), dim=-1)
-        attended = (weights @ v).transpose(1, 2).reshape(-1, tokens, width)
-        x = x + self.drop(self.proj(attended))
-        return x + self.drop(self.mlp(self.norm2(x)))
-
-
-class _TransformerTrunk(nn.Module):
-    def __init__(self, observation_size: int, config: ModelConfig) -> None:
-        super().__init__()
-        width, size = config.hidden_size, config.token_size
-        self.token_size = size
-        self.num_tokens = -(-observation_size // size)
-        self.pad = self.num_tokens * size - observation_size
-        self.embed = nn.Linear(size, width)
-        self.position = nn.Parameter(torch.randn(1, self.num_tokens + 1, width) * 0.02)
-        self.summary = nn.Parameter(torch.zeros(1, 1, width))
-        self.blocks = nn.ModuleList(
-            _AttentionBlock(width, config.num_heads, config.dropout)
-            for _ in range(config.num_layers)
-        )
-        self.norm = nn.LayerNorm(width)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        if self.pad:
-            obs = F.pad(obs, (0, self.pad))
-        tokens = self.embed(obs.reshape(-1, self.num_tokens, self.token_size))
-        summary = self.summary.expand(tokens.shape[0], -1, -1)
-        x = torch.cat((summary, tokens), dim=1) + self.position
-        for block in self.blocks:
-            x = block(x)
-        return self.norm(x[:, 0])
+    def forward(self, state: torch.Tensor, hidden_state: torch.Tensor) -> torch.Tensor:
+        x = hidden_state.float()
+        if self.classes:
+            x = (x.round().unsqueeze(-1) == self.codes).float().flatten(1)
+        return self.mlp(torch.cat((state, self.embed(x.to(state.dtype))), dim=-1))
 
 
 class PolicyValueNet(nn.Module):
@@ -270,7 +260,7 @@ class PolicyValueNet(nn.Module):
             config.policy_hidden_size,
             config.value_hidden_size,
         )
-        trunk = _MLPTrunk if config.trunk == "mlp" else _TransformerTrunk
+        trunk = MLPTrunk if config.trunk == "mlp" else TransformerTrunk
         self.trunk: nn.Module = trunk(observation_size, config)
         self.action_encoder = nn.Sequential(
             nn.Linear(action_feature_size, a), nn.GELU(), nn.Linear(a, a), nn.LayerNorm(a)
@@ -290,8 +280,16 @@ class PolicyValueNet(nn.Module):
                 for spec in config.aux_heads
             }
         )
+        spec = config.hidden
+        self.belief_head = (
+            nn.Linear(h, spec.size * spec.classes) if config.belief_head and spec else None
+        )
+        self.critic = _Critic(spec, config) if config.critic and spec else None
         # A fresh network is neutral: uniform priors, values at the middle of the range.
-        for layer in (self.policy_out, self.value_head[-1]):
+        last = [self.policy_out, self.value_head[-1]]
+        if self.critic is not None:
+            last.append(self.critic.mlp[-1])
+        for layer in last:
             assert isinstance(layer, nn.Linear)
             nn.init.zeros_(layer.weight)
             nn.init.zeros_(layer.bias)
@@ -307,18 +305,33 @@ class PolicyValueNet(nn.Module):
         observations: torch.Tensor,
         action_features: torch.Tensor,
         legal_mask: torch.Tensor,
+        hidden_state: torch.Tensor | None = None,
     ) -> NetOutput:
+        """The policy logits, values and aux outputs of a batch; the belief logits when the net
+        has a belief head (from the observations only) and, when ``hidden_state`` (float32[B, H]:
+        the records' column) is given and the net has a critic, the critic's values."""
         state = self.trunk(observations)  # [B, H]
         actions = self.action_encoder(action_features)  # [B, L, A]
         hidden = F.gelu(self.policy_state(state).unsqueeze(1) + self.policy_action(actions))
         logits = self.policy_out(hidden).squeeze(-1)
         logits = logits + (self.policy_dot(state).unsqueeze(1) * actions).sum(-1)
         logits = logits.masked_fill(~legal_mask, float("-inf"))
-        values = self.value_head(state)
-        if self.config.value_range is not None:
-            values = self._value_low + self._value_span * torch.sigmoid(values)
+        values = self._squash(self.value_head(state))
         aux = {name: head(state) for name, head in self.aux_heads.items()}
-        return NetOutput(logits, values, aux)
+        belief = None
+        if self.belief_head is not None and self.config.hidden is not None:
+            spec = self.config.hidden
+            belief = self.belief_head(state).reshape(-1, spec.size, spec.classes)
+        critic = None
+        if self.critic is not None and hidden_state is not None:
+            critic = self._squash(self.critic(state, hidden_state))
+        return NetOutput(logits, values, aux, belief, critic)
+
+    def _squash(self, raw: torch.Tensor) -> torch.Tensor:
+        """Raw value outputs into the value range (``lo + span · sigmoid``), or as they are."""
+        if self.config.value_range is None:
+            return raw
+        return self._value_low + self._value_span * torch.sigmoid(raw)
 
 
 def pad_batch(

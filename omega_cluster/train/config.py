@@ -25,6 +25,7 @@ from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train.losses import VALUE_TARGETS
 
 __all__ = [
+    "HEAD_FIGURES",
     "LEARNER_MODES",
     "MODES",
     "SCHEDULES",
@@ -150,6 +151,8 @@ class SelfPlayStats:
 
 
 LEARNER_MODES = ("alphazero", "actor_critic")
+HEAD_FIGURES = ("belief_loss", "critic_loss", "value_ev", "critic_ev")
+"""The learner's figures of the hidden-information heads (:class:`LearnerStats`)."""
 SCHEDULES = ("constant", "cosine")
 
 
@@ -166,7 +169,8 @@ class LearnerConfig:
     """How the learner trains (validated on construction; errors name the field)."""
 
     mode: str = "alphazero"  # "alphazero" (visit targets) or "actor_critic" (REINFORCE)
-    value_target: str = "final"  # "final", "round" (per-round credit), "search", "mixed"
+    value_target: str = "final"  # "final", "round" (per-round credit), "search", "mixed",
+    # "critic" (the perfect-information critic's values; needs a model with critic=true)
     lr: float = 3e-4  # peak AdamW learning rate (the warm starts of bench/bench_training.py)
     weight_decay: float = 1e-4  # AdamW decoupled weight decay
     betas: tuple[float, float] = (0.9, 0.999)  # AdamW moments
@@ -255,6 +259,19 @@ class LearnerStats:
     # per slice of the window (a window with a slicing): "policy_loss" and "value_loss" (weighted
     # means over the call's rows of that slice), "samples" (rows of it trained on), "window_rows"
     slices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # the hidden-information heads, means over the call's batches that measured them (NaN where
+    # none did: no such head, or no row with a hidden state): the belief cross-entropy (nats per
+    # hidden item), the critic's MSE, and the explained variance 1 - Var(target - prediction) /
+    # Var(target) of the acting player's value (seat 0), value head and critic, vs the outcome
+    belief_loss: float = math.nan
+    critic_loss: float = math.nan
+    value_ev: float = math.nan
+    critic_ev: float = math.nan
+
+    def head_metrics(self) -> dict[str, float]:
+        """The measured figures of the hidden-information heads (the NaN ones left out)."""
+        figures = {name: getattr(self, name) for name in HEAD_FIGURES}
+        return {name: value for name, value in figures.items() if math.isfinite(value)}
 
     @property
     def samples_per_s(self) -> float:

@@ -28,6 +28,7 @@ import base64
 import dataclasses
 import math
 import time
+from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,11 @@ class Learner:
         self.seats = model.config.num_value_seats
         # the records' flat aux targets follow the encoder's heads; the model trains its own
         self.aux_layout = encoder.info().aux_heads if model.config.aux_heads else ()
+        if config.value_target == "critic" and not model.config.critic:
+            raise LearnerError(
+                "LearnerConfig.value_target='critic' regresses the value head on the critic's "
+                "values; this model has no critic (set the model's critic=true)"
+            )
 
     # -- the replay window ------------------------------------------------------------------
     def accepts(self, entry: ManifestEntry) -> bool:
@@ -156,19 +162,30 @@ class Learner:
                 f"batch observations have {width} entries, the model expects "
                 f"{self.model.observation_size}"
             )
-        return to_tensors(
+        tb = to_tensors(
             batch,
             seats=self.seats,
             value_target=self.config.value_target,
             device=self.device,
             aux_layout=self.aux_layout,
         )
+        spec = self.model.config.hidden
+        if (
+            tb.hidden_state is not None
+            and spec is not None
+            and (tb.hidden_state.shape[1] != spec.size)
+        ):
+            raise LearnerError(
+                f"batch hidden states have {tb.hidden_state.shape[1]} entries, the model's "
+                f"belief head and critic expect {spec.size} (records of another encoder?)"
+            )
+        return tb
 
     def loss(self, tb: TensorBatch) -> LossTerms:
         """The configured loss of a batch under the current weights (autograd on)."""
         cfg = self.config
         with torch.autocast(device_type=self.device.type, dtype=torch.float16, enabled=self.amp):
-            output = self.model(tb.observations, tb.action_features, tb.legal_mask)
+            output = self.model(tb.observations, tb.action_features, tb.legal_mask, tb.hidden_state)
         heads = self.model.config.aux_heads
         if cfg.mode == "actor_critic":
             return actor_critic_loss(
@@ -252,7 +269,8 @@ class Learner:
             batch, indices = window.sample_rows(cfg.batch_size, rng, weighted=cfg.weighted_sampling)
             return self.tensors(batch), indices
 
-        sums = dict.fromkeys(("loss", "policy_loss", "value_loss", "entropy", "aux_loss"), 0.0)
+        # losses and figures per step (the heads' figures only on batches that measured them)
+        figures: dict[str, list[float]] = defaultdict(list)
         norms = 0.0
         pool = ThreadPoolExecutor(max_workers=1) if cfg.prefetch and steps > 1 else None
         try:
@@ -263,7 +281,7 @@ class Learner:
                 upcoming = pool.submit(draw) if pool is not None and i + 1 < steps else None
                 terms, norm = self.train_batch(tb)
                 for key, value in terms.as_floats().items():
-                    sums[key] += value
+                    figures[key].append(value)
                 norms += norm
                 if labels is not None:
                     slices.add(labels.codes[indices], terms)
@@ -272,7 +290,7 @@ class Learner:
                 pool.shutdown(wait=True, cancel_futures=True)
         self.window_position = window.position
         seconds = time.perf_counter() - started
-        means = {k: v / steps for k, v in sums.items()}
+        means = {k: float(np.mean(v)) for k, v in figures.items()}
         return LearnerStats(
             steps=steps,
             step=self.step,

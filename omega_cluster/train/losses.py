@@ -18,6 +18,11 @@ network and calls one of:
   instead of pushing every losing move down") and clipped at ``k·σ``, plus an entropy bonus.
   (Gradient-norm clipping, the fourth fix, is the learner's.)
 
+Both add the losses of the heads that read the records' training-only hidden state
+(:mod:`._heads`): the belief cross-entropy (weighted like the aux losses) and the critic's value
+MSE (weighted like the value loss), on the rows that carry a hidden state; with
+``value_target="critic"`` the value head's target is the critic's values there (detached).
+
 Value errors are measured in half-ranges of the value head (``value_scale``): a win share in
 [0, 1] and Leduc's chips in [-13, 13] then give losses of the same size. Padded actions (``-inf``
 logits) and padded seats are masked out everywhere; all loss arithmetic runs in float32, also
@@ -26,6 +31,7 @@ under mixed precision.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -36,6 +42,14 @@ import torch.nn.functional as F
 from omega_cluster.data import TrainingBatch
 from omega_cluster.games.encoding import AuxHeadSpec
 from omega_cluster.model.network import NetOutput
+from omega_cluster.train._heads import (
+    belief_rows,
+    explained_variance,
+    weighted_mean,
+)
+from omega_cluster.train._heads import (
+    value_rows as seat_mse,
+)
 
 __all__ = [
     "VALUE_TARGETS",
@@ -46,15 +60,19 @@ __all__ = [
     "alphazero_loss",
     "aux_loss",
     "aux_target_arrays",
+    "hidden_terms",
     "relative_seats",
     "to_tensors",
 ]
 
-VALUE_TARGETS = ("final", "round", "search", "mixed")
+VALUE_TARGETS = ("final", "round", "search", "mixed", "critic")
 """Value targets: the final returns; the decision's round outcome (per-round credit, else final);
 the search's root value (else the round/final outcome); or the mean of the two ("mixed": the
 outcome is unbiased but noisy, the search's backed-up value less noisy but biased by its leaf:
-a value head trained on search backups is a first step before a network leaf)."""
+a value head trained on search backups is a first step before a network leaf); or the
+perfect-information critic's values (on rows with a hidden state, else the round outcome; the
+critic itself learns the round outcome): the critic sees the hands, so its values are a less
+noisy target than the outcome of one deal (PerfectDou)."""
 
 
 class LossError(ValueError):
@@ -77,6 +95,14 @@ class TensorBatch:
     aux_targets: dict[str, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
     # name -> (target, present bool[B]); target: float32[B, size] (regression values, or
     # class probabilities of a classification head) or int64[B] class indices
+    hidden_state: torch.Tensor | None = None  # float32[B, H]: training-only hidden state (zeros
+    has_hidden_state: torch.Tensor | None = None  # bool[B]  where a row has none); None: no row has
+    value_from_critic: bool = False  # value_target "critic": the value head learns the critic
+
+    @property
+    def num_players(self) -> torch.Tensor:
+        """int64[B]: the table size of each row (its seats)."""
+        return self.seat_mask.sum(-1)
 
     @property
     def size(self) -> int:
@@ -95,14 +121,20 @@ class LossTerms:
     # per-row terms behind the policy and value losses, for per-slice figures: name ->
     # (loss float32[B], weight float32[B]); the batch's loss is their weighted mean
     rows: dict[str, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    # figures of the hidden-information heads and the explained variance of the value head and
+    # the critic against the outcome target (NaN where the net or the batch cannot give one)
+    heads: dict[str, torch.Tensor] = field(default_factory=dict)
 
     def as_floats(self) -> dict[str, float]:
+        """The losses as floats, and those figures of ``heads`` that this batch measured."""
+        figures = {name: float(value.detach()) for name, value in self.heads.items()}
         return {
             "loss": float(self.total.detach()),
             "policy_loss": float(self.policy.detach()),
             "value_loss": float(self.value.detach()),
             "entropy": float(self.entropy.detach()),
             "aux_loss": float(self.aux.detach()),
+            **{name: value for name, value in figures.items() if math.isfinite(value)},
         }
 
 
@@ -164,7 +196,7 @@ def to_tensors(
             "the batch has no action features; the action-conditioned network needs them "
             "(records written without an encoder's encode_actions)"
         )
-    targets = batch.value_targets(per_round=value_target != "final")
+    targets = batch.value_targets(per_round=value_target != "final")  # "critic": learns round
     if value_target in ("search", "mixed"):
         share = 1.0 if value_target == "search" else 0.5
         searched = batch.has_root_value[:, None]
@@ -181,6 +213,7 @@ def to_tensors(
         name: (tensor(target), tensor(present.astype(np.bool_)))
         for name, (target, present) in aux_targets.items()
     }
+    hidden = _hidden_arrays(batch)
     return TensorBatch(
         observations=tensor(batch.observations),
         action_features=tensor(batch.action_features),
@@ -192,12 +225,23 @@ def to_tensors(
         seat_mask=tensor(mask),
         weights=tensor(batch.weights),
         aux_targets=aux,
+        hidden_state=None if hidden is None else tensor(hidden[0]),
+        has_hidden_state=None if hidden is None else tensor(hidden[1]),
+        value_from_critic=value_target == "critic",
     )
 
 
-def _weighted_mean(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    total = weights.sum()
-    return (values * weights).sum() / total.clamp_min(1e-12)
+def _hidden_arrays(batch: TrainingBatch) -> tuple[np.ndarray, np.ndarray] | None:
+    """The batch's training-only hidden state ``(float32[B, H], present bool[B])``, or None
+    when no row carries one."""
+    hidden = getattr(batch, "hidden_state", None)
+    present = getattr(batch, "has_hidden_state", None)
+    if hidden is None or present is None or not np.any(present):
+        return None
+    return np.asarray(hidden, np.float32), np.asarray(present, np.bool_)
+
+
+_weighted_mean = weighted_mean
 
 
 def _log_policy(output: NetOutput, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -209,10 +253,44 @@ def _log_policy(output: NetOutput, mask: torch.Tensor) -> tuple[torch.Tensor, to
 
 
 def _value_rows(output: NetOutput, tb: TensorBatch, value_scale: float) -> torch.Tensor:
-    """Each row's value MSE over the seats at its table (in half-ranges of the head)."""
-    err = (output.values.float() - tb.value_targets) / value_scale
-    seats = tb.seat_mask.float()
-    return (err.square() * seats).sum(-1) / seats.sum(-1).clamp_min(1.0)
+    """Each row's value MSE over the seats at its table (in half-ranges of the head), to the
+    outcome target, or with ``value_from_critic`` to the critic's values (no gradient through
+    them) on the rows that carry a hidden state."""
+    target = tb.value_targets
+    if tb.value_from_critic and output.critic is not None and tb.has_hidden_state is not None:
+        critic = output.critic.detach().float()
+        target = torch.where(tb.has_hidden_state[:, None], critic, target)
+    return seat_mse(output.values, target, tb.seat_mask, value_scale)
+
+
+def hidden_terms(
+    output: NetOutput, tb: TensorBatch, value_scale: float
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+    """``(belief loss, critic loss, figures)`` of the hidden-information heads (both 0 where the
+    net or the batch lacks them); figures: ``belief_loss``, ``critic_loss`` (NaN where absent),
+    ``value_ev`` and ``critic_ev`` (explained variance of the acting player's own value, seat 0,
+    against the outcome target: pooling the seats would credit a head for the seats' means)."""
+    zero = torch.zeros((), device=tb.weights.device)
+    nan = torch.full((), float("nan"), device=tb.weights.device)
+    own, target = tb.seat_mask[:, :1], tb.value_targets[:, :1]  # the acting player's value
+    figures = {"value_ev": explained_variance(output.values[:, :1].detach(), target, own)}
+    belief, critic = zero, zero
+    figures["belief_loss"] = figures["critic_loss"] = figures["critic_ev"] = nan
+    if tb.hidden_state is None or tb.has_hidden_state is None:
+        return belief, critic, figures
+    present = tb.has_hidden_state
+    if output.belief is not None:
+        rows, items = belief_rows(output.belief, tb.hidden_state, tb.num_players)
+        belief = weighted_mean(rows, tb.weights * (present & (items > 0)).float())
+        figures["belief_loss"] = belief.detach()
+    if output.critic is not None:
+        rows = seat_mse(output.critic, tb.value_targets, tb.seat_mask, value_scale)
+        critic = weighted_mean(rows, tb.weights * present.float())
+        figures["critic_loss"] = critic.detach()
+        figures["critic_ev"] = explained_variance(
+            output.critic[:, :1].detach(), target, own & present[:, None]
+        )
+    return belief, critic, figures
 
 
 def aux_loss(output: NetOutput, tb: TensorBatch, heads: tuple[AuxHeadSpec, ...]) -> torch.Tensor:
@@ -259,11 +337,13 @@ def alphazero_loss(
     value_rows = _value_rows(output, tb, value_scale)
     value = _weighted_mean(value_rows, tb.weights)
     aux = aux_loss(output, tb, aux_heads)
-    total = policy_coef * policy + value_coef * value + aux_coef * aux
+    belief, critic, figures = hidden_terms(output, tb, value_scale)
+    total = policy_coef * policy + value_coef * (value + critic) + aux_coef * (aux + belief)
     rows = _detached(
         policy_loss=(cross_entropy, tb.policy_weights), value_loss=(value_rows, tb.weights)
     )
-    return LossTerms(total, policy, value, _weighted_mean(entropy, tb.weights), aux, rows)
+    mean_entropy = _weighted_mean(entropy, tb.weights)
+    return LossTerms(total, policy, value, mean_entropy, aux, rows, figures)
 
 
 def _detached(
@@ -303,8 +383,12 @@ def actor_critic_loss(
     value = _weighted_mean(value_rows, tb.weights)
     mean_entropy = _weighted_mean(entropy, tb.weights)
     aux = aux_loss(output, tb, aux_heads)
-    total = policy + value_coef * value - entropy_coef * mean_entropy + aux_coef * aux
+    belief, critic, figures = hidden_terms(output, tb, value_scale)
+    total = (
+        policy + value_coef * (value + critic) - entropy_coef * mean_entropy
+        + aux_coef * (aux + belief)
+    )  # fmt: skip
     rows = _detached(
         policy_loss=(-(advantage * chosen), tb.weights), value_loss=(value_rows, tb.weights)
     )
-    return LossTerms(total, policy, value, mean_entropy, aux, rows)
+    return LossTerms(total, policy, value, mean_entropy, aux, rows, figures)

@@ -384,6 +384,7 @@ class LearnerWorker:
             "rows_seen": float(self.rows_seen),
             "learner_step": float(self.learner.step),
         }
+        metrics.update(stats.head_metrics())  # belief/critic losses, explained variances
         metrics.update(slice_metrics(stats.slices, stats.samples))
         uri = str(self.run_dir / "models" / f"v{version}")
         self.learner.save(uri, metrics=metrics)

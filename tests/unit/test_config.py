@@ -242,6 +242,16 @@ def test_overrides_must_be_a_list() -> None:
 # --- bad values (validate) -------------------------------------------------------------------
 
 
+def test_heads_that_need_a_hidden_state_are_refused_where_the_encoder_has_none() -> None:
+    message = fails(["game=goofspiel", "model.belief_head=true", "model.critic=true"])
+    assert "model.belief_head=true predicts where each hidden item is" in message
+    assert "goofspiel's encoder declares no hidden state: set it to false" in message
+    assert "model.critic=true reads the records' hidden state" in message
+    message = fails(["learner.value_target=critic"])
+    assert "learner.value_target=critic regresses the value head" in message
+    assert "set model.critic=true" in message
+
+
 @pytest.mark.parametrize(
     ("key", "value", "allowed"),
     [
@@ -256,6 +266,8 @@ def test_overrides_must_be_a_list() -> None:
         ("search.max_moves", 0, ">= 1 or null"),
         ("model.trunk", "cnn", "mlp, transformer"),
         ("model.dropout", 1.0, "in [0, 1)"),
+        ("model.belief_head", "yes", "true or false"),
+        ("model.critic", 1, "true or false"),
         ("learner.mode", "ppo", "alphazero, actor_critic"),
         ("learner.value_target", "td", "final, round, search, mixed"),
         ("learner.schedule", "step", "constant, cosine"),
