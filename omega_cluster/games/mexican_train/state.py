@@ -72,6 +72,7 @@ from omega_cluster.games.mexican_train.tiles import (
 from omega_cluster.games.mexican_train.views import StateViews
 
 if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train.belief_worlds import BeliefDeal
     from omega_cluster.games.mexican_train.game import MexicanTrainGame
 
 __all__ = ["MexicanTrainState"]
@@ -308,7 +309,7 @@ class MexicanTrainState(StateViews, State):
         return (self.hands[player] << 72) | (self.log_hash << 4) | player
 
     def sample_world(
-        self, player: int, rng: RngLike, constraints: DealConstraints | None = None
+        self, player: int, rng: RngLike, constraints: DealConstraints | BeliefDeal | None = None
     ) -> MexicanTrainState:
         """Re-deal what ``player`` cannot see (other hands, boneyard order, future rounds)."""
         return _sample_world(self, player, rng, constraints)
