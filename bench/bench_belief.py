@@ -20,7 +20,8 @@ Beliefs compared:
   frequency, smoothed by one pseudo-world spread as ``uniform`` over the holders the bans allow
   (an estimate, not the exact marginal; its sampling noise costs it a little);
 * ``learned`` — a small network with a belief head (``ModelConfig.belief_head``) trained by
-  cross-entropy on the training positions' codes (``--epochs`` passes, Adam), its softmax over the
+  cross-entropy on the training positions' codes (up to ``--epochs`` passes, Adam, kept at the
+  epoch of its best loss on the positions of another tenth as many rounds), its softmax over the
   codes that exist at the table. This row runs when the network has a belief head; until then
   the bench says so and gives the other two.
 
@@ -152,9 +153,11 @@ def _masked_logits(logits: Any, n: int) -> Any:
     return out
 
 
-def train_belief(game: Game, train: list[Position], epochs: int, seed: int) -> tuple[Any, str]:
-    """A small network with a belief head trained on ``train``'s codes; (None, why) when the
-    network has no belief head yet."""
+def train_belief(
+    game: Game, train: list[Position], valid: list[Position], epochs: int, seed: int
+) -> tuple[Any, str]:
+    """A small network with a belief head trained on ``train``'s codes, kept at the epoch of
+    its best loss on ``valid``; (None, why) when the network has no belief head yet."""
     import torch
 
     from omega_cluster.games.encoding import HiddenSpec
@@ -173,25 +176,53 @@ def train_belief(game: Game, train: list[Position], epochs: int, seed: int) -> t
         encoder, game, hidden_size=128, num_layers=1, belief_head=True, **extra
     )
     net = PolicyValueNet(config, encoder.observation_size, encoder.action_feature_size)
-    obs = torch.from_numpy(np.stack([encoder.encode_observation(p.state, p.player) for p in train]))
-    codes = torch.from_numpy(np.stack([p.codes for p in train]))
-    opt = torch.optim.Adam(net.parameters(), lr=2e-3)
-    n, batch = game.num_players, 256
+    best = _fit(net, encoder, _tensors(encoder, train), _tensors(encoder, valid), epochs)
+    print(f"  learned: best validation loss {best:.4f} nats per hidden tile")
+    return (net, encoder), ""
+
+
+def _tensors(encoder: Any, found: list[Position]) -> tuple[Any, Any]:
+    import torch
+
+    obs = np.stack([encoder.encode_observation(p.state, p.player) for p in found])
+    return torch.from_numpy(obs), torch.from_numpy(np.stack([p.codes for p in found]))
+
+
+def _fit(
+    net: Any, encoder: Any, train: tuple[Any, Any], valid: tuple[Any, Any], epochs: int
+) -> float:
+    """Adam on the belief cross-entropy (the hidden items, the codes of the table); the weights
+    of the epoch with the best validation loss are kept (early stopping: the positions of a
+    few hundred rounds are easy to memorize)."""
+    import torch
+
+    n = encoder.max_players  # the table size (the encoder is built for it)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3, weight_decay=1e-4)
+
+    def loss_of(obs: Any, codes: Any) -> Any:
+        logits = _masked_logits(_belief_logits(net, encoder, obs), n)
+        items = codes >= 1
+        return torch.nn.functional.cross_entropy(logits[items], codes[items])
+
+    best, best_state = math.inf, None
     for _ in range(epochs):
-        order = torch.randperm(len(train))
-        for start in range(0, len(train), batch):
-            idx = order[start : start + batch]
-            logits = _masked_logits(_belief_logits(net, encoder, obs[idx]), n)
-            target = codes[idx]
-            hidden_items = target >= 1
-            loss = torch.nn.functional.cross_entropy(
-                logits[hidden_items], target[hidden_items], reduction="mean"
-            )
+        net.train()
+        order = torch.randperm(len(train[0]))
+        for start in range(0, len(order), 256):
+            idx = order[start : start + 256]
+            loss = loss_of(train[0][idx], train[1][idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
+        net.eval()
+        with torch.no_grad():
+            now = float(loss_of(*valid))
+        if now < best:
+            best, best_state = now, {k: v.clone() for k, v in net.state_dict().items()}
+    if best_state is not None:
+        net.load_state_dict(best_state)
     net.eval()
-    return (net, encoder), ""
+    return best
 
 
 def _belief_logits(net: Any, encoder: Any, obs: Any) -> Any:
@@ -236,7 +267,8 @@ def table(players: int, args: argparse.Namespace) -> dict[str, Row]:
             [log_likelihoods(p, constraint_probs(p, args.worlds, rng)) for p in heldout]
         ),
     }
-    model, why = train_belief(game, train, args.epochs, args.seed)
+    valid = positions(game, max(1, args.games // 10), args.seed + 500_000, args.keep)
+    model, why = train_belief(game, train, valid, args.epochs, args.seed)
     if model is None:
         print(f"  learned: not run — {why}")
     else:
@@ -253,7 +285,7 @@ def table(players: int, args: argparse.Namespace) -> dict[str, Row]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench.bench_belief", description=__doc__)
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--games", type=int, default=300, help="training rounds per table")
+    parser.add_argument("--games", type=int, default=1500, help="training rounds per table")
     parser.add_argument("--heldout-games", type=int, default=60)
     parser.add_argument("--positions", type=int, default=1000, help="held-out positions at most")
     parser.add_argument("--keep", type=float, default=0.5, help="share of decisions kept")

@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import ConstraintError, Game, State
@@ -111,6 +113,26 @@ def test_belief_worlds_never_contradict_a_public_fact(players: int) -> None:
             world = state.sample_world(player, random.Random(i * 7 + k), deal)
             _check_world(state, world, player)
     assert limited > 3  # the limits were exercised, not only the bans
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    players=st.integers(2, 4),
+    seed=st.integers(0, 10_000),
+    holders=st.lists(st.integers(0, 8), min_size=91, max_size=91),
+)
+def test_beliefs_that_name_one_holder_per_tile_keep_the_public_facts(
+    players: int, seed: int, holders: list[int]
+) -> None:
+    """Hypothesis picks the position and, per tile, the one code the belief puts all its mass
+    on (often a holder the tile cannot have, a seat the table lacks, or code 0)."""
+    game = make_game("mexican_train", players=players, rounds=1)
+    state = _positions(game, 1, seed)[0]
+    player = state.current_players[0]
+    weights = np.zeros((91, 9))
+    weights[np.arange(91), holders] = 1.0
+    deal = belief_constraints(lambda s, p: weights)(state, player)
+    _check_world(state, state.sample_world(player, random.Random(seed), deal), player)
 
 
 def _frequencies(
