@@ -271,6 +271,8 @@ def _ismcts_options(
             raise PlayerSpecError("deduce, belief and root are ISMCTS options (turn-based games)")
         return
     if belief is not None:  # the belief's worlds honour the hard deductions too
+        if "world_constraints" in options:
+            raise PlayerSpecError("give belief or world_constraints, not both")
         options["world_constraints"] = _belief_constraints(game, belief, evaluator)
     elif deduce:
         options["world_constraints"] = _deductions(game)
@@ -291,9 +293,10 @@ class SearchPlayer:
     ``None`` leaves the search config's default. ``rollouts``: playouts averaged per leaf.
     ISMCTS only: ``deduce`` (bool) determinizes with the game's public deductions (its plugin's
     ``world_constraints``); ``belief`` (``network``, or a callable ``(state, player) ->
-    probabilities``) draws the worlds from a belief (module docstring); ``root`` (a name of :data:`ROOT_SCHEDULES` or a root schedule
-    function) chooses how the root spends the budget. Every other keyword is an option of the
-    search's config (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+    probabilities``) draws the worlds from a belief (module docstring); ``root`` (a name of
+    :data:`ROOT_SCHEDULES` or a root schedule function) chooses how the root spends the budget.
+    Every other keyword is an option of the search's config (``ISMCTSConfig`` /
+    ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
     told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:

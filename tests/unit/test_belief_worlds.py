@@ -282,6 +282,8 @@ def test_belief_option_errors_name_the_cause() -> None:
         make_player("ismcts:random:20:belief=network", game)
     with pytest.raises(PlayerSpecError, match=r"belief head \(model.belief_head=true\)"):
         ISMCTSPlayer(game, leaf=_NetLeaf(game, _Net(head=False)), belief="network")
+    with pytest.raises(PlayerSpecError, match="give belief or world_constraints, not both"):
+        ISMCTSPlayer(game, belief=_Belief(), world_constraints=lambda s, p: None)
     with pytest.raises(PlayerSpecError, match="belief must be network, none or a callable"):
         make_player("ismcts:random:20:belief=oracle", game)
     with pytest.raises(PlayerSpecError, match="draws no worlds from a belief"):
