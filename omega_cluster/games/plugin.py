@@ -13,6 +13,9 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
   (:func:`omega_cluster.players.make_player`) builds each by its name;
 - ``world_constraints``: ``(game) -> (state, player) -> constraints``: public deductions every
   determinization honours (the search option ``deduce=true``);
+- ``belief_worlds``: ``(game) -> (belief) -> world_constraints``: the deductions joined with a
+  belief ``(state, player) -> float[items, codes]`` over where each hidden item lies, which the
+  game's ``sample_world`` draws its worlds from (the search option ``belief=network``);
 - ``report_counts``: ``(game) -> counts hook`` for the evaluation reports;
 - ``fast_search``: ``(game, encoder=None) -> (FastGame, reason)``: the game's compiled kernels (with
   ``encoder``, its compiled encoder too when it can stand in for it) for the fast
@@ -65,6 +68,7 @@ class GamePlugin:
     encoder_options: tuple[str, ...] = ()
     players: Mapping[str, Hook] = field(default_factory=dict)
     world_constraints: Hook | None = None
+    belief_worlds: Hook | None = None
     report_counts: Hook | None = None
     fast_search: Hook | None = None
     fast_smm_search: Hook | None = None

@@ -34,6 +34,14 @@ games each, ``bench/bench_ismcts.py --strength``). The Mexican Train studies tha
 a modelled opponent, belief sampling, ε-greedy and tuned-weight rollouts) and found no gain
 beyond noise live in ``experiments/`` with their figures.
 
+``belief=network`` (ISMCTS, a game whose plugin gives ``belief_worlds``: Mexican Train) draws
+every world of a search from the belief head of the network the leaf holds (a network leaf, or
+the network of a ``network+<rollout>`` blend), asked once per decision on the searching player's
+public observation (:class:`~omega_cluster.players.belief.NetworkBelief`), under the game's hard
+deductions (so ``deduce`` is implied); a callable ``(state, player) -> probabilities`` may stand
+in for the network. The compiled search takes no world constraints, so a belief search runs the
+Python loop.
+
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player
 searches for its own seat. :attr:`SearchPlayer.last_result` keeps the last
@@ -168,6 +176,32 @@ def _deductions(game: Game) -> WorldConstraints:
     return constraints
 
 
+def _belief_constraints(game: Game, belief: Any, evaluator: Evaluator) -> WorldConstraints:
+    """The ``world_constraints`` of ``belief=network`` (or of a belief callable) for ``game``."""
+    hook = game_plugin(game).hook("belief_worlds")
+    if hook is None:
+        raise PlayerSpecError(
+            f"belief: {game.spec.name!r} draws no worlds from a belief (its plugin has no "
+            "belief_worlds hook)"
+        )
+    if belief == "network":
+        from omega_cluster.players.belief import NetworkBelief, network_of  # torch, when asked
+
+        network = network_of(evaluator)
+        if network is None:
+            raise PlayerSpecError(
+                f"belief=network needs a network leaf (or network+<rollout>), got {evaluator!r}"
+            )
+        belief = NetworkBelief(*network)
+    elif not callable(belief) or isinstance(belief, str):
+        raise PlayerSpecError(
+            f"belief must be network, none or a callable (state, player) -> probabilities, "
+            f"got {belief!r}"
+        )
+    constraints: WorldConstraints = hook(game)(belief)
+    return constraints
+
+
 def _root_schedule(root: str | RootSchedule) -> RootSchedule:
     """The ISMCTS root schedule ``root`` names (a schedule function is returned as is)."""
     if callable(root):
@@ -226,16 +260,21 @@ def _build_search(
 
 
 def _ismcts_options(
-    game: Game, algorithm: str, deduce: Any, root: Any, options: dict[str, Any]
+    game: Game, algorithm: str, evaluator: Evaluator, extra: dict[str, Any], options: dict[str, Any]
 ) -> None:
-    """Turn the ISMCTS-only player options ``deduce`` and ``root`` into config fields."""
+    """Turn the ISMCTS-only player options ``deduce``, ``belief`` and ``root`` into config fields."""
+    deduce, belief, root = extra["deduce"], extra["belief"], extra["root"]
     if not isinstance(deduce, bool):
         raise PlayerSpecError(f"deduce must be true or false, got {deduce!r}")
     if algorithm != "ismcts":
-        if deduce or root != "tree":
-            raise PlayerSpecError("deduce and root are ISMCTS options (turn-based games)")
+        if deduce or belief is not None or root != "tree":
+            raise PlayerSpecError("deduce, belief and root are ISMCTS options (turn-based games)")
         return
-    if deduce:
+    if belief is not None:  # the belief's worlds honour the hard deductions too
+        if "world_constraints" in options:
+            raise PlayerSpecError("give belief or world_constraints, not both")
+        options["world_constraints"] = _belief_constraints(game, belief, evaluator)
+    elif deduce:
         options["world_constraints"] = _deductions(game)
     if root != "tree":
         if "root_schedule" in options:
@@ -253,9 +292,11 @@ class SearchPlayer:
     ISMCTS's ``determinizations`` × ``simulations_per_determinization`` replaces the count;
     ``None`` leaves the search config's default. ``rollouts``: playouts averaged per leaf.
     ISMCTS only: ``deduce`` (bool) determinizes with the game's public deductions (its plugin's
-    ``world_constraints``); ``root`` (a name of :data:`ROOT_SCHEDULES` or a root schedule
-    function) chooses how the root spends the budget. Every other keyword is an option of the
-    search's config (``ISMCTSConfig`` / ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+    ``world_constraints``); ``belief`` (``network``, or a callable ``(state, player) ->
+    probabilities``) draws the worlds from a belief (module docstring); ``root`` (a name of
+    :data:`ROOT_SCHEDULES` or a root schedule function) chooses how the root spends the budget.
+    Every other keyword is an option of the search's config (``ISMCTSConfig`` /
+    ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
     told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:
@@ -274,6 +315,7 @@ class SearchPlayer:
         simulations: int | None = 400,
         rollouts: int = 1,
         deduce: bool = False,
+        belief: str | Callable[[State, int], Any] | None = None,
         root: str | RootSchedule = "tree",
         **options: Any,
     ) -> None:
@@ -281,7 +323,8 @@ class SearchPlayer:
         self.game = game
         self.algorithm = _choose_algorithm(game, algorithm or self.default_algorithm)
         self.evaluator = build_leaf_evaluator(game, leaf, rollouts=rollouts)
-        _ismcts_options(game, self.algorithm, deduce, root, options)
+        extra = {"deduce": deduce, "belief": belief, "root": root}
+        _ismcts_options(game, self.algorithm, self.evaluator, extra, options)
         if simulations is not None:
             options["simulations"] = simulations
         options.setdefault("temperature", 0.0)

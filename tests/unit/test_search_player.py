@@ -264,8 +264,16 @@ def test_rollout_leaves_play_the_plugins_players() -> None:
             r"heuristic_rollout' needs the game's rule-based",
         ),
         ("ismcts:random:10:deduce=true", "kuhn_poker", r"deduce: 'kuhn_poker' gives no public"),
-        ("smmcts:random:10:deduce=true", "goofspiel", r"deduce and root are ISMCTS options"),
-        ("smmcts:random:10:root=paired", "goofspiel", r"deduce and root are ISMCTS options"),
+        (
+            "smmcts:random:10:deduce=true",
+            "goofspiel",
+            r"deduce, belief and root are ISMCTS options",
+        ),
+        (
+            "smmcts:random:10:root=paired",
+            "goofspiel",
+            r"deduce, belief and root are ISMCTS options",
+        ),
         ("ismcts:random:10:root=racing", "kuhn_poker", r"root must be one of tree, paired"),
         ("ismcts:random:10:margin=0.5", "kuhn_poker", r"unknown option\(s\) margin"),
         (

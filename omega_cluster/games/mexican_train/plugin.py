@@ -19,6 +19,7 @@ PLUGIN = GamePlugin(
         "commander": f"{_OFFICERS}:Commander",
     },
     world_constraints="omega_cluster.games.mexican_train.inference:world_constraints",
+    belief_worlds="omega_cluster.games.mexican_train.belief_worlds:belief_worlds",
     report_counts="omega_cluster.games.mexican_train.counts:report_counts",
     fast_search="omega_cluster.games.mexican_train.fast.game:fast_game",
     # the officers' ladder (Ensign plays at random): the champion's anchored rating

@@ -13,15 +13,26 @@ lie in wider masks) are honoured by a simple sequential deal: each hand is split
 tiles by when they joined it (:func:`_slot_groups`), the most constrained groups first, each
 drawing uniformly among the unseen tiles it may hold, restarting on a dead end
 (``ConstraintError`` after ``max_tries``). It is not exactly uniform over
-consistent deals; belief-weighted sampling is a later layer.
+consistent deals.
+
+A :class:`~.belief_worlds.BeliefDeal` (the hard facts plus a belief over each tile's holder, the
+search players' ``belief=network``) goes through the same deal: the groups, their sizes and what
+each may hold stay the same, and each group takes its tiles by successive draws weighted by the
+tiles' odds of lying in that hand rather than in the boneyard (Efraimidis & Spirakis' keys), so
+the belief changes which tiles fill each place and never a public fact. The first half of the
+tries are weighted; should they all end in a dead end, the rest deal uniformly.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from omega_cluster.games.api import ConstraintError, RngLike, as_rng
+from omega_cluster.games.mexican_train.belief_worlds import BeliefDeal
 from omega_cluster.games.mexican_train.records import DealConstraints
 
 if TYPE_CHECKING:
@@ -34,7 +45,7 @@ def sample_world(
     state: MexicanTrainState,
     player: int,
     rng: RngLike,
-    constraints: DealConstraints | None = None,
+    constraints: DealConstraints | BeliefDeal | None = None,
     *,
     max_tries: int = 200,
 ) -> MexicanTrainState:
@@ -43,6 +54,16 @@ def sample_world(
     world = state.clone()
     world.chance_seed = rnd_gen.getrandbits(62)
     if world.over:
+        return world
+    if isinstance(constraints, BeliefDeal):
+        n = world.game.num_players
+        if constraints.player != player:
+            raise ConstraintError(
+                f"mexican_train: a belief held by player {constraints.player} cannot deal "
+                f"player {player}'s world (its codes are relative to its holder)"
+            )
+        facts = constraints.facts or DealConstraints((0,) * n)
+        _constrained_deal(world, player, rnd_gen, facts, max_tries, constraints.odds(n))
         return world
     if constraints is not None:
         _constrained_deal(world, player, rnd_gen, constraints, max_tries)
@@ -76,9 +97,11 @@ def _constrained_deal(
     rnd_gen: random.Random,
     constraints: DealConstraints,
     max_tries: int,
+    odds: dict[int, list[float]] | None = None,
 ) -> None:
     """Deal the unseen tiles to the other seats and the boneyard so that every constraint
-    holds: a sequential deal, most constrained group first, retried up to ``max_tries`` times."""
+    holds: a sequential deal, most constrained group first, retried up to ``max_tries`` times
+    (with ``odds``, a belief's per seat and tile: the first half of the tries weighted)."""
     _check_constraints(world, player, constraints)
     n = world.game.num_players
     others = [q for q in range(n) if q != player]
@@ -92,19 +115,25 @@ def _constrained_deal(
     # most constrained first: fewer dead ends for the sequential deal
     groups.sort(key=lambda g: (unseen & ~g[1]).bit_count() - g[2])
     rnd = rnd_gen.random
-    for _ in range(max_tries):
+    for attempt in range(max_tries):
         left = unseen
         dealt = dict.fromkeys(others, 0)
+        weighted = odds is not None and 2 * attempt < max_tries
         for q, avoid, count in groups:
             allowed = list(mask_tiles(left & ~avoid))
             size = len(allowed)
             if size < count:
                 break
             m = 0
-            for i in range(count):  # a partial Fisher–Yates: ``count`` uniform distinct tiles
-                j = i + int(rnd() * (size - i))
-                allowed[i], allowed[j] = allowed[j], allowed[i]
-                m |= 1 << allowed[i]
+            if weighted:
+                assert odds is not None
+                for t in _weighted_pick(allowed, count, odds[q], rnd):
+                    m |= 1 << t
+            else:
+                for i in range(count):  # a partial Fisher–Yates: ``count`` uniform distinct tiles
+                    j = i + int(rnd() * (size - i))
+                    allowed[i], allowed[j] = allowed[j], allowed[i]
+                    m |= 1 << allowed[i]
             dealt[q] |= m
             left &= ~m
         else:
@@ -120,6 +149,16 @@ def _constrained_deal(
         f"mexican_train: no deal of the {unseen.bit_count()} unseen tiles satisfies the "
         f"constraints for player {player}'s world after {max_tries} tries"
     )
+
+
+def _weighted_pick(
+    allowed: list[int], count: int, odds: list[float], rnd: Callable[[], float]
+) -> list[int]:
+    """``count`` distinct tiles of ``allowed`` by successive draws, each tile's chance
+    proportional to ``odds[tile]``: the ``count`` smallest exponential keys ``E / odds``."""
+    log = math.log
+    keys = [(-log(1.0 - rnd()) / odds[t], t) for t in allowed]
+    return [t for _, t in heapq.nsmallest(count, keys)]
 
 
 def _check_constraints(world: MexicanTrainState, player: int, constraints: DealConstraints) -> None:

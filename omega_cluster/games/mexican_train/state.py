@@ -74,6 +74,7 @@ from omega_cluster.games.mexican_train.tiles import (
 from omega_cluster.games.mexican_train.views import StateViews
 
 if TYPE_CHECKING:
+    from omega_cluster.games.mexican_train.belief_worlds import BeliefDeal
     from omega_cluster.games.mexican_train.game import MexicanTrainGame
 
 __all__ = ["MexicanTrainState"]
@@ -324,7 +325,7 @@ class MexicanTrainState(StateViews, State):
         return codes
 
     def sample_world(
-        self, player: int, rng: RngLike, constraints: DealConstraints | None = None
+        self, player: int, rng: RngLike, constraints: DealConstraints | BeliefDeal | None = None
     ) -> MexicanTrainState:
         """Re-deal what ``player`` cannot see (other hands, boneyard order, future rounds)."""
         return _sample_world(self, player, rng, constraints)
