@@ -17,7 +17,8 @@ same tree (tested).
 The game's kernels are this module's globals (see "game kernels" below): :mod:`.specialize`
 compiles a copy of the module per game. Two kernels drive all K searches: :func:`collect`
 advances every unfinished search to its next leaf that needs the network (a rollout leaf is played at once, a terminal state backed up) and
-writes that leaf's encoding into batch row ``b``; the caller runs one forward pass over the rows;
+writes that leaf's encoding into batch row ``b`` (the critic leaf: also the world's hidden codes,
+the game's ``hidden`` kernel, into the row of a buffer beside it); the caller runs one forward pass over the rows;
 :func:`finish` expands each leaf with its prior and backs up its value (the blend ``w·network +
 (1 - w)·rollout`` uses the rollout played at collection). A search has at most one leaf pending
 (no virtual loss), so leaves of one batch belong to different searches.
@@ -82,6 +83,7 @@ sample_world: Any = None  # sample_world(ctx, S, player, rs, out) -> None
 chance: Any = None  # chance(ctx, S, rs) -> None
 rollout: Any = None  # rollout(rctx, ctx, S, rs, out) -> bool
 encode: Any = None  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
+hidden: Any = None  # hidden(ctx, S, player, out) -> None: the critic leaf's hidden codes
 # -- end of game kernels
 
 # bufs: 0 world, 1 leaf legal, 2 path nodes, 3 path edges, 4 depth histogram, 5 rollout values,
@@ -120,9 +122,11 @@ def _write_row(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
+    hid: np.ndarray,
     b: int,
 ) -> None:
-    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked.
+    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked,
+    and for the critic leaf (``hid`` has columns) the world's hidden codes into ``hid[b]``.
 
     Only the action rows the row's last leaf used are zeroed: the kernel writes ``feats[b, :n]``
     alone and unmasks exactly those ``n`` columns, so the row's leading unmasked run says how
@@ -137,6 +141,8 @@ def _write_row(
     obs[b, :] = 0.0
     encode(ectx, ctx, world, player, bufs[1][k], n, obs[b], row_feats)
     row_mask[:n] = True
+    if hid.shape[1] > 0:
+        hidden(ctx, world, player, hid[b])
     run[k, R_ROW] = b
 
 
@@ -200,6 +206,7 @@ def _init_root(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
+    hid: np.ndarray,
     b: int,
 ) -> bool:
     """Draw the first world and make the root (PUCT evaluates it first, as the Python search
@@ -214,7 +221,7 @@ def _init_root(
     if cfg[C_PUCT] > 0:
         run[k, R_LEAVES] += 1
         if cfg[C_NETWORK] > 0:
-            _write_row(ectx, ctx, bufs, run, k, pushed, player, n, obs, feats, mask, b)
+            _write_row(ectx, ctx, bufs, run, k, pushed, player, n, obs, feats, mask, hid, b)
             if cfg[C_ROLLOUT] > 0:
                 _play_rollout(rctx, ctx, bufs, k, pushed, rs, bufs[5][k])
             _pend(run, bufs, k, ROOT_LEAF, player, n, slot, key, 0)
@@ -242,6 +249,7 @@ def _simulate(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
+    hid: np.ndarray,
     b: int,
 ) -> bool:
     """One simulation of search ``k``: determinize, select to a new leaf or the end, evaluate
@@ -272,7 +280,7 @@ def _simulate(
             n = legal(ctx, world, bufs[1][k])
             run[k, R_LEAVES] += 1
             if cfg[C_NETWORK] > 0:
-                _write_row(ectx, ctx, bufs, run, k, world, p, n, obs, feats, mask, b)
+                _write_row(ectx, ctx, bufs, run, k, world, p, n, obs, feats, mask, hid, b)
                 if cfg[C_ROLLOUT] > 0:
                     _play_rollout(rctx, ctx, bufs, k, world, rs, bufs[5][k])
                 _pend(run, bufs, k, TREE_LEAF, p, n, slot, key, depth)
@@ -308,10 +316,12 @@ def collect(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
+    hid: np.ndarray,
     room: np.ndarray,
 ) -> int:
     """Advance every unfinished search to its next network leaf (written into the next batch
-    row) or to the end of its budget; returns the number of rows written. A search whose edge
+    row; ``hid``: its hidden codes, zero columns but for the critic leaf) or to the end of its
+    budget; returns the number of rows written. A search whose edge
     pool may not hold one more node waits (``room[0] = 1``: the caller grows the pool)."""
     b = 0
     width, edges = bufs[1].shape[1], pool[2].shape[1]
@@ -323,7 +333,7 @@ def collect(
             continue
         rs = rs_all[k : k + 1]
         if run[k, R_PHASE] == INIT and _init_root(
-            ctx, rctx, ectx, pool, bufs, run, cfg, k, rs, obs, feats, mask, b
+            ctx, rctx, ectx, pool, bufs, run, cfg, k, rs, obs, feats, mask, hid, b
         ):
             b += 1
             continue
@@ -332,7 +342,22 @@ def collect(
                 room[0] = 1
                 break
             if _simulate(
-                ctx, rctx, ectx, pool, bufs, run, cfg, explore, bonus, k, rs, obs, feats, mask, b
+                ctx,
+                rctx,
+                ectx,
+                pool,
+                bufs,
+                run,
+                cfg,
+                explore,
+                bonus,
+                k,
+                rs,
+                obs,
+                feats,
+                mask,
+                hid,
+                b,
             ):
                 b += 1
                 break
