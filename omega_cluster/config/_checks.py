@@ -48,7 +48,7 @@ from omega_cluster.games.registry import (
     make_game,
 )
 from omega_cluster.model.network import TRUNKS
-from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
+from omega_cluster.players.leaf import CRITIC_LEAF, NETWORK_LEAF, uses_network
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.players.search import ALGORITHMS, LEAVES
 from omega_cluster.search.ismcts import ISMCTSConfig
@@ -163,6 +163,7 @@ def validate(settings: Settings) -> Settings:
     game = _check_game(p, settings.game)
     _check_search(p, settings.search, game)
     _check_model(p, settings.model)
+    _check_critic_leaf(p, settings, game)
     _check_learner(p, settings.learner, game)
     _check_gate(p, settings.gate, game)
     _check_cluster(p, settings.cluster)
@@ -259,11 +260,11 @@ def _check_leaf(p: _Problems, leaf: Any) -> str | None:
     """Check ``search.leaf``; return its rollout leaf (None for ``network`` or a bad leaf)."""
     prefix = f"{NETWORK_LEAF}+"
     rollout = leaf[len(prefix) :] if isinstance(leaf, str) and leaf.startswith(prefix) else leaf
-    if leaf == NETWORK_LEAF:
+    if leaf in (NETWORK_LEAF, CRITIC_LEAF):
         return None
     if isinstance(rollout, str) and rollout in LEAVES:
         return rollout
-    allowed = ", ".join((NETWORK_LEAF, *LEAVES))
+    allowed = ", ".join((NETWORK_LEAF, *LEAVES, CRITIC_LEAF))
     p.add(
         "search.leaf",
         f"={leaf!r} is not allowed; allowed: {allowed}, or {prefix}<one of the rollout leaves>",
@@ -277,6 +278,20 @@ def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
         LEAVES[rollout](game)
     except PlayerSpecError as err:
         p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
+
+
+def _check_critic_leaf(p: _Problems, settings: Settings, game: Game | None) -> None:
+    """``search.leaf=critic`` reads the model's perfect-information critic on each sampled
+    world: the model must have one and the game must give its hidden state."""
+    if settings.search.leaf != CRITIC_LEAF:
+        return
+    if not getattr(settings.model, "critic", False):
+        p.add("search.leaf", "='critic' reads the model's critic; set model.critic=true")
+    elif game is not None:
+        from omega_cluster.model import encoder_for
+
+        if encoder_for(game).info().hidden is None:
+            p.add("search.leaf", f"='critic' needs a hidden state, and {game.spec.name} gives none")
 
 
 def _check_model(p: _Problems, m: ModelSettings) -> None:

@@ -206,3 +206,94 @@ def test_the_compiled_path_refuses_the_critic_where_a_game_has_no_hidden_kernel(
         game = make_game(name)
         fast, why = fast_path(game, config, FastLeaf("critic"), encoder=encoder_for(game))
         assert fast is None and why is not None and "critic" in why, (name, why)
+
+
+def test_selfplay_with_the_critic_leaf_takes_the_compiled_path_and_records_as_python(
+    hidden_states: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omega_cluster.train import SelfPlay, SelfPlayConfig
+
+    game = make_game("mexican_train", players=2, rounds=1)
+    leaf, stand_in = _critic_leaf(game, monkeypatch)
+    search = ISMCTSConfig(simulations=16, selection="puct")
+    config = SelfPlayConfig(games=3, concurrent_games=3, search=search, seed=4)
+    fast = SelfPlay(game, leaf.encoder, config, evaluator=leaf)
+    assert fast.fast is not None, fast.fast_reason
+    records = list(fast.play())
+    leaf.clear_cache()
+    python = SelfPlay(game, leaf.encoder, config, evaluator=leaf, fast=False)
+    assert python.fast is None
+    expected = list(python.play())
+    assert len(records) == len(expected) > 0 and stand_in.hidden
+    for a, b in zip(records, expected, strict=True):
+        assert a.game_id == b.game_id and a.history == b.history and a.player == b.player
+        assert np.array_equal(a.observation, b.observation)
+        assert np.array_equal(a.policy_target, b.policy_target)  # type: ignore[arg-type]
+        assert np.allclose(a.root_value, b.root_value, atol=1e-6)  # type: ignore[arg-type]
+
+
+def test_the_config_refuses_the_critic_leaf_without_a_critic_in_one_line() -> None:
+    from omega_cluster.config import ConfigError, Settings, validate
+    from omega_cluster.config.schema import GameSettings
+
+    settings = Settings(game=GameSettings("mexican_train", {"players": 2, "rounds": 1}))
+    settings.search.leaf = "critic"
+    settings.search.selection = "puct"
+    with pytest.raises(ConfigError) as info:
+        validate(settings)
+    assert info.value.problems == (
+        "search.leaf='critic' reads the model's critic; set model.critic=true",
+    )
+
+
+class ToyCriticNet(torch.nn.Module):
+    """A network with the critic's interface (``forward(..., hidden_state=)`` and
+    ``NetOutput.critic``), to check the critic's runtimes on their own."""
+
+    def __init__(self, obs: int, feat: int, hidden: int, seats: int) -> None:
+        super().__init__()
+        from types import SimpleNamespace
+
+        from omega_cluster.games.encoding import HiddenSpec
+
+        torch.manual_seed(0)
+        self.observation_size, self.action_feature_size = obs, feat
+        self.config = SimpleNamespace(critic=True, hidden=HiddenSpec("locations", hidden, 5))
+        self.trunk = torch.nn.Linear(obs, 8)
+        self.action = torch.nn.Linear(feat, 8)
+        self.critic = torch.nn.Linear(8 + hidden, seats)
+
+    def forward(self, obs: torch.Tensor, feats: torch.Tensor, mask: torch.Tensor,
+                hidden_state: torch.Tensor | None = None) -> Any:  # fmt: skip
+        from types import SimpleNamespace
+
+        h = torch.tanh(self.trunk(obs))
+        logits = (self.action(feats) * h[:, None, :]).sum(-1).masked_fill(~mask, -torch.inf)
+        critic = None
+        if hidden_state is not None:
+            critic = torch.tanh(self.critic(torch.cat([h, hidden_state], dim=1)))
+        return SimpleNamespace(logits=logits, values=torch.zeros(len(obs), 2), critic=critic)
+
+
+def test_the_critic_runs_alike_in_torch_and_onnx_runtime() -> None:
+    from omega_cluster.model.runtime import (
+        OrtCriticForward,
+        TorchCriticForward,
+        best_critic_forward,
+    )
+
+    net = ToyCriticNet(6, 4, 10, 3).eval()
+    r = np.random.default_rng(1)
+    obs, feats = r.normal(size=(5, 6)).astype(np.float32), r.normal(size=(5, 7, 4))
+    mask = np.arange(7)[None, :] < np.array([[1], [3], [7], [2], [5]])
+    hidden = r.integers(0, 5, size=(5, 10)).astype(np.float32)
+    want = TorchCriticForward(net)(obs, feats.astype(np.float32), mask, hidden)
+    ort = best_critic_forward(net)
+    assert isinstance(ort, OrtCriticForward)
+    got = ort(obs, feats.astype(np.float32), mask, hidden)
+    assert np.array_equal(np.isinf(got[0]), ~mask)
+    assert np.allclose(got[0][mask], want[0][mask], atol=1e-5)
+    assert np.allclose(got[1], want[1], atol=1e-5) and got[1].shape == (5, 3)
+    other = hidden.copy()
+    other[:, :3] = 0.0
+    assert not np.allclose(ort(obs, feats.astype(np.float32), mask, other)[1], got[1])
