@@ -19,6 +19,8 @@ from fast_helpers import same_result
 from omega_cluster.errors import UserError
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game, State
+from omega_cluster.games.chance import sample_chance
+from omega_cluster.games.kuhn_poker import KuhnPokerState
 from omega_cluster.games.mexican_train.state import MexicanTrainState
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
 from omega_cluster.model import inference as inference_module
@@ -44,26 +46,40 @@ def _reference_codes(state: Any, player: int) -> np.ndarray:
     return out
 
 
+def _kuhn_reference_codes(state: Any, player: int) -> np.ndarray:
+    """Kuhn poker's hidden codes from their definition: 0 own card, 1 not dealt, 1 + k the card
+    of the seat k after ``player``."""
+    n = state.game.num_players
+    out = np.ones(n + 1, np.float32)
+    for seat, card in enumerate(state._cards):
+        if card >= 0:
+            out[card] = 0 if seat == player else 1 + (seat - player) % n
+    return out
+
+
+_REFERENCE = {MexicanTrainState: _reference_codes, KuhnPokerState: _kuhn_reference_codes}
+
+
 def _hidden_state(state: Any, player: int) -> np.ndarray:
     """``state.hidden_state(player)`` where the game gives it, else the reference codes."""
     given = state.hidden_state(player)
-    return _reference_codes(state, player) if given is None else np.asarray(given, np.float32)
+    if given is None:
+        return _REFERENCE[type(state)](state, player)
+    return np.asarray(given, np.float32)
 
 
 @pytest.fixture()
 def hidden_states(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Mexican Train states give their hidden codes (the reference ones where the game's own
-    ``hidden_state`` is not there yet)."""
-    if MexicanTrainState.hidden_state(_any_state(), 0) is None:
-        monkeypatch.setattr(MexicanTrainState, "hidden_state", _reference_codes)
-
-
-def _any_state() -> State:
-    return make_game("mexican_train", players=2, rounds=1).new_initial_state(0)
+    """Mexican Train and Kuhn states give their hidden codes (the reference ones where the
+    game's own ``hidden_state`` is not there yet)."""
+    for cls, reference in _REFERENCE.items():
+        if cls.hidden_state is State.hidden_state:
+            monkeypatch.setattr(cls, "hidden_state", reference)
 
 
 def _positions(game: Game, count: int, seed: int) -> list[State]:
-    """Positions a few random moves into a round (some draws, so the boneyard shrinks)."""
+    """Decisions a few random moves into a game (Mexican Train: some draws, so the boneyard
+    shrinks)."""
     rng = random.Random(seed)
     out: list[State] = []
     g = 0
@@ -73,11 +89,29 @@ def _positions(game: Game, count: int, seed: int) -> list[State]:
         for _ in range(rng.randrange(0, 12)):
             if s.is_terminal():
                 break
+            if s.is_chance_node():
+                s.apply_action(sample_chance(s.chance_outcomes(), rng.random()))
+                continue
             legal = s.legal_actions()
             s.apply_action(legal[int(rng.random() * len(legal))])
+        while s.is_chance_node():
+            s.apply_action(sample_chance(s.chance_outcomes(), rng.random()))
         if not s.is_terminal() and len(s.legal_actions()) > 1:
             out.append(s)
     return out
+
+
+def test_compiled_kuhn_hidden_codes_are_the_states() -> None:
+    for players in (2, 3, 4):
+        game = make_game("kuhn_poker", players=players)
+        fast, why = fast_game(game)
+        assert fast is not None, why
+        assert fast.hidden is not None and fast.hidden_size == players + 1
+        out = np.zeros(fast.hidden_size, np.float32)
+        for state in _positions(game, 10, seed=players):
+            for player in range(players):
+                fast.hidden(fast.ctx, fast.pack(state), player, out)
+                assert np.array_equal(out, _hidden_state(state, player)), (players, player)
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7, 8])
@@ -139,17 +173,23 @@ def _model(game: Game) -> tuple[Any, PolicyValueNet]:
 def _critic_leaf(game: Game, monkeypatch: pytest.MonkeyPatch) -> tuple[CriticEvaluator, Any]:
     """A CriticEvaluator whose runtime is the stand-in critic."""
     encoder, model = _model(game)
-    stand_in = StandInCritic(encoder, game.tiles.num_tiles, game.num_players)  # type: ignore[attr-defined]
+    fast, why = fast_game(game)
+    assert fast is not None, why
+    stand_in = StandInCritic(encoder, fast.hidden_size, game.num_players)
     monkeypatch.setattr(inference_module, "best_critic_forward", lambda model: stand_in)
     return CriticEvaluator(model, encoder), stand_in
 
 
-@pytest.mark.parametrize("players", [2, 4])
-@pytest.mark.parametrize("dirichlet", [0.0, 0.25])
+@pytest.mark.parametrize(
+    ("name", "players", "dirichlet"),
+    [("mexican_train", 2, 0.0), ("mexican_train", 2, 0.25), ("mexican_train", 4, 0.0),
+     ("mexican_train", 4, 0.25), ("kuhn_poker", 2, 0.25), ("kuhn_poker", 3, 0.0)],
+)  # fmt: skip
 def test_critic_leaf_searches_as_the_python_search(
-    players: int, dirichlet: float, hidden_states: None, monkeypatch: pytest.MonkeyPatch
+    name: str, players: int, dirichlet: float, hidden_states: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    game = make_game("mexican_train", players=players, rounds=1)
+    params = {"rounds": 1} if name == "mexican_train" else {}
+    game = make_game(name, players=players, **params)
     leaf, stand_in = _critic_leaf(game, monkeypatch)
     config = ISMCTSConfig(simulations=48, selection="puct", dirichlet_fraction=dirichlet)
     fast, python = ISMCTS(game, leaf, config), ISMCTS(game, leaf, config, fast=False)
@@ -161,8 +201,10 @@ def test_critic_leaf_searches_as_the_python_search(
         same_result(fast.search(state, player, a), python.search(state, player, b))
         assert a.state == b.state
     rows = np.stack(stand_in.hidden)
-    assert (rows >= 1).any(axis=1).all()  # every leaf's world had hidden tiles
-    assert len({r.tobytes() for r in rows}) > len(rows) // 4  # worlds differ (each leaf twice)
+    assert (rows >= 1).any(axis=1).all()  # every leaf's world had hidden items
+    assert (rows >= 2).any(axis=1).all()  # and another seat's hand among them
+    if name == "mexican_train":  # worlds differ (each leaf twice: both paths)
+        assert len({r.tobytes() for r in rows}) > len(rows) // 4
 
 
 def test_the_critic_values_the_world_not_the_information_set(
@@ -202,10 +244,9 @@ def test_the_critic_leaf_is_refused_without_a_critic_or_a_hidden_state(
 
 def test_the_compiled_path_refuses_the_critic_where_a_game_has_no_hidden_kernel() -> None:
     config = ISMCTSConfig(simulations=8, selection="puct")
-    for name in ("kuhn_poker", "leduc_poker"):
-        game = make_game(name)
-        fast, why = fast_path(game, config, FastLeaf("critic"), encoder=encoder_for(game))
-        assert fast is None and why is not None and "critic" in why, (name, why)
+    game = make_game("leduc_poker")
+    fast, why = fast_path(game, config, FastLeaf("critic"), encoder=encoder_for(game))
+    assert fast is None and why == "leduc_poker has no compiled hidden state for the critic leaf"
 
 
 def test_selfplay_with_the_critic_leaf_takes_the_compiled_path_and_records_as_python(
