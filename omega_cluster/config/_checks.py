@@ -163,12 +163,12 @@ def validate(settings: Settings) -> Settings:
     game = _check_game(p, settings.game)
     _check_search(p, settings.search, game)
     _check_model(p, settings.model)
-    _check_critic_leaf(p, settings, game)
     _check_learner(p, settings.learner, game)
     _check_gate(p, settings.gate, game)
     _check_cluster(p, settings.cluster)
     _check_tracking(p, settings.tracking)
     _check_run(p, settings.run)
+    _check_critic_leaf(p, settings)
     if p.lines:
         raise ConfigError(p.lines)
     return settings
@@ -280,18 +280,12 @@ def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
         p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
 
 
-def _check_critic_leaf(p: _Problems, settings: Settings, game: Game | None) -> None:
+def _check_critic_leaf(p: _Problems, settings: Settings) -> None:
     """``search.leaf=critic`` reads the model's perfect-information critic on each sampled
-    world: the model must have one and the game must give its hidden state."""
-    if settings.search.leaf != CRITIC_LEAF:
-        return
-    if not getattr(settings.model, "critic", False):
+    world: the model must have one (``model.critic``'s own check asks the game for a hidden
+    state)."""
+    if settings.search.leaf == CRITIC_LEAF and getattr(settings.model, "critic", False) is not True:
         p.add("search.leaf", "='critic' reads the model's critic; set model.critic=true")
-    elif game is not None:
-        from omega_cluster.model import encoder_for
-
-        if encoder_for(game).info().hidden is None:
-            p.add("search.leaf", f"='critic' needs a hidden state, and {game.spec.name} gives none")
 
 
 def _check_model(p: _Problems, m: ModelSettings) -> None:
