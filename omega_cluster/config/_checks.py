@@ -272,20 +272,20 @@ def _check_leaf(p: _Problems, leaf: Any) -> str | None:
     return None
 
 
-def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
-    """The rollout leaf must have a policy for the game (Commander plays only Mexican Train)."""
-    try:
-        LEAVES[rollout](game)
-    except PlayerSpecError as err:
-        p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
-
-
 def _check_critic_leaf(p: _Problems, settings: Settings) -> None:
     """``search.leaf=critic`` reads the model's perfect-information critic on each sampled
     world: the model must have one (``model.critic``'s own check asks the game for a hidden
     state)."""
     if settings.search.leaf == CRITIC_LEAF and getattr(settings.model, "critic", False) is not True:
         p.add("search.leaf", "='critic' reads the model's critic; set model.critic=true")
+
+
+def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
+    """The rollout leaf must have a policy for the game (Commander plays only Mexican Train)."""
+    try:
+        LEAVES[rollout](game)
+    except PlayerSpecError as err:
+        p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
 
 
 def _check_model(p: _Problems, m: ModelSettings) -> None:
