@@ -187,12 +187,12 @@ def run_batched(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets:
     feats = np.zeros((rows_cap, a, max(fast.feat_size, 1)), np.float32)
     mask = np.zeros((rows_cap, a), np.bool_)
     hid = np.zeros((rows_cap, fast.hidden_size if leaf.critic else 0), np.float32)
+    bufs = (*bufs, hid)  # bufs[12]: the rows' hidden codes (the critic leaf's)
     calls = rows = 0
     room = np.zeros(1, np.int64)
     while True:
         room[0] = 0
-        b = tree.collect(*ctxs, pool, bufs, run, cfg, explore, bonus, seeds, obs, feats, mask, hid,
-                         room)  # fmt: skip
+        b = tree.collect(*ctxs, pool, bufs, run, cfg, explore, bonus, seeds, obs, feats, mask, room)
         if b:
             assert forward is not None
             extra = (hid[:b],) if leaf.critic else ()

@@ -16,9 +16,9 @@ same tree (tested).
 
 The game's kernels are this module's globals (see "game kernels" below): :mod:`.specialize`
 compiles a copy of the module per game. Two kernels drive all K searches: :func:`collect`
-advances every unfinished search to its next leaf that needs the network (a rollout leaf is played at once, a terminal state backed up) and
-writes that leaf's encoding into batch row ``b`` (the critic leaf: also the world's hidden codes,
-the game's ``hidden`` kernel, into the row of a buffer beside it); the caller runs one forward pass over the rows;
+advances every unfinished search to its next leaf that needs the network (a rollout leaf is
+played at once, a terminal state backed up) and writes that leaf's encoding into batch row ``b``
+(the critic leaf: the world's hidden codes too, beside it); the caller runs one forward pass;
 :func:`finish` expands each leaf with its prior and backs up its value (the blend ``w·network +
 (1 - w)·rollout`` uses the rollout played at collection). A search has at most one leaf pending
 (no virtual loss), so leaves of one batch belong to different searches.
@@ -87,7 +87,8 @@ hidden: Any = None  # hidden(ctx, S, player, out) -> None: the critic leaf's hid
 # -- end of game kernels
 
 # bufs: 0 world, 1 leaf legal, 2 path nodes, 3 path edges, 4 depth histogram, 5 rollout values,
-# 6 leaf values, 7 rollout scratch state, 8 pushed world, 9 leaf key, 10 clean root prior, 11 roots
+# 6 leaf values, 7 rollout scratch state, 8 pushed world, 9 leaf key, 10 clean root prior, 11 roots,
+# 12 the batch rows' hidden codes (float32[rows, H]; no columns but for the critic leaf)
 # (row k: search k's, except the world and the scratch state: one row that every search uses in
 # turn, since neither outlives a simulation, so the states a simulation steps stay in cache)
 
@@ -122,11 +123,10 @@ def _write_row(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
-    hid: np.ndarray,
     b: int,
 ) -> None:
-    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked,
-    and for the critic leaf (``hid`` has columns) the world's hidden codes into ``hid[b]``.
+    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked;
+    the critic leaf's (``bufs[12]`` has columns): also the world's hidden codes into its row.
 
     Only the action rows the row's last leaf used are zeroed: the kernel writes ``feats[b, :n]``
     alone and unmasks exactly those ``n`` columns, so the row's leading unmasked run says how
@@ -141,8 +141,8 @@ def _write_row(
     obs[b, :] = 0.0
     encode(ectx, ctx, world, player, bufs[1][k], n, obs[b], row_feats)
     row_mask[:n] = True
-    if hid.shape[1] > 0:
-        hidden(ctx, world, player, hid[b])
+    if bufs[12].shape[1] > 0:
+        hidden(ctx, world, player, bufs[12][b])
     run[k, R_ROW] = b
 
 
@@ -206,7 +206,6 @@ def _init_root(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
-    hid: np.ndarray,
     b: int,
 ) -> bool:
     """Draw the first world and make the root (PUCT evaluates it first, as the Python search
@@ -221,7 +220,7 @@ def _init_root(
     if cfg[C_PUCT] > 0:
         run[k, R_LEAVES] += 1
         if cfg[C_NETWORK] > 0:
-            _write_row(ectx, ctx, bufs, run, k, pushed, player, n, obs, feats, mask, hid, b)
+            _write_row(ectx, ctx, bufs, run, k, pushed, player, n, obs, feats, mask, b)
             if cfg[C_ROLLOUT] > 0:
                 _play_rollout(rctx, ctx, bufs, k, pushed, rs, bufs[5][k])
             _pend(run, bufs, k, ROOT_LEAF, player, n, slot, key, 0)
@@ -249,7 +248,6 @@ def _simulate(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
-    hid: np.ndarray,
     b: int,
 ) -> bool:
     """One simulation of search ``k``: determinize, select to a new leaf or the end, evaluate
@@ -280,7 +278,7 @@ def _simulate(
             n = legal(ctx, world, bufs[1][k])
             run[k, R_LEAVES] += 1
             if cfg[C_NETWORK] > 0:
-                _write_row(ectx, ctx, bufs, run, k, world, p, n, obs, feats, mask, hid, b)
+                _write_row(ectx, ctx, bufs, run, k, world, p, n, obs, feats, mask, b)
                 if cfg[C_ROLLOUT] > 0:
                     _play_rollout(rctx, ctx, bufs, k, world, rs, bufs[5][k])
                 _pend(run, bufs, k, TREE_LEAF, p, n, slot, key, depth)
@@ -316,12 +314,10 @@ def collect(
     obs: np.ndarray,
     feats: np.ndarray,
     mask: np.ndarray,
-    hid: np.ndarray,
     room: np.ndarray,
 ) -> int:
     """Advance every unfinished search to its next network leaf (written into the next batch
-    row; ``hid``: its hidden codes, zero columns but for the critic leaf) or to the end of its
-    budget; returns the number of rows written. A search whose edge
+    row) or to the end of its budget; returns the number of rows written. A search whose edge
     pool may not hold one more node waits (``room[0] = 1``: the caller grows the pool)."""
     b = 0
     width, edges = bufs[1].shape[1], pool[2].shape[1]
@@ -333,7 +329,7 @@ def collect(
             continue
         rs = rs_all[k : k + 1]
         if run[k, R_PHASE] == INIT and _init_root(
-            ctx, rctx, ectx, pool, bufs, run, cfg, k, rs, obs, feats, mask, hid, b
+            ctx, rctx, ectx, pool, bufs, run, cfg, k, rs, obs, feats, mask, b
         ):
             b += 1
             continue
@@ -342,22 +338,7 @@ def collect(
                 room[0] = 1
                 break
             if _simulate(
-                ctx,
-                rctx,
-                ectx,
-                pool,
-                bufs,
-                run,
-                cfg,
-                explore,
-                bonus,
-                k,
-                rs,
-                obs,
-                feats,
-                mask,
-                hid,
-                b,
+                ctx, rctx, ectx, pool, bufs, run, cfg, explore, bonus, k, rs, obs, feats, mask, b
             ):
                 b += 1
                 break
