@@ -238,12 +238,12 @@ class OrtCriticForward(OrtForward):
 
     def _write(self, path: Path) -> Path:
         model = self.model
-        size = model.config.hidden.size  # type: ignore[attr-defined]  # _check_critic: it has one
+        hidden: Any = getattr(model.config, "hidden", None)  # _check_critic: it has one
         example = (
             torch.zeros(2, model.observation_size),
             torch.zeros(2, 3, model.action_feature_size),
             torch.ones(2, 3, dtype=torch.bool),
-            torch.zeros(2, size),
+            torch.zeros(2, hidden.size),
         )
         names = ["observations", "action_features", "legal_mask", "hidden_state"]
         axes = {"observations": {0: "batch"}, "action_features": {0: "batch", 1: "actions"},
