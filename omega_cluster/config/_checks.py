@@ -50,7 +50,7 @@ from omega_cluster.games.registry import (
 )
 from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import TRUNKS
-from omega_cluster.players.leaf import NETWORK_LEAF, uses_network
+from omega_cluster.players.leaf import CRITIC_LEAF, NETWORK_LEAF, uses_network
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.players.search import ALGORITHMS, LEAVES
 from omega_cluster.search.ismcts import ISMCTSConfig
@@ -176,6 +176,7 @@ def validate(settings: Settings) -> Settings:
     _check_cluster(p, settings.cluster)
     _check_tracking(p, settings.tracking)
     _check_run(p, settings.run)
+    _check_critic_leaf(p, settings)
     if p.lines:
         raise ConfigError(p.lines)
     return settings
@@ -267,16 +268,24 @@ def _check_leaf(p: _Problems, leaf: Any) -> str | None:
     """Check ``search.leaf``; return its rollout leaf (None for ``network`` or a bad leaf)."""
     prefix = f"{NETWORK_LEAF}+"
     rollout = leaf[len(prefix) :] if isinstance(leaf, str) and leaf.startswith(prefix) else leaf
-    if leaf == NETWORK_LEAF:
+    if leaf in (NETWORK_LEAF, CRITIC_LEAF):
         return None
     if isinstance(rollout, str) and rollout in LEAVES:
         return rollout
-    allowed = ", ".join((NETWORK_LEAF, *LEAVES))
+    allowed = ", ".join((NETWORK_LEAF, *LEAVES, CRITIC_LEAF))
     p.add(
         "search.leaf",
         f"={leaf!r} is not allowed; allowed: {allowed}, or {prefix}<one of the rollout leaves>",
     )
     return None
+
+
+def _check_critic_leaf(p: _Problems, settings: Settings) -> None:
+    """``search.leaf=critic`` reads the model's perfect-information critic on each sampled
+    world: the model must have one (``model.critic``'s own check asks the game for a hidden
+    state)."""
+    if settings.search.leaf == CRITIC_LEAF and getattr(settings.model, "critic", False) is not True:
+        p.add("search.leaf", "='critic' reads the model's critic; set model.critic=true")
 
 
 def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:

@@ -56,3 +56,7 @@ class FastGame:
     # rollout_for(player) -> (rctx, kernel) | None: the compiled rollout of that very player
     # (e.g. a Commander with its own weights); None: the named rollouts are the only ones
     rollout_for: Callable[[Any], tuple[Any, Any] | None] | None = None
+    # hidden(ctx, S, player, out: float32[hidden_size]) -> None: what ``player`` cannot see in
+    # S, as ``State.hidden_state`` gives it (the critic leaf's input); None: the game has none
+    hidden: Any = None
+    hidden_size: int = 0

@@ -43,11 +43,12 @@ from omega_cluster.games.encoding import Encoder
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.encoders import encoder_from_info
 from omega_cluster.model.network import PolicyValueNet, select_device
-from omega_cluster.model.runtime import Forward, best_forward
+from omega_cluster.model.runtime import CriticForward, Forward, best_critic_forward, best_forward
 from omega_cluster.model.threads import pin_threads
 from omega_cluster.search.evaluators import Leaf, LeafEvaluation
 
 __all__ = [
+    "CriticEvaluator",
     "InferenceStats",
     "NetworkEvaluator",
     "NetworkPlayer",
@@ -92,13 +93,26 @@ class NetworkEvaluator:
         _check_sizes(model, encoder)
         self.device = select_device(device or "cpu")
         self.model = model.to(self.device).eval()
-        self.runtime: Forward = best_forward(self.model)  # ONNX Runtime on CPU when installed
+        self.runtime: Any = self._make_runtime()  # ONNX Runtime on CPU when installed
         self.encoder = encoder
         self.cache_size = cache_size
         self.max_batch = max_batch
         self.stats = InferenceStats()
         self._cache: OrderedDict[tuple[int, Hashable], LeafEvaluation] = OrderedDict()
         self._perm: dict[tuple[int, int], np.ndarray] = {}
+
+    leaf_name = "network"  # the compiled tree's name of this leaf
+
+    def _make_runtime(self) -> Forward | CriticForward:
+        return best_forward(self.model)
+
+    def _key(self, leaf: Leaf) -> tuple[int, Hashable]:
+        """The cache key: what the network reads of a leaf (the player's information set)."""
+        return (leaf.player, leaf.state.information_set_key(leaf.player))
+
+    def _extra(self, leaves: Sequence[Leaf]) -> tuple[np.ndarray, ...]:
+        """Inputs beyond the observation and the actions (none: the network sees no more)."""
+        return ()
 
     # -- weights and cache ------------------------------------------------------------------
     def load_state_dict(self, state_dict: Mapping[str, torch.Tensor]) -> None:
@@ -127,7 +141,7 @@ class NetworkEvaluator:
                 out[i] = LeafEvaluation(tuple(float(r) for r in state.returns()))
                 stats.terminal += 1
                 continue
-            key = (leaf.player, state.information_set_key(leaf.player))
+            key = self._key(leaf)
             if caching:
                 hit = cache.get(key)
                 if hit is not None:
@@ -159,7 +173,7 @@ class NetworkEvaluator:
         encoder = self.encoder
         obs = [encoder.encode_observation(leaf.state, leaf.player) for leaf in leaves]
         feats = [encoder.encode_actions(leaf.state, leaf.player, leaf.legal) for leaf in leaves]
-        priors, values = self.forward(obs, feats)
+        priors, values = self.forward(obs, feats, *self._extra(leaves))
         self.stats.positions += len(leaves)
         answers = []
         for i, leaf in enumerate(leaves):
@@ -170,10 +184,14 @@ class NetworkEvaluator:
         return answers
 
     def forward(
-        self, observations: Sequence[np.ndarray], action_features: Sequence[np.ndarray]
+        self,
+        observations: Sequence[np.ndarray],
+        action_features: Sequence[np.ndarray],
+        *extra: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Priors ``float64[B, L]`` (zero past each row's actions) and seat-relative values
-        ``float64[B, S]`` of encoded positions, in one forward pass."""
+        ``float64[B, S]`` of encoded positions, in one forward pass (``extra``: the critic's
+        hidden codes)."""
         batch = len(observations)
         width = self.encoder.action_feature_size
         longest = max(1, max(len(f) for f in action_features))
@@ -183,14 +201,14 @@ class NetworkEvaluator:
         for i, f in enumerate(action_features):
             feats[i, : len(f)] = f
             mask[i, : len(f)] = True
-        return self.forward_padded(obs, feats, mask)
+        return self.forward_padded(obs, feats, mask, *extra)
 
     def forward_padded(
-        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray
+        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray, *extra: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`forward` on inputs already stacked and padded: ``obs`` float32[B, O], ``feats``
         float32[B, A, F], ``mask`` bool[B, A] (the compiled search fills these buffers itself)."""
-        logits, values = self.runtime(obs, feats, mask)
+        logits, values = self.runtime(obs, feats, mask, *extra)
         self.stats.forward_calls += 1
         return softmax(logits), values.astype(np.float64)
 
@@ -200,10 +218,10 @@ class NetworkEvaluator:
         leaves the compiled tree has encoded."""
         from omega_cluster.search.fast.game import FastLeaf, LeafPlan
 
-        return LeafPlan(FastLeaf("network"), self.forward_columns, self.encoder), ""
+        return LeafPlan(FastLeaf(self.leaf_name), self.forward_columns, self.encoder), ""
 
     def forward_columns(
-        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray
+        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray, *extra: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`forward_padded` on buffers as wide as a game's most legal moves: the network
         runs on the columns some row uses (its action head costs per column) and the priors
@@ -212,9 +230,12 @@ class NetworkEvaluator:
         self.stats.positions += len(obs)
         width = max(1, int(mask.sum(axis=1).max()))
         if width == mask.shape[1]:
-            return self.forward_padded(obs, feats, mask)
+            return self.forward_padded(obs, feats, mask, *extra)
         priors, values = self.forward_padded(
-            obs, np.ascontiguousarray(feats[:, :width]), np.ascontiguousarray(mask[:, :width])
+            obs,
+            np.ascontiguousarray(feats[:, :width]),
+            np.ascontiguousarray(mask[:, :width]),
+            *extra,
         )
         full = np.zeros(mask.shape, np.float64)
         full[:, :width] = priors
@@ -233,6 +254,39 @@ class NetworkEvaluator:
             f"NetworkEvaluator({self.encoder.name} v{self.encoder.version}, device={self.device}, "
             f"cache_size={self.cache_size}, max_batch={self.max_batch})"
         )
+
+
+class CriticEvaluator(NetworkEvaluator):
+    """The critic leaf (``search.leaf=critic``): the network's prior, and the value of its
+    perfect-information critic, which reads the leaf's world in full — a determinized world is
+    a full state, so what the player cannot see there (``State.hidden_state``) is defined. The
+    cache keys on the information set and the hidden state together; the model must have a
+    critic (:func:`~omega_cluster.model.runtime.best_critic_forward` refuses one without)."""
+
+    leaf_name = "critic"
+
+    def _make_runtime(self) -> Forward | CriticForward:
+        return best_critic_forward(self.model)
+
+    def _key(self, leaf: Leaf) -> tuple[int, Hashable]:
+        hidden = _hidden_state(leaf)
+        return (leaf.player, (leaf.state.information_set_key(leaf.player), hidden.tobytes()))
+
+    def _extra(self, leaves: Sequence[Leaf]) -> tuple[np.ndarray, ...]:
+        return (np.stack([_hidden_state(leaf) for leaf in leaves]),)
+
+    def __repr__(self) -> str:
+        return "Critic" + super().__repr__().removeprefix("Network")
+
+
+def _hidden_state(leaf: Leaf) -> np.ndarray:
+    hidden = leaf.state.hidden_state(leaf.player)
+    if hidden is None:
+        raise ValueError(
+            f"search.leaf=critic reads the hidden state of each leaf's world, and "
+            f"{leaf.state.game.spec.name} gives none (State.hidden_state)"
+        )
+    return np.asarray(hidden, np.float32)
 
 
 class NetworkPlayer:

@@ -2,6 +2,9 @@
 evaluation build from.
 
 * ``network`` — the network's prior and value (the network leaf);
+* ``critic`` — the network's prior and its perfect-information critic's value on the leaf's
+  world, which the search drew in full (:class:`~omega_cluster.model.inference.CriticEvaluator`;
+  the model needs a critic, ``model.critic=true``, and the game a hidden state);
 * a rollout leaf (``random``, ``commander_rollout``, …) — rollouts only, no network;
 * ``network+<rollout leaf>`` — the network's prior with a value mixed from both,
   ``network_value_weight`` on the network (AlphaGo's λ-mix, Silver et al. 2016; 0 = rollout
@@ -16,21 +19,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder
-from omega_cluster.model.inference import NetworkEvaluator
+from omega_cluster.model.inference import CriticEvaluator, NetworkEvaluator
 from omega_cluster.model.network import PolicyValueNet
 from omega_cluster.players.search import build_leaf_evaluator
 from omega_cluster.search.evaluators import BlendEvaluator, Evaluator
 
-__all__ = ["NETWORK_LEAF", "LeafSpec", "uses_network"]
+__all__ = ["CRITIC_LEAF", "NETWORK_LEAF", "LeafSpec", "uses_network"]
 
 NETWORK_LEAF = "network"
+CRITIC_LEAF = "critic"
 
 
 def uses_network(leaf: str) -> bool:
-    """Whether a leaf reads the network: ``network`` or ``network+<rollout leaf>``."""
-    return leaf == NETWORK_LEAF or leaf.startswith(NETWORK_LEAF + "+")
+    """Whether a leaf reads the network: ``network``, ``critic`` or ``network+<rollout leaf>``."""
+    return leaf in (NETWORK_LEAF, CRITIC_LEAF) or leaf.startswith(NETWORK_LEAF + "+")
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,13 @@ class LeafSpec:
             return build_leaf_evaluator(game, self.name, rollouts=self.rollouts)
         if model is None or encoder is None:
             raise ValueError(f"search.leaf={self.name!r} needs the network")
+        if self.name == CRITIC_LEAF:
+            if encoder.info().hidden is None:
+                raise UserError(
+                    f"search.leaf=critic reads the hidden state of each sampled world, and "
+                    f"{game.spec.name} gives none (its encoder declares no hidden state)"
+                )
+            return CriticEvaluator(model, encoder, device="cpu")
         network = NetworkEvaluator(model, encoder, device="cpu")
         if self.name == NETWORK_LEAF:
             return network

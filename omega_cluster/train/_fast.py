@@ -106,11 +106,12 @@ class FastSearches:
         return out  # type: ignore[return-value]  # every slot is filled above
 
     def _timed_forward(
-        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray
+        self, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray, *hidden: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The network's forward, timed (the limit the network sets on self-play)."""
+        """The network's forward, timed (the limit the network sets on self-play); ``hidden``:
+        the critic leaf's hidden codes."""
         started = time.perf_counter()
-        out = self.forward(obs, feats, mask)
+        out = self.forward(obs, feats, mask, *hidden)
         self.forward_seconds += time.perf_counter() - started
         return out
 

@@ -189,6 +189,8 @@ def encode(ectx: Any, ctx: Any, s: np.ndarray, player: int, legal_: np.ndarray, 
 
 def for_game(game: Any) -> tuple[FastGame | None, str | None]:
     """Kuhn poker's ``FastGame`` (the plugin hook ``fast_search``), for any player count."""
+    from omega_cluster.games.kuhn_poker.fast_hidden import hidden_codes
+
     n = game.num_players
     return FastGame(
         name="kuhn_poker", num_players=n, num_actions=2, max_legal=2,
@@ -196,5 +198,5 @@ def for_game(game: Any) -> tuple[FastGame | None, str | None]:
         current=current, legal=legal, apply=apply, returns=returns, info_key=info_key,
         sample_world=sample_world, rollouts={"random_rollout": ((0,), random_rollout)},
         obs_size=n + n + 1 + 2 * (2 * n - 1), feat_size=2, ectx=(0,), encode=encode,
-        chance=chance,
+        chance=chance, hidden=hidden_codes, hidden_size=n + 1,
     ), None  # fmt: skip

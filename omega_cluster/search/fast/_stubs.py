@@ -1,5 +1,5 @@
 """Compiled stand-ins for the kernels a search does not use (no rollout, no encoder, no chance
-nodes): module-level so the specialized tree can import them (:mod:`.specialize`); never called."""
+nodes, no hidden state): module-level so the specialized tree can import them (:mod:`.specialize`); never called."""
 
 from __future__ import annotations
 
@@ -27,4 +27,9 @@ def no_chance(ctx: Any, s: np.ndarray, rs: np.ndarray) -> None:
     return None
 
 
-STUBS = (no_rollout, no_encode, no_chance)
+@njit(cache=True)
+def no_hidden(ctx: Any, s: np.ndarray, player: int, out: np.ndarray) -> None:
+    return None
+
+
+STUBS = (no_rollout, no_encode, no_chance, no_hidden)

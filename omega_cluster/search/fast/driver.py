@@ -34,10 +34,12 @@ from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
 __all__ = ["FastResults", "Forward", "run_batched", "search_result", "search_state"]
 
-Forward = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+Forward = Callable[..., tuple[np.ndarray, np.ndarray]]
 """``forward(obs float32[B, O], feats float32[B, A, F], mask bool[B, A]) -> (priors float64[B, A]
 summing to 1 over the mask, values float64[B, N] seat-relative: values[b, r] is the value of seat
-(player_b + r) % N)``; A is the game's ``max_legal`` (column j: the j-th legal action)."""
+(player_b + r) % N)``; A is the game's ``max_legal`` (column j: the j-th legal action). The
+critic leaf's takes a fourth argument, ``hidden float32[B, H]``: each row's world as its player
+cannot see it (the game's ``hidden`` kernel), and its values are the critic's."""
 
 
 @dataclass(frozen=True)
@@ -83,18 +85,20 @@ def _table_pair(puct: bool, c: float, size: int) -> tuple[np.ndarray, np.ndarray
 def _kernels(fast: FastGame, leaf: FastLeaf) -> tuple[ModuleType, tuple[object, ...]]:
     """The compiled tree for the game's kernels and this leaf, and the contexts it reads."""
     rctx: object = (0,)
-    rollout, encode, chance = _STUBS
+    rollout, encode, chance, hidden = _STUBS
     if leaf.rollout is not None:
         rctx, rollout = fast.rollouts[leaf.rollout]
     if leaf.network:
         encode = fast.encode
     if fast.chance is not None:
         chance = fast.chance
+    if leaf.critic:
+        hidden = fast.hidden
     ectx = fast.ectx if leaf.network and fast.ectx is not None else (0,)
     kernels = {
         "current": fast.current, "legal": fast.legal, "apply": fast.apply,
         "returns": fast.returns, "info_key": fast.info_key, "sample_world": fast.sample_world,
-        "chance": chance, "rollout": rollout, "encode": encode,
+        "chance": chance, "rollout": rollout, "encode": encode, "hidden": hidden,
     }  # fmt: skip
     return tree_for(kernels), (fast.ctx, rctx, ectx)
 
@@ -182,6 +186,8 @@ def run_batched(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets:
     obs = np.zeros((rows_cap, max(fast.obs_size, 1)), np.float32)
     feats = np.zeros((rows_cap, a, max(fast.feat_size, 1)), np.float32)
     mask = np.zeros((rows_cap, a), np.bool_)
+    hid = np.zeros((rows_cap, fast.hidden_size if leaf.critic else 0), np.float32)
+    bufs = (*bufs, hid)  # bufs[12]: the rows' hidden codes (the critic leaf's)
     calls = rows = 0
     room = np.zeros(1, np.int64)
     while True:
@@ -189,7 +195,9 @@ def run_batched(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets:
         b = tree.collect(*ctxs, pool, bufs, run, cfg, explore, bonus, seeds, obs, feats, mask, room)
         if b:
             assert forward is not None
-            priors, values = _forward(forward, obs[:b], feats[:b], mask[:b], fast.num_players)
+            extra = (hid[:b],) if leaf.critic else ()
+            priors, values = _forward(forward, obs[:b], feats[:b], mask[:b], extra,
+                                      fast.num_players)  # fmt: skip
             calls += 1
             rows += b
             tree.finish(pool, bufs, run, cfg, seeds, priors, values)
@@ -201,9 +209,10 @@ def run_batched(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets:
 
 
 def _forward(forward: Forward, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray,
-             num_players: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """One forward pass, its answer checked (shapes, finite values)."""
-    priors, values = forward(obs, feats, mask)
+             extra: tuple[np.ndarray, ...], num_players: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """One forward pass (``extra``: the critic leaf's hidden codes), its answer checked (shapes,
+    finite values)."""
+    priors, values = forward(obs, feats, mask, *extra)
     priors = np.ascontiguousarray(priors, np.float64)
     # a network may have a value per seat of its largest table: the first N are this table's
     values = np.ascontiguousarray(values[:, :num_players], np.float64)

@@ -25,6 +25,7 @@ from omega_cluster.search._ismcts_root import tree_root
 
 __all__ = [
     "CHANCE_NODE",
+    "CRITIC_LEAF",
     "OVER",
     "FastGame",
     "FastLeaf",
@@ -35,14 +36,16 @@ __all__ = [
 ]
 
 _LEAF_ROLLOUT_SEP = "+"
+CRITIC_LEAF = "critic"  # the network's prior, the perfect-information critic's value
 
 
 @dataclass(frozen=True)
 class FastLeaf:
     """The leaf the compiled tree evaluates: ``"network"``, a rollout name of the game's
-    ``FastGame.rollouts`` (``"random_rollout"``), or ``"network+<rollout>"``, whose value is
+    ``FastGame.rollouts`` (``"random_rollout"``), ``"network+<rollout>"``, whose value is
     ``network_value_weight · network + (1 - network_value_weight) · rollout`` (the prior comes
-    from the network)."""
+    from the network), or ``"critic"``: the network's prior and its perfect-information
+    critic's value, which also reads the world's hidden codes (the game's ``hidden`` kernel)."""
 
     name: str
     network_value_weight: float = 1.0
@@ -50,11 +53,11 @@ class FastLeaf:
     def __post_init__(self) -> None:
         parts = self.name.split(_LEAF_ROLLOUT_SEP)
         ok = (len(parts) == 1 and parts[0] != "") or (
-            len(parts) == 2 and parts[0] == "network" and parts[1] not in ("", "network")
+            len(parts) == 2 and parts[0] == "network" and parts[1] not in ("", "network", "critic")
         )
         if not ok:
             raise ValueError(
-                f"FastLeaf: leaf {self.name!r} must be 'network', a rollout name "
+                f"FastLeaf: leaf {self.name!r} must be 'network', 'critic', a rollout name "
                 "(e.g. 'random_rollout') or 'network+<rollout>'"
             )
         w = self.network_value_weight
@@ -64,7 +67,12 @@ class FastLeaf:
     @property
     def network(self) -> bool:
         """Whether the leaf asks the network (a forward pass per batch of leaves)."""
-        return self.name.split(_LEAF_ROLLOUT_SEP)[0] == "network"
+        return self.critic or self.name.split(_LEAF_ROLLOUT_SEP)[0] == "network"
+
+    @property
+    def critic(self) -> bool:
+        """Whether the leaf's value is the critic's (its forward also takes hidden codes)."""
+        return self.name == CRITIC_LEAF
 
     @property
     def rollout(self) -> str | None:
@@ -72,7 +80,7 @@ class FastLeaf:
         parts = self.name.split(_LEAF_ROLLOUT_SEP)
         if len(parts) == 2:
             return parts[1]
-        return None if parts[0] == "network" else parts[0]
+        return None if self.network else parts[0]
 
 
 _CACHE: weakref.WeakKeyDictionary[Game, tuple[FastGame | None, str | None]] = (
@@ -165,6 +173,8 @@ def fast_path(
         return None, obstacle
     if leaf.network and fast.encode is None:
         return None, f"{fast.name} has no compiled encoder for the network leaf's encoder"
+    if leaf.critic and fast.hidden is None:
+        return None, f"{fast.name} has no compiled hidden state for the critic leaf"
     rollout = leaf.rollout
     if rollout is not None and rollout not in fast.rollouts:
         have = ", ".join(sorted(fast.rollouts)) or "none"
@@ -184,6 +194,7 @@ class LeafPlan:
 
     leaf: FastLeaf
     forward: Any = None  # the network leaf's forward(obs, feats, mask) -> (priors, values)
+    # (the critic leaf's: forward(obs, feats, mask, hidden) -> (priors, critic values))
     encoder: Any = None  # the network's encoder (the compiled one must stand in for it)
     policy: Any = None  # the rollout's player (its own compiled playout, e.g. its weights)
 

@@ -30,7 +30,7 @@ from omega_cluster.search.fast import tree as _template
 __all__ = ["KERNELS", "tree_for"]
 
 KERNELS = ("current", "legal", "apply", "returns", "info_key", "sample_world", "chance",
-           "rollout", "encode")  # fmt: skip
+           "rollout", "encode", "hidden")  # fmt: skip
 _BEGIN, _END = "# -- game kernels", "# -- end of game kernels"
 _LOADED: dict[str, ModuleType] = {}  # by source digest
 _BY_KERNELS: dict[tuple[Any, ...], ModuleType] = {}  # by the kernels themselves (no re-hash)

@@ -16,8 +16,9 @@ same tree (tested).
 
 The game's kernels are this module's globals (see "game kernels" below): :mod:`.specialize`
 compiles a copy of the module per game. Two kernels drive all K searches: :func:`collect`
-advances every unfinished search to its next leaf that needs the network (a rollout leaf is played at once, a terminal state backed up) and
-writes that leaf's encoding into batch row ``b``; the caller runs one forward pass over the rows;
+advances every unfinished search to its next leaf that needs the network (a rollout leaf is
+played at once, a terminal state backed up) and writes that leaf's encoding into batch row ``b``
+(the critic leaf: the world's hidden codes too, beside it); the caller runs one forward pass;
 :func:`finish` expands each leaf with its prior and backs up its value (the blend ``w·network +
 (1 - w)·rollout`` uses the rollout played at collection). A search has at most one leaf pending
 (no virtual loss), so leaves of one batch belong to different searches.
@@ -82,10 +83,12 @@ sample_world: Any = None  # sample_world(ctx, S, player, rs, out) -> None
 chance: Any = None  # chance(ctx, S, rs) -> None
 rollout: Any = None  # rollout(rctx, ctx, S, rs, out) -> bool
 encode: Any = None  # encode(ectx, ctx, S, player, legal, n, obs, feats) -> None
+hidden: Any = None  # hidden(ctx, S, player, out) -> None: the critic leaf's hidden codes
 # -- end of game kernels
 
 # bufs: 0 world, 1 leaf legal, 2 path nodes, 3 path edges, 4 depth histogram, 5 rollout values,
-# 6 leaf values, 7 rollout scratch state, 8 pushed world, 9 leaf key, 10 clean root prior, 11 roots
+# 6 leaf values, 7 rollout scratch state, 8 pushed world, 9 leaf key, 10 clean root prior, 11 roots,
+# 12 the batch rows' hidden codes (float32[rows, H]; no columns but for the critic leaf)
 # (row k: search k's, except the world and the scratch state: one row that every search uses in
 # turn, since neither outlives a simulation, so the states a simulation steps stay in cache)
 
@@ -122,7 +125,8 @@ def _write_row(
     mask: np.ndarray,
     b: int,
 ) -> None:
-    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked.
+    """The leaf's encoding into batch row ``b`` (zeroed first), its legal actions unmasked;
+    the critic leaf's (``bufs[12]`` has columns): also the world's hidden codes into its row.
 
     Only the action rows the row's last leaf used are zeroed: the kernel writes ``feats[b, :n]``
     alone and unmasks exactly those ``n`` columns, so the row's leading unmasked run says how
@@ -137,6 +141,8 @@ def _write_row(
     obs[b, :] = 0.0
     encode(ectx, ctx, world, player, bufs[1][k], n, obs[b], row_feats)
     row_mask[:n] = True
+    if bufs[12].shape[1] > 0:
+        hidden(ctx, world, player, bufs[12][b])
     run[k, R_ROW] = b
 
 

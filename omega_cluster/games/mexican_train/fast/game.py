@@ -38,6 +38,7 @@ def fast_game(game: Game, encoder: Any = None) -> tuple[Any, str | None]:
 def _build(game: Any, encoder: Any) -> Any:
     from omega_cluster.games.fast import FastGame
     from omega_cluster.games.mexican_train.fast import kernels, rollout
+    from omega_cluster.games.mexican_train.fast.hidden import hidden_codes
     from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE
     from omega_cluster.games.mexican_train.fast.sampling import sample_world
     from omega_cluster.games.mexican_train.fast.state import commander_for, make_ctx, make_pack
@@ -80,6 +81,8 @@ def _build(game: Any, encoder: Any) -> Any:
         ectx=ectx,
         encode=encode,
         rollout_for=lambda player: _rollout_for(game, player),
+        hidden=hidden_codes,
+        hidden_size=tiles.num_tiles,
     )
 
 
