@@ -303,7 +303,11 @@ def load_run_settings(run_dir: str | Path, overrides: Sequence[str] = ()) -> Set
 
 
 def champion_player(
-    game: Game, run: str, simulations: int | None = None, version: int | None = None
+    game: Game,
+    run: str,
+    simulations: int | None = None,
+    version: int | None = None,
+    leaf: str | None = None,
 ) -> Player:
     """The champion of the run in directory ``run`` (or its model ``version``), playing ``game``
     the way the run's gate plays it (:func:`omega_cluster.eval.gatekeeper.model_player`): under
@@ -316,13 +320,17 @@ def champion_player(
     The run's resolved ``config.yaml`` decides the search; the table's game must be the run's
     game (same name, and a table size the run trained: one of its fleet's), else a clear error
     names both. Other game parameters
-    may differ (a network trained on single rounds of Mexican Train plays a full campaign)."""
+    may differ (a network trained on single rounds of Mexican Train plays a full campaign).
+    ``leaf`` plays the checkpoint in the search with another leaf (``search.leaf``, e.g.
+    ``champion:runs/default:64:leaf=critic``): the same weights, searched with the critic's
+    value or a rollout at the leaf, whatever the run's gate played."""
     for key, value, low, kind in (("simulations", simulations, 1, "a positive"),
                                   ("version", version, 0, "a non-negative")):  # fmt: skip
         if value is not None and (type(value) is not int or value < low):
             raise PlayerSpecError(f"champion: {key} must be {kind} int, got {value!r}")
     run = str(run)  # a spec argument that looks like a number parses as one
-    settings = load_run_settings(run)
+    changes = [] if leaf is None else [f"search.leaf={leaf}", "gate.player=search"]
+    settings = load_run_settings(run, changes)
     trained = build_game(settings)
     sizes = build_fleet(settings).player_counts
     if trained.spec.name != game.spec.name or game.num_players not in sizes:
@@ -340,4 +348,5 @@ def champion_player(
     player = model_player(model_player_spec(settings), game, model.uri, simulations=budget)
     searched = settings.gate.player != "network"
     player.name = f"champion:{Path(run).name}:v{model.version}" + (f":{budget}" if searched else "")
+    player.name += "" if leaf is None else f":leaf={leaf}"
     return player

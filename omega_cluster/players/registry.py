@@ -117,7 +117,7 @@ _ENTRIES: dict[str, PlayerEntry] = {
         {ANY_GAME: "omega_cluster.wiring:champion_player"},
         ("run", "simulations"),
         doc="a training run's champion, played as its gate plays it: "
-        "champion:<run dir>[:<simulations>][:version=<k>]",
+        "champion:<run dir>[:<simulations>][:version=<k>][:leaf=<search leaf>]",
     ),
     "search": PlayerEntry(
         "search",
