@@ -3,8 +3,8 @@
 ``python -m bench.bench_value [--players 2,4] [--games 1500] [--heldout 300] [--steps 1500]``:
 for each table size, Commander-vs-Commander one-round Mexican Train games (the teacher games of
 the warm start: ``train.warm_start``'s self-play mode, records with the hidden state) are played
-on seed ``--seed`` for training and on ``--seed + 1`` for held-out positions, and three networks
-of the default model are trained on the training rows for ``--steps`` steps, as a run's learner
+on seed ``--seed`` for training and on ``--seed + 1`` for held-out positions (``--seed + 2`` for validation), and three networks
+of the default model are trained on the training rows, up to ``--steps`` steps, as a run's learner
 trains (the project's :class:`~omega_cluster.train.learner.Learner` on a replay window over real
 shards):
 
@@ -91,13 +91,18 @@ def heldout_ev(learner: Learner, store: ShardStore, head: str) -> tuple[float, i
 
 
 def run(players: int, games: int, heldout: int, steps: int, seed: int, work: Path) -> list[dict]:
+    """The three rows at one table size: each network trained in blocks of 100 steps, kept at
+    the block whose EV on a validation set of games (seed + 2) is best (early stopping: a
+    value head overfits the few outcomes of a few thousand games), then measured on the
+    held-out games (seed + 1), which chose nothing."""
     rows: list[dict] = []
     base = [f"game.params.players={players}", "game.params.rounds=1"]
     plain = load_settings(base)
     t0 = time.perf_counter()
     train = teacher_store(plain, games, seed, work / f"train{players}")
     test = teacher_store(plain, heldout, seed + 1, work / f"test{players}")
-    print(f"{players}p: {games} + {heldout} teacher games in {time.perf_counter() - t0:.0f} s")
+    valid = teacher_store(plain, heldout, seed + 2, work / f"valid{players}")
+    print(f"{players}p: {games} + 2 x {heldout} teacher games in {time.perf_counter() - t0:.0f} s")
     for name, (critic, target, head) in VARIANTS.items():
         settings = load_settings([*base, f"model.critic={str(critic).lower()}",
                                   f"learner.value_target={target}"])  # fmt: skip
@@ -105,19 +110,28 @@ def run(players: int, games: int, heldout: int, steps: int, seed: int, work: Pat
         model = build_model(settings, game, encoder)
         learner = Learner(model, learner_config(settings, seed=seed), game=game, encoder=encoder)
         window = learner.window(train, window_rows=10**7)
-        learner.train_steps(window, steps)
+        best, best_at, state = -np.inf, 0, None
+        for block in range(max(steps // 100, 1)):
+            learner.train_steps(window, 100)
+            ev, _ = heldout_ev(learner, valid, head)
+            learner.model.train()
+            if ev > best:
+                best, best_at = ev, 100 * (block + 1)
+                state = {k: v.clone() for k, v in learner.model.state_dict().items()}
+        assert state is not None
+        learner.model.load_state_dict(state)
         ev, n = heldout_ev(learner, test, head)
-        print(f"  {name:24} EV {ev:+.3f} on {n} held-out positions")
-        rows.append({"players": players, "head": name, "ev": ev, "positions": n})
+        print(f"  {name:24} EV {ev:+.3f} on {n} held-out positions (kept at step {best_at})")
+        rows.append({"players": players, "head": name, "ev": ev, "positions": n, "steps": best_at})
     return rows
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", default="2,4")
-    parser.add_argument("--games", type=int, default=1500)
+    parser.add_argument("--games", type=int, default=4000)
     parser.add_argument("--heldout", type=int, default=300)
-    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=23201)
     parser.add_argument("--save", action="store_true", help="record in docs/results/")
     args = parser.parse_args(argv)
@@ -133,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ref = next(x for x in rows if x["players"] == r["players"])
         figures.append(Figure(
             name=f"value EV vs round outcome, Mexican Train {r['players']}p: {r['head']}",
-            figure=f"{r['ev']:.3f} ({r['positions']} held-out positions)",
+            figure=f"{r['ev']:.3f} ({r['positions']} held-out positions, {r['steps']} steps)",
             reference=f"value (round outcome) {ref['ev']:.3f}",
             ratio="", command=command, table="strength"))  # fmt: skip
     record("bench_value", figures, quick=not args.save)

@@ -37,7 +37,6 @@ from omega_cluster.games.mexican_train.records import DealConstraints
 
 if TYPE_CHECKING:  # the rules import this module (sampling): the rest is imported when called
     from omega_cluster.games.mexican_train.game import MexicanTrainGame
-    from omega_cluster.games.mexican_train.state import MexicanTrainState
 
 __all__ = ["Belief", "BeliefDeal", "belief_constraints", "belief_worlds", "hidden_codes"]
 
@@ -117,17 +116,8 @@ def belief_worlds(game: Game) -> Callable[[Belief], Callable[[State, int], Belie
 
 
 def hidden_codes(state: State, player: int) -> np.ndarray:
-    """The true location code of every tile from ``player``'s view (``int64[tiles]``: 0 not
-    hidden, 1 the boneyard, ``1 + k`` the hand of the seat ``k`` after ``player``) — the
-    HiddenSpec codes, for tests and the bench (training only: it reads the hidden state)."""
-    s = cast("MexicanTrainState", state)
-    game = cast("MexicanTrainGame", s.game)
-    n = game.num_players
-    codes = np.zeros(game.tiles.num_tiles, np.int64)
-    for t in s.boneyard:
-        codes[t] = 1
-    for q in range(n):
-        if q != player:
-            for t in game.tiles.mask_tiles(s.hands[q]):
-                codes[t] = 1 + (q - player) % n
-    return codes
+    """The true location code of every tile from ``player``'s view as ``int64[tiles]`` (the
+    state's own :meth:`~MexicanTrainState.hidden_state`, as integers to index with)."""
+    codes = state.hidden_state(player)
+    assert codes is not None
+    return codes.astype(np.int64)
