@@ -330,7 +330,12 @@ def champion_player(
             raise PlayerSpecError(f"champion: {key} must be {kind} int, got {value!r}")
     run = str(run)  # a spec argument that looks like a number parses as one
     changes = [] if leaf is None else [f"search.leaf={leaf}", "gate.player=search"]
-    settings = load_run_settings(run, changes)
+    try:
+        settings = load_run_settings(run, changes)
+    except ConfigError as err:
+        if leaf is None:
+            raise
+        raise PlayerSpecError(f"champion: leaf={leaf} for run {run}: {one_line(err)}") from None
     trained = build_game(settings)
     sizes = build_fleet(settings).player_counts
     if trained.spec.name != game.spec.name or game.num_players not in sizes:
