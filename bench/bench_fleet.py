@@ -14,7 +14,10 @@ fair share (N × mean win share; 1.0 is par), each with a 95% Student-t interval
 
 The bar of the fleet issue: the network alone above par at every size (fair share > 1.0, and at
 2 players score > 0.5), and its fair-share interval above par at 4 players. ``--save`` records
-the figures in ``docs/results/bench_fleet.json`` (the strength table of ``docs/results.md``).
+the figures in ``docs/results/bench_fleet.json`` (the strength table of ``docs/results.md``);
+with ``--label`` the network-alone rows are recorded under that label with the learning-signal
+bars instead (2 players: score > 0.55; 4 players: fair share > 1.15), e.g. for a ``make train``
+champion.
 """
 
 from __future__ import annotations
@@ -162,10 +165,39 @@ def _line(f: SliceFigure, version: int, objective: str) -> str:
     )
 
 
-def _record(figures: Sequence[SliceFigure], run_dir: Path, argv: Sequence[str]) -> None:
+def _value_bars(figures: Sequence[SliceFigure], label: str, command: str) -> list[Any]:
+    """The learning-signal issue's bars: the network alone, score > 0.55 at 2 players and fair
+    share > 1.15 at 4."""
+    from bench.results import Figure
+
+    out = []
+    for f in figures:
+        if f.kind != "network" or f.players not in (2, 4):
+            continue
+        if f.players == 2:
+            bar, met = "score > 0.55", f.score.estimate > 0.55
+        else:
+            bar, met = "fair share > 1.15", f.fair_share.estimate > 1.15
+        out.append(Figure(
+            name=f"{label} (network alone) vs Commander, {f.players}p",
+            figure=f"score {f.score.estimate:.3f} [{f.score.low:.3f}, {f.score.high:.3f}]; "
+                   f"fair share {f.fair_share.estimate:.3f} [{f.fair_share.low:.3f}, "
+                   f"{f.fair_share.high:.3f}] ({f.deals} deals)",
+            reference="Commander at the other seats",
+            ratio=f"bar {bar}: {'met' if met else 'not met'}",
+            command=command,
+            table="strength",
+        ))  # fmt: skip
+    return out
+
+
+def _record(figures: Sequence[SliceFigure], argv: Sequence[str], label: str) -> None:
     from bench.results import Figure, record
 
     command = "python -m bench.bench_fleet " + " ".join(argv)
+    if label:
+        record("bench_fleet", _value_bars(figures, label, command))
+        return
     out = []
     for f in figures:
         bar = "> 1.0" + (", score > 0.5" if f.players == 2 else "")
@@ -201,7 +233,6 @@ def _record(figures: Sequence[SliceFigure], run_dir: Path, argv: Sequence[str]) 
             headline=f"fleet champion ({kind}) vs Commander",
         ))  # fmt: skip
     record("bench_fleet", out)
-    del run_dir
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -215,13 +246,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--version", type=int, default=None)
     parser.add_argument("--save", action="store_true", help="record in docs/results/")
+    parser.add_argument(
+        "--label", default="", help="record as '<label> (network alone)' rows with the "
+        "learning-signal bars (2p score > 0.55, 4p fair share > 1.15) instead of the fleet's"
+    )  # fmt: skip
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     figures = bench(args.run, sizes=sizes, deals=args.deals, objective=args.objective,
                     kinds=args.kinds.split(","), seed=args.seed, workers=args.workers,
                     version=args.version)  # fmt: skip
     if args.save:
-        _record(figures, args.run, sys.argv[1:] if argv is None else argv)
+        _record(figures, sys.argv[1:] if argv is None else argv, args.label)
 
 
 if __name__ == "__main__":
