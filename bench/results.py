@@ -52,6 +52,9 @@ ORDER = (
     "bench_champion",
     "bench_sprt",
     "bench_fleet",
+    "bench_belief",
+    "bench_value",
+    "bench_leaf",
     "bench_training",
 )
 COLUMNS = {
