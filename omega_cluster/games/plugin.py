@@ -25,6 +25,13 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
 - ``fast_smm_search``: ``(game, encoder=None) -> (kernels, reason)``: the same for a
   simultaneous-move game, whose compiled SM-MCTS (:mod:`omega_cluster.search.fast.smm`) takes
   joint moves (None and why when the kernels do not cover the game's parameters);
+- ``ntuple_patterns``: ``(game) -> PatternSet``: the windows of n-tuple value tables
+  (:mod:`omega_cluster.games.patterns`; search leaf ``tables``);
+- ``hand_value``: ``(game, weights=None) -> HandValue``: a hand-written position value (leaf
+  ``hand``);
+- ``advisor_terms``: ``(game) -> explainer``: the named terms of the game's heuristic per legal
+  move, which the advisor shows beside the champion's policy;
+- ``tune_targets``: ``() -> {name: TuneTarget}``: the weight sets ``omega-cluster tune`` can tune;
 
 Every hook but ``game`` is optional. A hook may be given as a ``"module:attribute"`` string, so
 that a game's heavy parts (compiled playouts, an encoder) are imported only when asked for.
@@ -72,6 +79,15 @@ class GamePlugin:
     report_counts: Hook | None = None
     fast_search: Hook | None = None
     fast_smm_search: Hook | None = None
+    # n-tuple value tables: factory(game) -> games.patterns.PatternSet (the windows the tables read)
+    ntuple_patterns: Hook | None = None
+    # a hand-written position value: factory(game, weights=None) -> HandValue (search leaf ``hand``)
+    hand_value: Hook | None = None
+    # the named terms of the game's heuristic per legal move (the advisor): factory(game) -> object
+    # with explain(state, player) -> tuple of per-move explanations (Mexican Train: the Commander)
+    advisor_terms: Hook | None = None
+    # CMA-ES targets of ``omega-cluster tune``: factory() -> {name: TuneTarget}
+    tune_targets: Hook | None = None
     # the fixed opponents (player spec -> Elo) a champion is rated against when gate.anchors is
     # empty; none: random at 1000 and the game's heuristic (if any) at 1400
     anchors: Mapping[str, float] = field(default_factory=dict)
