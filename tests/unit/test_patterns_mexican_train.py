@@ -57,7 +57,7 @@ def test_extract_is_deterministic_and_the_layout_is_moderate() -> None:
     assert a.describe() == b.describe() and a.size < 1_000_000
     for state in _positions(game, 20, 3):
         first = a.extract(state, 1)
-        a._chains.clear()  # a fresh chain cache gives the same answer
+        a.chain.clear()  # a fresh chain cache gives the same answer
         assert np.array_equal(first, a.extract(state, 1))
         assert np.array_equal(first, b.extract(state.clone(), 1))
 

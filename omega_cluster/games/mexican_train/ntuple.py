@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from omega_cluster.games.mexican_train.game import MexicanTrainGame
     from omega_cluster.games.mexican_train.state import MexicanTrainState
 
-__all__ = ["MexicanTrainPatterns", "hand_bucket"]
+__all__ = ["ChainLengths", "MexicanTrainPatterns", "hand_bucket"]
 
 HAND_BUCKETS = 8  # hand sizes 0-1, 2, 3, 4, 5-6, 7-9, 10-12, 13+
 _HAND_BUCKET = (0, 0, 1, 2, 3, 4, 4, 5, 5, 5, 6, 6, 6)
@@ -77,6 +77,33 @@ def _bucket(value: int, edges: tuple[int, ...]) -> int:
     return k
 
 
+class ChainLengths:
+    """``chains(end, hand) -> (length, pips)``: the longest chain of ``hand`` laid from ``end``
+    (the officers' budgeted search, :func:`~.officers.terms.chain_search`), answers cached.
+
+    Each answer comes from a fresh search memo, so it is a function of ``(end, hand)`` alone and
+    the cache changes no answer; it is emptied when it holds ``2**17`` of them.
+    """
+
+    def __init__(self, game: MexicanTrainGame) -> None:
+        self._tiles = game.tiles
+        self._values = hand_values(game.tiles.double_set, game.double_blank_value)
+        self._cache: dict[int, tuple[int, int]] = {}
+
+    def __call__(self, end: int, hand: int) -> tuple[int, int]:
+        key = hand << 4 | end
+        hit = self._cache.get(key)
+        if hit is None:
+            score, _ = chain_search(self._tiles, self._values, CHAIN_BUDGET)(end, hand)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            hit = self._cache[key] = (score >> 12, score & 4095)
+        return hit
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
 class MexicanTrainPatterns(PatternSet):
     """The windows of one Mexican Train game (see the module doc); ``extract`` in pure ints."""
 
@@ -107,21 +134,10 @@ class MexicanTrainPatterns(PatternSet):
         tiles = game.tiles
         self._values = hand_values(tiles.double_set, game.double_blank_value)
         self._tiles = tiles
-        self._chains: dict[int, tuple[int, int]] = {}
+        self.chain = ChainLengths(game)
         self._slots = game.train_slots()
 
     # -- the own hand ---------------------------------------------------------------------------
-    def chain(self, end: int, hand: int) -> tuple[int, int]:
-        """``(length, pips)`` of the longest chain of ``hand`` from ``end`` (cached answers of
-        the officers' budgeted search, each from a fresh memo: a function of its arguments)."""
-        key = hand << 4 | end
-        hit = self._chains.get(key)
-        if hit is None:
-            score, _ = chain_search(self._tiles, self._values, CHAIN_BUDGET)(end, hand)
-            if len(self._chains) >= _CACHE_LIMIT:
-                self._chains.clear()
-            hit = self._chains[key] = (score >> 12, score & 4095)
-        return hit
 
     def _own(self, s: MexicanTrainState, seat: int, hand: int, hb: int, bone: int) -> list[int]:
         """The portfolio: pips, playable, doubles and chain indices of the seat's hand."""

@@ -23,6 +23,7 @@ PLUGIN = GamePlugin(
     report_counts="omega_cluster.games.mexican_train.counts:report_counts",
     fast_search="omega_cluster.games.mexican_train.fast.game:fast_game",
     ntuple_patterns="omega_cluster.games.mexican_train.ntuple:MexicanTrainPatterns",
+    hand_value="omega_cluster.games.mexican_train.evaluation:HandValue",
     # the officers' ladder (Ensign plays at random): the champion's anchored rating
     anchors={"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0},
 )
