@@ -47,4 +47,5 @@ PLUGIN = GamePlugin(
     encoder="omega_cluster.games.goofspiel.encoder:GoofspielEncoder",
     players={"heuristic": GoofspielMatchPlayer},
     fast_smm_search="omega_cluster.games.goofspiel.fast:fast_smm_search",
+    ntuple_patterns="omega_cluster.games.goofspiel.ntuple:GoofspielPatterns",
 )

@@ -51,4 +51,5 @@ PLUGIN = GamePlugin(
     encoder="omega_cluster.games.leduc_poker.encoder:LeducPokerEncoder",
     players={"heuristic": LeducRulePlayer},
     fast_search="omega_cluster.games.leduc_poker.fast:for_game",
+    ntuple_patterns="omega_cluster.games.leduc_poker.ntuple:LeducPatterns",
 )
