@@ -35,16 +35,27 @@ class Counting:
         return state.legal_actions(player)[-1]
 
 
-def test_chains_skip_forced_moves_and_end_in_the_win_share() -> None:
-    game = make_game("mexican_train", players=2)
+def test_chains_skip_forced_moves_and_end_in_each_rounds_shares() -> None:
+    game = make_game("mexican_train", players=2, rounds=2)
     player = Counting()
     chains, state, decisions = play_chains(game, [player, player], Constant(), seed=3, outputs=2)
     assert decisions == sum(player.calls) > 0
-    assert [len(c.positions) for c in chains] == player.calls  # one per decision with a choice
-    for seat, chain in enumerate(chains):
-        np.testing.assert_allclose(
-            chain.target, [state.win_shares()[seat], state.win_shares()[1 - seat]]
-        )
+    assert len(chains) == 4  # (seat, round), sorted
+    for seat in range(2):
+        mine = chains[2 * seat : 2 * seat + 2]
+        # one position per decision with a choice, but the two that ended a round
+        assert player.calls[seat] - 2 <= sum(len(c.positions) for c in mine) <= player.calls[seat]
+        for r, chain in enumerate(mine):
+            winners = state.round_results[r].round_winners("points")
+            share = [1.0 / len(winners) if p in winners else 0.0 for p in range(2)]
+            np.testing.assert_allclose(chain.target, [share[seat], share[1 - seat]])
+
+
+def test_a_game_without_rounds_ends_in_the_final_shares() -> None:
+    player = Counting()
+    chains, state, _ = play_chains(KUHN, [player, player], KuhnInfoSet(), seed=1, outputs=1)
+    assert [len(c.positions) for c in chains] == player.calls
+    assert [c.target[0] for c in chains] == list(state.win_shares())
 
 
 def _trainer(**kw) -> TableTrainer:

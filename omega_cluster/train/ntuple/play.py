@@ -2,7 +2,10 @@
 
 A seat's chain is the positions right after each of its own decisions that had a choice (a
 forced move, with one legal action, and chance are played through and add nothing), each read
-by ``patterns.extract(state, seat)``; its target is the seat's win share when the round ends.
+by ``patterns.extract(state, seat)``; its target is the seat's win share when the round ends
+(per-round credit: a game with rounds, Mexican Train, gives each seat one chain per round,
+ending in that round's winners sharing 1; the move that ends a round adds no position, its
+outcome is the target).
 :func:`play_games` plays a list of :class:`GameTask` with one :class:`GameKit` (the same code runs
 in the one-process loop and in the Ray actors) and returns one :class:`GameResult` per game: the
 sparse TD update made on the tables the game was played on, and the outcome.
@@ -28,6 +31,7 @@ from omega_cluster.games.patterns import PatternSet
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import game_plugin
 from omega_cluster.search.ntuple import Chain, SparseUpdate, TupleTables, game_update, seat_targets
+from omega_cluster.train._records import round_outcomes
 
 __all__ = [
     "GameKit",
@@ -114,12 +118,13 @@ class GameKit:
 def play_chains(
     game: Game, players: Sequence[Player], patterns: PatternSet, seed: int, outputs: int
 ) -> tuple[list[Chain], State, int]:
-    """Play one game (``players[p]`` at seat p, deal ``seed``); every seat's chain (module doc),
-    the final state and the number of decisions with a choice."""
+    """Play one game (``players[p]`` at seat p, deal ``seed``); every seat's chains (one per
+    round, module doc), the final state and the number of decisions with a choice."""
     state = game.new_initial_state(seed)
     rng = random.Random(seed)
-    positions: list[list[np.ndarray]] = [[] for _ in range(game.num_players)]
-    steps = decisions = 0
+    n = game.num_players
+    taken: list[tuple[int, int, np.ndarray]] = []  # (seat, history index, indices after)
+    steps = 0
     while True:
         acting = state.current_players
         if not acting:
@@ -128,22 +133,41 @@ def play_chains(
             state.apply_action_unchecked(sample_chance(state.chance_outcomes(), rng.random()))
         else:
             chose = [p for p in acting if len(state.legal_actions(p)) > 1]
-            moves = [_move(state, p, players[p], rng) for p in acting]
+            moves = tuple(_move(state, p, players[p], rng) for p in acting)
+            at, deal = len(state.history), getattr(state, "round_index", None)
             if len(acting) == 1:
                 state.apply_action(moves[0])
             else:
-                state.apply_joint_action(tuple(moves))
+                state.apply_joint_action(moves)
             for p in chose:
-                positions[p].append(patterns.extract(state, p))
-            decisions += len(chose)
+                # a move that ends a round shows the next deal: the round's outcome is its target
+                if getattr(state, "round_index", None) == deal:
+                    taken.append((p, at, patterns.extract(state, p)))
+                else:
+                    taken.append((p, at, np.zeros(0, dtype=np.int64)))
         steps += 1
         if steps > MAX_STEPS:
             raise RuntimeError(f"game {seed} did not end within {MAX_STEPS} steps")
-    shares = state.win_shares()
-    chains = [
-        Chain(positions[p], seat_targets(shares, p, outputs)) for p in range(game.num_players)
-    ]
-    return chains, state, decisions
+    return _round_chains(state, taken, n, outputs), state, len(taken)
+
+
+def _round_chains(
+    state: State, taken: list[tuple[int, int, np.ndarray]], n: int, outputs: int
+) -> list[Chain]:
+    """Each seat's positions cut into rounds, each ending in its round's win shares (the game's
+    final shares for a game without rounds)."""
+    final = np.asarray(state.win_shares(), dtype=np.float64)
+    outcomes = round_outcomes(state, [at for _, at, _ in taken])
+    chains: dict[tuple[int, int], list[np.ndarray]] = {}
+    targets: dict[tuple[int, int], np.ndarray] = {}
+    rounds = getattr(state, "round_of_decision", None)
+    for (seat, at, ix), shares in zip(taken, outcomes, strict=True):
+        key = (seat, int(rounds(at)) if rounds is not None and shares is not None else 0)
+        chains.setdefault(key, [])
+        if ix.size:
+            chains[key].append(ix)
+        targets[key] = seat_targets(final if shares is None else list(shares), seat, outputs)
+    return [Chain(chains[key], targets[key]) for key in sorted(chains)]
 
 
 def _move(state: State, seat: int, player: Player, rng: random.Random) -> int:
