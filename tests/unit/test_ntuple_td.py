@@ -42,6 +42,7 @@ def test_game_update_shares_the_error_among_entries() -> None:
     np.testing.assert_array_equal(up.indices, [0, 6])
     np.testing.assert_allclose(up.delta[:, 0], [-0.05, -0.05 + 1.0])
     np.testing.assert_allclose(up.magnitude[:, 0], [0.05, 0.05 + 1.0])
+    np.testing.assert_array_equal(up.hits, [1, 2])
     assert up.positions == 2
 
 
@@ -69,6 +70,18 @@ def test_merge_steps_at_the_rate_before_and_accumulates() -> None:
     assert t.weights[3, 0] == pytest.approx(0.25)
     assert tc.rates(np.array([3]))[0, 0] == pytest.approx(0.5 / 1.5)
     assert tc.merge([]) == 0
+
+
+def test_many_hits_on_one_stale_copy_do_not_overshoot() -> None:
+    t = TupleTables(Flat())
+    tc = TemporalCoherence(t, alpha=1.0)
+    ups = [_update(t, [5], 1.0) for _ in range(10)]  # ten errors of 1, all on the blank copy
+    tc.merge(ups)
+    assert t.weights[5, 0] == pytest.approx(1.0)  # the rate-1 step moves onto the target once
+    t2 = TupleTables(Flat())
+    tc2 = TemporalCoherence(t2, alpha=0.1)
+    tc2.merge([_update(t2, [5], 1.0) for _ in range(10)])
+    assert t2.weights[5, 0] == pytest.approx(1.0 - 0.9**10)  # ten sequential steps of 0.1
 
 
 def test_merge_of_disjoint_updates_equals_sequential() -> None:

@@ -16,9 +16,13 @@ down by itself, so one ``α`` serves entries seen once and entries seen a millio
 **Sparse updates.** :func:`game_update` turns one game's chains, valued on the actor's copy of
 the tables, into a :class:`SparseUpdate`: the entries touched, the sum of their error shares and
 the sum of the shares' magnitudes. The learner's :class:`TemporalCoherence` holds ``E`` and ``A``
-and :meth:`TemporalCoherence.merge` applies any number of updates at once: the step of each entry
-is its rate before the merge, the deltas sum. Merging the updates of games played on one copy is
-a sequential update with slightly stale values (equal in the limit of small steps).
+and :meth:`TemporalCoherence.merge` applies any number of updates at once, at each entry's rate
+``r`` before the merge (``α·|E|/A``, at most 1). An entry that ``k`` positions looked up gets
+``(1 - (1 - r)^k) / k`` of the sum of their errors: what ``k`` sequential steps of rate ``r``
+on one shared error would move it (``r`` times the sum for small steps, the mean error at
+``r = 1``), so errors measured on one stale copy of the tables never overshoot by summing up.
+Merging the updates of games played on one copy is thus a sequential update with slightly
+stale values (equal in the limit of small steps).
 """
 
 from __future__ import annotations
@@ -54,11 +58,13 @@ class Chain:
 @dataclass(frozen=True)
 class SparseUpdate:
     """What one game (or several) asks of the tables: per touched entry, the sum of its error
-    shares (``delta``) and of their magnitudes (``magnitude``), float[k, outputs] each."""
+    shares (``delta``) and of their magnitudes (``magnitude``), float[k, outputs] each, and the
+    number of positions that made them (``hits``)."""
 
     indices: np.ndarray  # int64[k], unique
     delta: np.ndarray  # float64[k, outputs]
     magnitude: np.ndarray  # float64[k, outputs]
+    hits: np.ndarray  # int64[k]: the positions that looked each entry up
     positions: int  # positions it was made from (for the reports)
 
     @property
@@ -98,39 +104,51 @@ def game_update(tables: TupleTables, chains: Sequence[Chain], lam: float) -> Spa
         for ix, err in zip(chain.positions, errors, strict=True):
             if ix.size == 0:
                 continue
-            rows.append(ix)
-            shares.append(np.broadcast_to(err / ix.size, (ix.size, tables.outputs)))
+            entries, repeats = np.unique(ix, return_counts=True)
+            rows.append(entries)
+            shares.append(repeats[:, None] * (err / ix.size)[None, :])
             count += 1
-    return _aggregate(rows, shares, tables.outputs, count)
-
-
-def _aggregate(
-    rows: list[np.ndarray], shares: list[np.ndarray], outputs: int, count: int
-) -> SparseUpdate:
     if not rows:
-        empty = np.zeros((0, outputs))
-        return SparseUpdate(np.zeros(0, dtype=np.int64), empty, empty.copy(), count)
-    every = np.concatenate(rows).astype(np.int64, copy=False)
+        return _sum([], [], [], [], tables.outputs, count)
     share = np.concatenate(shares)
-    unique, where = np.unique(every, return_inverse=True)
-    delta = np.zeros((unique.size, outputs))
-    magnitude = np.zeros((unique.size, outputs))
-    np.add.at(delta, where, share)
-    np.add.at(magnitude, where, np.abs(share))
-    return SparseUpdate(unique, delta, magnitude, count)
+    hits = [np.ones(r.size, dtype=np.int64) for r in rows]
+    return _sum(rows, [share], [np.abs(share)], hits, tables.outputs, count)
 
 
 def combine(updates: Sequence[SparseUpdate], outputs: int) -> SparseUpdate:
-    """Several updates as one (deltas and magnitudes summed per entry)."""
-    positions = sum(u.positions for u in updates)
-    if not any(u.size for u in updates):
-        return _aggregate([], [], outputs, positions)
-    unique, where = np.unique(np.concatenate([u.indices for u in updates]), return_inverse=True)
+    """Several updates as one (deltas, magnitudes and hits summed per entry)."""
+    used = [u for u in updates if u.size]
+    return _sum(
+        [u.indices for u in used],
+        [u.delta for u in used],
+        [u.magnitude for u in used],
+        [u.hits for u in used],
+        outputs,
+        sum(u.positions for u in updates),
+    )
+
+
+def _sum(
+    rows: list[np.ndarray],
+    deltas: list[np.ndarray],
+    magnitudes: list[np.ndarray],
+    hits: list[np.ndarray],
+    outputs: int,
+    positions: int,
+) -> SparseUpdate:
+    """Rows of (entry, delta, magnitude, hits) summed per entry."""
+    if not rows:
+        empty = np.zeros((0, outputs))
+        none = np.zeros(0, dtype=np.int64)
+        return SparseUpdate(none, empty, empty.copy(), none.copy(), positions)
+    unique, where = np.unique(np.concatenate(rows).astype(np.int64), return_inverse=True)
     delta = np.zeros((unique.size, outputs))
     magnitude = np.zeros((unique.size, outputs))
-    np.add.at(delta, where, np.concatenate([u.delta for u in updates]))
-    np.add.at(magnitude, where, np.concatenate([u.magnitude for u in updates]))
-    return SparseUpdate(unique, delta, magnitude, positions)
+    count = np.zeros(unique.size, dtype=np.int64)
+    np.add.at(delta, where, np.concatenate(deltas))
+    np.add.at(magnitude, where, np.concatenate(magnitudes))
+    np.add.at(count, where, np.concatenate(hits))
+    return SparseUpdate(unique, delta, magnitude, count, positions)
 
 
 class TemporalCoherence:
@@ -154,13 +172,15 @@ class TemporalCoherence:
         return np.divide(e, a, out=np.ones_like(a), where=a > 0.0)
 
     def merge(self, updates: Sequence[SparseUpdate]) -> int:
-        """Apply ``updates`` to the tables (one step per entry at its current rate, the deltas
-        summed), then add them to the accumulators; returns the entries touched."""
+        """Apply ``updates`` to the tables, then add them to the accumulators; returns the
+        entries touched (module doc: the step of an entry hit ``k`` times)."""
         update = combine(updates, self.tables.outputs)
         if update.size == 0:
             return 0
         ix = update.indices
-        step = self.alpha * self.rates(ix) * update.delta
+        rate = np.minimum(self.alpha * self.rates(ix), 1.0)
+        k = update.hits[:, None].astype(np.float64)
+        step = (1.0 - (1.0 - rate) ** k) / k * update.delta
         self.tables.weights[ix] += step.astype(np.float32)
         self.errors[ix] += update.delta
         self.magnitudes[ix] += update.magnitude
