@@ -166,7 +166,7 @@ def _round_chains(
         chains.setdefault(key, [])
         if ix.size:
             chains[key].append(ix)
-        targets[key] = seat_targets(final if shares is None else list(shares), seat, outputs)
+        targets[key] = seat_targets(list(final if shares is None else shares), seat, outputs)
     return [Chain(chains[key], targets[key]) for key in sorted(chains)]
 
 

@@ -133,9 +133,12 @@ class TableTrainer:
 
     # -- the schedule --------------------------------------------------------------------------
     def tasks(self, count: int) -> list[GameTask]:
-        """The next ``count`` games (fewer when ``games=`` is reached)."""
+        """The next ``count`` games (fewer at ``games=`` and at the next validation)."""
         if self.config.games is not None:
             count = min(count, self.config.games - self._next)
+        every = self.config.validate_every
+        if every > 0:  # a batch ends at the next validation, so it runs at a multiple of it
+            count = min(count, every - self._next % every)
         out = [
             GameTask(i, game_seed(self.config.seed, i), i < self.config.watch_games)
             for i in range(self._next, self._next + max(count, 0))
@@ -235,6 +238,7 @@ class TableTrainer:
         trainer = cls(game, config, policy, patterns=patterns)
         loaded = TupleTables.load(root, trainer.tables.patterns, game=game.spec.name)
         trainer.tables.weights[:] = loaded.weights
+        trainer.tables.meta = {**loaded.meta, **trainer.tables.meta}  # keeps its run id
         trainer.coherence.load(root)
         counts = dict(saved["counters"])
         counts["validations"] = [Validation(**v) for v in counts.get("validations", [])]
