@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from mexican_train_helpers import random_state
 
+from bench.bench_ntuple import CONTRASTS, contrast_specs
+from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.mexican_train import MexicanTrainGame
 from omega_cluster.games.mexican_train.evaluation import HandValue
@@ -148,3 +150,18 @@ def test_tables_of_another_game_or_table_size_are_refused(tmp_path: Path) -> Non
     three.save(tmp_path / "three")
     with pytest.raises(PlayerSpecError, match=r"3 outputs cannot value a 2-player game"):
         build_leaf_evaluator(game, "tables", tables=str(tmp_path / "three"))
+
+
+def test_the_benchs_contrasts_name_players_that_build(tmp_path: Path) -> None:
+    game = make_game("mexican_train", players=2, rounds=1)
+    directory = str(_tables(tmp_path, game))
+    for name in CONTRASTS:
+        a, b = contrast_specs(name, 2, 3, directory)
+        assert a != b and all(isinstance(make_player(s, game), LookaheadPlayer) for s in (a, b))
+    assert contrast_specs("deeper-hand", 2, 3, directory)[1] == "lookahead:hand:3:worlds=3"
+    assert contrast_specs("hand-depth", 1, 8, None) == (
+        "lookahead:hand:1:worlds=8",
+        "lookahead:hand:2:worlds=8",
+    )
+    with pytest.raises(UserError, match=r"contrast 'blend' needs --tables <dir>"):
+        contrast_specs("blend", 1, 8, None)
