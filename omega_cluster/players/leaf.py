@@ -6,9 +6,6 @@ evaluation build from.
   world, which the search drew in full (:class:`~omega_cluster.model.inference.CriticEvaluator`;
   the model needs a critic, ``model.critic=true``, and the game a hidden state);
 * a rollout leaf (``random``, ``commander_rollout``, …) — rollouts only, no network;
-* ``hand`` — the game's hand-written position value, no network
-  (:mod:`omega_cluster.players.table_leaves`; the tables leaves need a directory, which a run's
-  leaf does not carry: they serve ``lookahead:``/``ismcts:`` player specs);
 * ``network+<rollout leaf>`` — the network's prior with a value mixed from both,
   ``network_value_weight`` on the network (AlphaGo's λ-mix, Silver et al. 2016; 0 = rollout
   values only).
