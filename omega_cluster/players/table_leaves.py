@@ -7,7 +7,7 @@
   :meth:`omega_cluster.search.ntuple.TupleTables.save`, checked against the game's patterns,
   its plugin's ``ntuple_patterns``) read by :class:`~omega_cluster.search.ntuple.TableEvaluator`;
 * ``tables+hand`` — the tables with the hand-written terms added at ``hand`` strength (default
-  0.25, the quarter-strength blend the n-tuple reference found best): each seat's value is
+  0.25: hand-written terms at a quarter of their strength, a light correction of the tables): each seat's value is
   ``tables + hand × (points − mean of the seats' points) / scale`` (``points``: the hand value's
   per-seat points; ``scale``: its weights' points per win), clipped to [0, 1] and normalised to
   sum 1, as win shares do.

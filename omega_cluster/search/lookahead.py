@@ -12,7 +12,7 @@ acting seat picks the child with its own highest value (ties: the lowest action)
 value is the mean over worlds of the searching seat's value after it; the search plays the best
 (ties: the lowest action).
 
-This is the lookahead of the n-tuple reference (depth 1 to 3 over a table or hand-written leaf)
+It is the shallow search n-tuple players use (depth 1 to 3 over a table or hand-written leaf)
 and the policy that trains the tables. Its cost is ``worlds × b^depth`` leaves for branching
 ``b``; it is meant for cheap leaves (a table lookup, a hand-written value), not for rollouts at
 depth. A perfect-information game without chance gives the same tree in every world, so one
