@@ -63,7 +63,7 @@ from omega_cluster.games.api import Game, HistoryEntry, State
 from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.games.registry import game_plugin
 from omega_cluster.players.registry import PlayerSpecError
-from omega_cluster.players.table_leaves import TABLE_LEAVES, table_leaf
+from omega_cluster.players.table_leaves import table_leaf
 from omega_cluster.search import ismcts, smmcts
 from omega_cluster.search.evaluators import Evaluator, RolloutEvaluator
 from omega_cluster.search.ismcts import RootSchedule, WorldConstraints, paired_root, tree_root
@@ -163,16 +163,9 @@ def build_leaf_evaluator(
     ``tables`` (a directory) and ``hand`` (a weight) serve the table leaves (:mod:`.table_leaves`)."""
     if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
         raise PlayerSpecError(f"rollouts must be an int >= 1, got {rollouts!r}")
-    name = leaf.strip().lower() if isinstance(leaf, str) else None
-    if name in TABLE_LEAVES:
-        if rollouts != 1:
-            raise PlayerSpecError("rollouts applies to the named rollout leaves only")
-        return table_leaf(game, name, tables=tables, hand=hand)
-    if tables is not None or hand is not None:
-        raise PlayerSpecError(
-            f"tables=<dir> and hand=<weight> apply to the leaves {', '.join(TABLE_LEAVES)}, "
-            f"not {leaf!r}"
-        )
+    named = table_leaf(game, leaf, rollouts=rollouts, tables=tables, hand=hand)
+    if named is not None:
+        return named
     if not isinstance(leaf, str):
         if not callable(getattr(leaf, "evaluate", None)):
             raise PlayerSpecError(

@@ -13,7 +13,8 @@
   sum 1, as win shares do.
 
 Every one of them values a terminal leaf by the game's returns and has no compiled counterpart,
-so ISMCTS with these leaves runs its Python loop. :func:`table_leaf` builds them by name.
+so ISMCTS with these leaves runs its Python loop. :func:`table_leaf` builds them by name
+(:func:`~omega_cluster.players.search.build_leaf_evaluator` asks it first).
 """
 
 from __future__ import annotations
@@ -127,17 +128,30 @@ class TablesHandEvaluator:
         return f"TablesHandEvaluator(hand={self.weight}, scale={self.scale})"
 
 
-def table_leaf(game: Game, leaf: str, *, tables: Any = None, hand: Any = None) -> Evaluator:
-    """The evaluator of leaf ``leaf`` (one of :data:`TABLE_LEAVES`) for ``game``; ``tables``
-    (the directory) serves ``tables`` and ``tables+hand``, ``hand`` (the weight) the blend."""
-    if leaf != BLEND_LEAF and hand is not None:
-        raise PlayerSpecError(f"hand=<weight> applies to leaf {BLEND_LEAF!r} only, not {leaf!r}")
-    if leaf == HAND_LEAF:
+def table_leaf(
+    game: Game, leaf: Any, *, rollouts: int = 1, tables: Any = None, hand: Any = None
+) -> Evaluator | None:
+    """The evaluator of leaf ``leaf`` for ``game`` when it is one of :data:`TABLE_LEAVES` (else
+    None, once no option of these leaves is given); ``tables`` (the directory) serves ``tables``
+    and ``tables+hand``, ``hand`` (the weight) the blend."""
+    name = leaf.strip().lower() if isinstance(leaf, str) else None
+    if name not in TABLE_LEAVES:
+        if tables is not None or hand is not None:
+            raise PlayerSpecError(
+                f"tables=<dir> and hand=<weight> apply to the leaves {', '.join(TABLE_LEAVES)}, "
+                f"not {leaf!r}"
+            )
+        return None
+    if rollouts != 1:
+        raise PlayerSpecError("rollouts applies to the named rollout leaves only")
+    if name != BLEND_LEAF and hand is not None:
+        raise PlayerSpecError(f"hand=<weight> applies to leaf {BLEND_LEAF!r} only, not {name!r}")
+    if name == HAND_LEAF:
         if tables is not None:
             raise PlayerSpecError(f"tables=<dir> applies to leaves {TABLES_LEAF}, {BLEND_LEAF}")
-        return HeuristicEvaluator(hand_value(game, leaf), name=HAND_LEAF)
-    evaluator: Evaluator = load_tables(game, leaf, tables)
-    if leaf == TABLES_LEAF:
+        return HeuristicEvaluator(hand_value(game, name), name=HAND_LEAF)
+    evaluator: Evaluator = load_tables(game, name, tables)
+    if name == TABLES_LEAF:
         return evaluator
     weight = DEFAULT_HAND_WEIGHT if hand is None else hand
-    return TablesHandEvaluator(evaluator, hand_value(game, leaf), weight)
+    return TablesHandEvaluator(evaluator, hand_value(game, name), weight)
