@@ -79,7 +79,7 @@ def load_tables(game: Game, leaf: str, directory: Any) -> Any:
     from omega_cluster.search.ntuple import TableEvaluator, TupleTables
 
     try:
-        tables = TupleTables.load(directory, factory(game), game=game.spec.name)
+        tables = TupleTables.load(str(directory), factory(game), game=game.spec.name)
         return TableEvaluator(tables, game.num_players)
     except (UserError, ValueError) as err:  # another game or layout; outputs for another table
         raise PlayerSpecError(f"leaf {leaf!r}, tables={directory}: {err}") from None
