@@ -25,9 +25,12 @@ class TreeGame(Game):
     name = "tree_game"
     parameters: ClassVar[dict[str, ParamSpec]] = {}
 
-    def __init__(self, tree: dict[tuple[int, ...], tuple[Any, ...]], players: int) -> None:
+    def __init__(
+        self, tree: dict[tuple[int, ...], tuple[Any, ...]], players: int, hidden: bool = False
+    ) -> None:
         super().__init__()
         self.tree = tree
+        self.drawn: list[Any] = []  # the constraints of every sample_world call
         self.spec = GameSpec(
             name="tree_game",
             num_players=players,
@@ -35,7 +38,7 @@ class TreeGame(Game):
             max_players=players,
             num_actions=4,
             simultaneous=False,
-            hidden_information=False,
+            hidden_information=hidden,
             explicit_chance=True,
         )
 
@@ -79,6 +82,10 @@ class TreeState(State):
 
     def information_set_key(self, player: int) -> tuple[int, ...]:
         return self.path
+
+    def sample_world(self, player: int, rng: Any, constraints: Any = None) -> TreeState:
+        self.game.drawn.append(constraints)  # type: ignore[attr-defined]
+        return self.clone()
 
     def clone(self) -> TreeState:
         return TreeState(self.game, self.path)  # type: ignore[arg-type]
@@ -244,3 +251,21 @@ def test_bad_specs_are_refused_in_one_line(spec: str, game_name: str, message: s
     with pytest.raises(PlayerSpecError, match=message) as err:
         make_player(spec, make_game(game_name))
     assert "\n" not in str(err.value)
+
+
+def test_the_deductions_are_asked_once_a_search_and_every_world_gets_them() -> None:
+    game = TreeGame(MAXN_TREE, 3, hidden=True)
+    asked: list[int] = []
+
+    def deductions(state: State, player: int) -> Any:
+        asked.append(player)
+        return ("facts", player)
+
+    evaluator = PathValues({}, 3)
+    search = Lookahead(game, evaluator, depth=1, worlds=5, world_constraints=deductions)
+    result = search.search(_root(game), 0, random.Random(0))
+    assert asked == [0] and game.drawn == [("facts", 0)] * 5
+    assert result.worlds == 5 and len(evaluator.batches) == 5  # hidden: every world searched
+    game.drawn.clear()
+    Lookahead(game, evaluator, worlds=2).search(_root(game), 0, random.Random(0))
+    assert game.drawn == [None, None]
