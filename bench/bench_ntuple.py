@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
 from collections.abc import Callable, Sequence
 
 from bench.results import Figure, record
+from omega_cluster.errors import UserError, one_line
 from omega_cluster.eval.cohorts import load_cohort, run_cohort
 from omega_cluster.games.api import Game
 from omega_cluster.games.registry import game_plugin, make_game
@@ -142,8 +144,6 @@ def bench_speed(players: int, positions: int, seconds: float) -> list[Figure]:
 
 def contrast_specs(name: str, depth: int, worlds: int, tables: str | None) -> tuple[str, str]:
     """The two player specs (A, B) of contrast ``name`` (:data:`CONTRASTS`)."""
-    from omega_cluster.errors import UserError
-
     if name not in CONTRASTS:
         raise UserError(f"unknown contrast {name!r}; allowed: {', '.join(CONTRASTS)}")
     if name != "hand-depth" and not tables:
@@ -206,7 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.cohort is None:
         parser.error("--contrast needs --cohort <registered cohort>")
-    figure = bench_contrast(args)
+    try:
+        figure = bench_contrast(args)
+    except UserError as err:  # a cohort, a tables directory, a spec: one line, no traceback
+        print(f"bench_ntuple: error: {one_line(err)}", file=sys.stderr)
+        return 2
     record("bench_ntuple", [figure], quick=not args.save or args.seeds is not None)
     return 0
 

@@ -80,6 +80,12 @@ def load_tables(game: Game, leaf: str, directory: Any) -> Any:
 
     try:
         tables = TupleTables.load(str(directory), factory(game), game=game.spec.name)
+        players = tables.meta.get("players", game.num_players)
+        if players != game.num_players:  # win shares of another table size
+            raise UserError(
+                f"trained for {players} players, this game has {game.num_players} (train "
+                "tables at this table size)"
+            )
         return TableEvaluator(tables, game.num_players)
     except (UserError, ValueError) as err:  # another game or layout; outputs for another table
         raise PlayerSpecError(f"leaf {leaf!r}, tables={directory}: {err}") from None

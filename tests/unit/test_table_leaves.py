@@ -146,6 +146,10 @@ def test_tables_of_another_game_or_table_size_are_refused(tmp_path: Path) -> Non
     with pytest.raises(PlayerSpecError, match=r"trained for game 'goofspiel'") as err:
         build_leaf_evaluator(game, "tables", tables=str(tmp_path / "foreign"))
     assert "\n" not in str(err.value)
+    four = TupleTables(MexicanTrainPatterns(game), meta={"game": "mexican_train", "players": 4})
+    four.save(tmp_path / "four")
+    with pytest.raises(PlayerSpecError, match=r"trained for 4 players, this game has 2"):
+        build_leaf_evaluator(game, "tables", tables=str(tmp_path / "four"))
     three = TupleTables(MexicanTrainPatterns(game), outputs=3, meta={"game": "mexican_train"})
     three.save(tmp_path / "three")
     with pytest.raises(PlayerSpecError, match=r"3 outputs cannot value a 2-player game"):
