@@ -55,6 +55,7 @@ ORDER = (
     "bench_belief",
     "bench_value",
     "bench_leaf",
+    "bench_ntuple",
     "bench_training",
 )
 COLUMNS = {

@@ -106,6 +106,13 @@ _ENTRIES: dict[str, PlayerEntry] = {
         _SEARCH_ARGS,
         doc="simultaneous-move MCTS: smmcts:<leaf>:<simulations>[:key=value]",
     ),
+    "lookahead": PlayerEntry(
+        "lookahead",
+        {ANY_GAME: "omega_cluster.players.lookahead:LookaheadPlayer"},
+        ("evaluator", "depth"),
+        doc="depth-limited determinized max-n search (turn-based games): "
+        "lookahead:<leaf>:<depth>[:worlds=W][:tables=<dir>][:hand=<w>]",
+    ),
     "network": PlayerEntry(
         "network",
         {ANY_GAME: "omega_cluster.players.network:network_player"},

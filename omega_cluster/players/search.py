@@ -15,7 +15,9 @@ positional arguments ``leaf`` then ``simulations``, any other search option as `
 Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``<name>_rollout``
 (playouts with the game's rule-based player ``<name>`` at every seat, from the game's plugin:
 ``heuristic_rollout`` for any game that has a heuristic, ``commander_rollout`` for Mexican
-Train's Commander), or any :class:`~omega_cluster.search.evaluators.Evaluator` instance (a
+Train's Commander), ``hand`` / ``tables`` / ``tables+hand`` (the hand-written value, n-tuple
+tables from ``tables=<dir>``, their blend at ``hand=<weight>``: :mod:`.table_leaves`; these run
+the Python search loop), or any :class:`~omega_cluster.search.evaluators.Evaluator` instance (a
 network, a blend, …). ``rollouts`` playouts are averaged per leaf (they differ only through the
 rng: Mexican Train keeps the boneyard's order in the state, so ``commander_rollout`` plays
 ``rollouts`` identical playouts). A policy with compiled playouts plays them there (the
@@ -61,6 +63,7 @@ from omega_cluster.games.api import Game, HistoryEntry, State
 from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.games.registry import game_plugin
 from omega_cluster.players.registry import PlayerSpecError
+from omega_cluster.players.table_leaves import table_leaf
 from omega_cluster.search import ismcts, smmcts
 from omega_cluster.search.evaluators import Evaluator, RolloutEvaluator
 from omega_cluster.search.ismcts import RootSchedule, WorldConstraints, paired_root, tree_root
@@ -142,16 +145,27 @@ def rollout_policy(game: Game, leaf: str) -> Player:
     except KeyError:
         raise PlayerSpecError(
             f"unknown leaf {leaf!r}; allowed: random, random_rollout, <player>_rollout (a "
-            "rule-based player of the game's plugin, e.g. heuristic_rollout) or an Evaluator "
-            "instance"
+            "rule-based player of the game's plugin, e.g. heuristic_rollout), hand, tables, "
+            "tables+hand or an Evaluator instance"
         ) from None
     return policy(game)
 
 
-def build_leaf_evaluator(game: Game, leaf: str | Evaluator, *, rollouts: int = 1) -> Evaluator:
-    """The evaluator that ``leaf`` names for ``game`` (an Evaluator instance is returned as is)."""
+def build_leaf_evaluator(
+    game: Game,
+    leaf: str | Evaluator,
+    *,
+    rollouts: int = 1,
+    tables: str | None = None,
+    hand: float | None = None,
+) -> Evaluator:
+    """The evaluator that ``leaf`` names for ``game`` (an Evaluator instance is returned as is);
+    ``tables`` (a directory) and ``hand`` (a weight) serve the table leaves (:mod:`.table_leaves`)."""
     if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
         raise PlayerSpecError(f"rollouts must be an int >= 1, got {rollouts!r}")
+    named = table_leaf(game, leaf, rollouts=rollouts, tables=tables, hand=hand)
+    if named is not None:
+        return named
     if not isinstance(leaf, str):
         if not callable(getattr(leaf, "evaluate", None)):
             raise PlayerSpecError(
@@ -317,12 +331,16 @@ class SearchPlayer:
         deduce: bool = False,
         belief: str | Callable[[State, int], Any] | None = None,
         root: str | RootSchedule = "tree",
+        tables: str | None = None,
+        hand: float | None = None,
         **options: Any,
     ) -> None:
         _check_budget(simulations)
         self.game = game
         self.algorithm = _choose_algorithm(game, algorithm or self.default_algorithm)
-        self.evaluator = build_leaf_evaluator(game, leaf, rollouts=rollouts)
+        self.evaluator = build_leaf_evaluator(
+            game, leaf, rollouts=rollouts, tables=tables, hand=hand
+        )
         extra = {"deduce": deduce, "belief": belief, "root": root}
         _ismcts_options(game, self.algorithm, self.evaluator, extra, options)
         if simulations is not None:
