@@ -16,13 +16,16 @@
 The explanation is a post-hoc attribution, and honest about how much it explains. Over the
 legal moves of this one position the network's move logits (log policy, centred) are fitted by a
 ridge regression on the terms' contributions (centred; terms that do not vary over the moves are
-left out). The coefficient of term *k* times the difference of its contribution between the
-chosen move and the runner-up is that term's share of the logit gap; the terms with the largest
-shares are named. ``r2`` is the fit's R² over the legal moves: the part of the network's
-preferences among these moves that the named terms explain. With as many varying terms as moves
-minus one a fit is nearly exact whatever the network does, so ``underdetermined`` is set and R²
-says little; a fit across many positions would be sharper but would explain an average network,
-not this choice. Without a champion the explanation is the Commander's own: its score is the
+left out), written as a common scale on the heuristic's whole score plus one departure per term,
+and only the departures are penalised: where the moves are too few to tell the terms apart the
+fit falls back on the heuristic's own weighting, and a network that follows one term alone still
+moves that term's coefficient. The coefficient of term *k* times the difference of its
+contribution between the chosen move and the runner-up is that term's share of the logit gap;
+the terms with the largest shares are named. ``r2`` is the fit's R² over the legal moves: the
+part of the network's preferences among these moves that the named terms explain. With as many
+varying terms as moves minus one a fit is nearly exact whatever the network does, so
+``underdetermined`` is set and R² says little; a fit across many positions would be sharper but
+would explain an average network, not this choice. Without a champion the explanation is the Commander's own: its score is the
 sum of the terms, so the decomposition is exact (R² = 1, ``source="heuristic"``).
 """
 
@@ -54,7 +57,7 @@ __all__ = [
 ]
 
 WORLDS = 4  # worlds the values are averaged over
-RIDGE = 1e-3  # ridge penalty, relative to the mean variance of the fitted terms
+RIDGE = 1e-3  # ridge penalty on departures from the heuristic, relative to the terms' size
 TOP = 3  # terms named in an explanation
 
 
@@ -71,14 +74,21 @@ class Champion:
 def load_champion(game: Game, spec: str) -> Champion:
     """The network of a player spec: ``champion:<run>[…]`` or ``network:<checkpoint dir>``
     (a champion of another game is refused in one line by the player registry)."""
-    player = make_player(spec, game)
-    network = _network_of(player)
-    if network is None:
+    champion = champion_of(make_player(spec, game))
+    if champion is None:
         raise PlayerSpecError(
             f"advisor champion {spec!r} has no network (give champion:<run> or network:<dir>)"
         )
+    return champion
+
+
+def champion_of(player: Any) -> Champion | None:
+    """The :class:`Champion` of an already built network or search player (None: no network)."""
+    network = _network_of(player)
+    if network is None:
+        return None
     leaf = getattr(player, "evaluator", None) or network
-    return Champion(str(getattr(player, "name", spec)), network, leaf)
+    return Champion(str(getattr(player, "name", "network")), network, leaf)
 
 
 def _network_of(obj: Any) -> Any:
@@ -307,9 +317,14 @@ def attribute(
     r2: float | None = 1.0 if exact else None
     if varying and not exact:
         xs = x[:, varying]
-        gram = xs.T @ xs
-        lam = RIDGE * max(float(np.trace(gram)) / len(varying), 1e-12)
-        beta[varying] = np.linalg.solve(gram + lam * np.eye(len(varying)), xs.T @ y)
+        # logits ~ b * score + sum_k d_k * term_k, the penalty on the d_k only: a network that
+        # ranks like the heuristic up to scale costs nothing, each departure from it is paid for
+        design = np.column_stack([xs.sum(axis=1), xs])
+        penalty = np.eye(len(varying) + 1)
+        penalty[0, 0] = 0.0
+        lam = RIDGE * max(float((xs**2).sum()) / len(varying), 1e-12)
+        theta = np.linalg.lstsq(design.T @ design + lam * penalty, design.T @ y, rcond=None)[0]
+        beta[varying] = theta[0] + theta[1:]
         ss = float(y @ y)
         r2 = None if ss < 1e-18 else 1.0 - float(((y - xs @ beta[varying]) ** 2).sum()) / ss
     elif exact:

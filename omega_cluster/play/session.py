@@ -5,9 +5,10 @@ A seat is a player spec (:func:`omega_cluster.players.registry.make_player`: ``c
 people. :meth:`TableSession.advance` plays chance and the bots until a person must act (or the
 game ends) and returns what happened as :class:`MoveEvent` records, so a table can show the other
 seats' moves as they come. A person's move is given by its number (the 0-based index in
-:meth:`TableSession.legal`) or by its name (``describe_action``, case and spacing ignored); a move
-that is not legal raises :class:`IllegalMove` with the game contract's own message and leaves the
-state as it was.
+:meth:`TableSession.legal`) or by its name (``describe_action``, case and spacing ignored). A move
+of the game that is not legal now raises :class:`IllegalMove` with the game contract's own
+message (:class:`~omega_cluster.games.api.IllegalActionError`); a number out of range or a name
+no move has, a message listing the legal moves by number. Either way the state is unchanged.
 
 :meth:`TableSession.view` is what one seat may see, JSON-able, and never more: Mexican Train's
 own hand, trains and open ends, markers, open doubles, hand sizes, boneyard size, scores and round;
@@ -25,7 +26,7 @@ import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from omega_cluster.errors import UserError
 from omega_cluster.games.api import CHANCE, Game, IllegalActionError, State
@@ -157,35 +158,34 @@ class TableSession:
         return MoveEvent(seat, action, self.game.describe_action(action), False)
 
     def _resolve(self, seat: int, move: int | str) -> int:
-        """The action a move number or name stands for (IllegalMove with the contract's words)."""
+        """The action a move number or name stands for (else :class:`IllegalMove`: the contract's
+        message for a real move that is not legal now, a list of the moves for anything else)."""
         legal = self.legal(seat)
         number: int | None = None
-        if isinstance(move, bool):
-            return self._refuse(seat, move, "a move is a number or a name")
-        if isinstance(move, int):
+        if isinstance(move, int) and not isinstance(move, bool):
             number = move
         elif isinstance(move, str) and move.strip().lstrip("-").isdigit():
             number = int(move.strip())
+        elif not isinstance(move, str):
+            self._refuse(seat, f"{move!r} is a {type(move).__name__}, not a move number or name")
         if number is not None:
             if 0 <= number < len(legal):
                 return legal[number][0]
-            return self._refuse(seat, f"number {number}", f"move numbers are 0..{len(legal) - 1}")
-        if not isinstance(move, str):
-            return self._refuse(seat, move, f"a {type(move).__name__}, not a number or a name")
-        wanted = _normal(move)
+            self._refuse(seat, f"no move number {number} (move numbers are 0..{len(legal) - 1})")
+        wanted = _normal(str(move))
         for action, name in legal:
             if _normal(name) == wanted:
                 return action
         for action in range(self.game.spec.num_actions):  # a real move, just not legal now
             if _normal(self.game.describe_action(action)) == wanted:
-                return self._refuse(seat, action, "")
-        return self._refuse(seat, move, "no move has that name")
+                legal_ids = [a for a, _ in legal]
+                err = IllegalActionError(self.state, seat, action, legal_ids)
+                raise IllegalMove(str(err)) from None
+        self._refuse(seat, f"no move is named {str(move).strip()!r}")
 
-    def _refuse(self, seat: int, move: Any, why: str) -> int:
-        """Raise the contract's :class:`IllegalActionError` message as an :class:`IllegalMove`."""
-        legal = [a for a, _ in self.legal(seat)]
-        err = IllegalActionError(self.state, seat, move, legal, why)
-        raise IllegalMove(str(err)) from None
+    def _refuse(self, seat: int, why: str) -> NoReturn:
+        moves = ", ".join(f"{i}={name}" for i, (_, name) in enumerate(self.legal(seat)))
+        raise IllegalMove(f"{self.game.spec.name}: {why} for seat {seat}; legal moves: {moves}")
 
     # -- what a seat sees -------------------------------------------------------------------
     def view(self, seat: int) -> dict[str, Any]:
