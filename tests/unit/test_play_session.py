@@ -61,9 +61,7 @@ def test_illegal_moves_are_refused_and_change_nothing() -> None:
     s.advance()
     before = _snapshot(s)
     legal = s.legal(0)
-    not_legal = next(
-        a for a in range(s.game.spec.num_actions) if a not in {x for x, _ in legal}
-    )
+    not_legal = next(a for a in range(s.game.spec.num_actions) if a not in {x for x, _ in legal})
     cases = [
         (99, "no move number 99"),
         ("-1", "no move number -1"),
@@ -109,7 +107,9 @@ def test_generic_views_hide_the_opponents_cards() -> None:
     world = TableSession(game, s.seats, seed=1)
     rng = random.Random(3)
     world.state = next(
-        w for w in (s.state.sample_world(0, rng) for _ in range(50)) if w.render() != s.state.render()
+        w
+        for w in (s.state.sample_world(0, rng) for _ in range(50))
+        if w.render() != s.state.render()
     )  # the opponent holds another card
     assert world.view(0) == view and "observation" in view
 
