@@ -24,6 +24,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from omega_cluster.errors import UserError, one_line
 from omega_cluster.games.api import CHANCE
@@ -121,7 +122,9 @@ class TerminalTable:
     def _show_events(self, events: list[MoveEvent]) -> None:
         for e in events:
             if not e.chance:  # a chance event may be a private deal: shown by no name
-                self.console.print(f"  {self._who(e.seat)}: {e.name}", markup=False)
+                mine = e.seat in self.session.humans
+                line = Text(f"  {self._who(e.seat)}: {e.name}", style="bold" if mine else "cyan")
+                self.console.print(line)
 
     def _show_table(self, seat: int) -> None:
         view = self.session.view(seat)
@@ -130,7 +133,7 @@ class TerminalTable:
         else:
             self.console.print(view["text"], markup=False)
         moves = Table(title=f"your moves (seat {seat})", box=None, padding=(0, 1))
-        moves.add_column("#", justify="right")
+        moves.add_column("#", justify="right", style="bold cyan")
         moves.add_column("move")
         for number, _action, name in view["legal"]:
             moves.add_row(str(number), name)
@@ -147,12 +150,14 @@ class TerminalTable:
                 f for f, on in (("marker", t["marker"]), ("OPEN DOUBLE", t["open_double"])) if on
             )
             owner = f"{t['owner']} (you)" if t["slot"] == seat else t["owner"]
-            trains.add_row(owner, " ".join(t["tiles"][-8:]) or "-", str(t["open_end"]), flags)
+            end = f"[bold]{t['open_end']}[/bold]"
+            flags = f"[red]{flags}[/red]" if flags else ""
+            trains.add_row(owner, " ".join(t["tiles"][-8:]) or "-", end, flags)
         c.print(trains)
         sizes = "  ".join(f"seat {i}: {n}" for i, n in enumerate(v["hand_sizes"]))
         c.print(f"hand sizes  {sizes}   boneyard {v['boneyard']}", markup=False)
         c.print(f"scores      {'  '.join(map(str, v['scores']))} (pips, lowest wins)")
-        c.print(f"[bold]your hand[/bold]   {' '.join(v['hand'])}")
+        c.print(f"[bold]your hand[/bold]   [bold yellow]{' '.join(v['hand'])}[/bold yellow]")
 
     def _show_rounds(self) -> None:
         results = getattr(self.session.state, "round_results", ())
