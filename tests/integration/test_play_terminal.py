@@ -20,6 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from omega_cluster import wiring
+from omega_cluster.config import load_settings, to_yaml
+from omega_cluster.model.checkpoint import save_checkpoint
+from omega_cluster.model.registry import ModelRegistry
+
 ROOT = Path(__file__).resolve().parents[2]
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"
 COMMAND = [sys.executable, "-m", "omega_cluster", "play", "game=mexican_train", "players=4",
@@ -66,6 +71,18 @@ class Screen:
         subprocess.run([TMUX, "kill-session", "-t", self.name], check=False, capture_output=True)
 
 
+def _kuhn_run(root: Path) -> Path:
+    """A run directory with one champion (untrained weights), for kuhn_poker."""
+    settings = load_settings(["run=smoke", "game=kuhn_poker", "cluster=inprocess"])
+    game = wiring.build_game(settings)
+    encoder = wiring.build_encoder(settings, game)
+    model = wiring.build_model(settings, game, encoder)
+    save_checkpoint(root / "models" / "v0", model, game=game, encoder=encoder)
+    ModelRegistry(root, game=game.spec.name).add_initial(str(root / "models" / "v0"), elo=1000.0)
+    (root / "config.yaml").write_text(to_yaml(settings))
+    return root
+
+
 @pytest.fixture
 def screen() -> Iterator[Screen]:
     s = Screen(f"omega-play-{os.getpid()}", COMMAND)
@@ -109,6 +126,22 @@ def test_a_person_plays_a_move_sees_errors_asks_the_advisor_and_quits(screen: Sc
     before = screen.type("q")
     shown = screen.wait_for("EXITED rc=0", after=before)
     assert "bye" in shown[before:] and "Traceback" not in shown
+
+
+def test_the_advisor_shows_the_champion_of_the_table(tmp_path: Path) -> None:
+    run = _kuhn_run(tmp_path / "kuhn")
+    command = [*COMMAND[:4], "game=kuhn_poker", f"seats=you,champion:{run}"]
+    s = Screen(f"omega-play-k{os.getpid()}", command)
+    try:
+        s.wait_for("seat 0> ")
+        before = s.type("?")
+        shown = s.wait_for("why: ", after=before)
+        assert "champion champion:kuhn" in shown[before:] and " p 0." in shown[before:]
+        assert "(network)" in shown[before:]  # the explanation fits the network's logits
+        before = s.type("q")
+        s.wait_for("EXITED rc=0", after=before)
+    finally:
+        s.close()
 
 
 @pytest.mark.parametrize(
