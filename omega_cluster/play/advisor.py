@@ -69,6 +69,7 @@ class Champion:
     name: str
     network: Any
     leaf: Any
+    options: dict[str, Any] = field(default_factory=dict)  # its search's PUCT constants
 
 
 def load_champion(game: Game, spec: str) -> Champion:
@@ -88,7 +89,9 @@ def champion_of(player: Any) -> Champion | None:
     if network is None:
         return None
     leaf = getattr(player, "evaluator", None) or network
-    return Champion(str(getattr(player, "name", "network")), network, leaf)
+    own = getattr(player, "options", {})
+    options = {k: own[k] for k in ("c_puct", "c_uct") if k in own}
+    return Champion(str(getattr(player, "name", "network")), network, leaf, options)
 
 
 def _network_of(obj: Any) -> Any:
@@ -225,26 +228,24 @@ def _network_view(
     value = float(np.mean([r.values[seat] for r in roots]))
     if state.is_simultaneous_node():
         return prior, value, [None] * len(legal)
-    values: list[float | None] = []
-    for a in legal:
-        total = 0.0
+    pending: list[tuple[int, Leaf]] = []  # (move index, leaf) of children still to evaluate
+    totals = [0.0] * len(legal)
+    for i, a in enumerate(legal):
         for w in worlds:
             child = w.clone()
             child.apply_action(a)
-            total += _value(network, child, seat, rng)
-        values.append(total / len(worlds))
+            while child.is_chance_node():
+                child.apply_action(sample_chance(child.chance_outcomes(), rng.random()))
+            if child.is_terminal():
+                totals[i] += float(child.returns()[seat])
+                continue
+            actor = child.current_players[0]
+            pending.append((i, Leaf(child, actor, tuple(child.legal_actions(actor)), rng)))
+    answers = network.evaluate_positions([leaf for _, leaf in pending]) if pending else []
+    for (i, _), answer in zip(pending, answers, strict=True):
+        totals[i] += float(answer.values[seat])
+    values: list[float | None] = [t / len(worlds) for t in totals]
     return prior, value, values
-
-
-def _value(network: Any, state: State, seat: int, rng: random.Random) -> float:
-    """The network's value of ``state`` for ``seat`` (chance played through; the end's returns)."""
-    while state.is_chance_node():
-        state.apply_action(sample_chance(state.chance_outcomes(), rng.random()))
-    if state.is_terminal():
-        return float(state.returns()[seat])
-    actor = state.current_players[0]
-    leaf = Leaf(state, actor, tuple(state.legal_actions(actor)), rng)
-    return float(network.evaluate_positions([leaf])[0].values[seat])
 
 
 def _search(
@@ -258,7 +259,7 @@ def _search(
     if champion is not None:
         leaf: Any = champion.leaf
         if not game.spec.simultaneous:
-            options["selection"] = "puct"
+            options = {"selection": "puct", **champion.options}
     else:
         leaf = "heuristic_rollout" if "heuristic" in game_plugin(game).players else "random"
     player = SearchPlayer(game, leaf=leaf, simulations=think, **options)

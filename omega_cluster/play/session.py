@@ -189,7 +189,9 @@ class TableSession:
 
     # -- what a seat sees -------------------------------------------------------------------
     def view(self, seat: int) -> dict[str, Any]:
-        """What ``seat`` may see now, JSON-able, with a ``"text"`` picture (module docstring)."""
+        """What ``seat`` may see now, JSON-able, with a ``"text"`` picture (module docstring),
+        plus ``seats`` (the specs), ``to_act`` (who acts now) and ``legal`` (``[number, action,
+        name]`` of the seat's moves now; empty when it does not act)."""
         if not 0 <= seat < self.game.num_players:
             raise UserError(f"seat {seat} outside 0..{self.game.num_players - 1}")
         out = seat_view(self.state, seat)
