@@ -374,4 +374,6 @@ def format_advice(game: Game, advice: Advice, *, top: int = 12) -> str:
         lines.append("  ".join(cols))
     if advice.explanation is not None:
         lines.append("why: " + advice.explanation.text(game))
+    elif not advice.think:
+        lines.append(f"why: no champion here and {game.spec.name} names no heuristic terms")
     return "\n".join(lines)

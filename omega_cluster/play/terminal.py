@@ -86,12 +86,14 @@ class TerminalTable:
             if line.startswith("?"):
                 self._advise(seat, line)
                 continue
+            alone = len(self.session.state.current_players) == 1
             try:
                 event = self.session.play(seat, line)
             except IllegalMove as err:
                 self.console.print(f"[red]{one_line(err)}[/red]", soft_wrap=True)
                 continue
-            self._show_events([event])
+            if alone:  # a simultaneous move is shown with the others' when they are made
+                self._show_events([event])
             return True
 
     def _advise(self, seat: int, line: str) -> None:
@@ -132,7 +134,8 @@ class TerminalTable:
             self._show_mexican_train(view, seat)
         else:
             self.console.print(view["text"], markup=False)
-        moves = Table(title=f"your moves (seat {seat})", box=None, padding=(0, 1))
+        self.console.print(f"[bold]your moves (seat {seat})[/bold]")
+        moves = Table(box=None, padding=(0, 1))
         moves.add_column("#", justify="right", style="bold cyan")
         moves.add_column("move")
         for number, _action, name in view["legal"]:
