@@ -14,6 +14,8 @@ takes too; one module per command:
   (:mod:`.export`);
 * ``omega-cluster tables game=mexican_train players=2 minutes=10 out=<dir>`` — n-tuple value
   tables trained by TD self-play, resumable (:mod:`.tables`).
+* ``omega-cluster play game=mexican_train seats=you,commander,commander,commander`` — a game at
+  the terminal table against any players, with the advisor (:mod:`.play`).
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
@@ -32,6 +34,7 @@ from omega_cluster.cli.arena import ARENA, ARENA_KEYS, GAMES
 from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, parse_value
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
+from omega_cluster.cli.play import PLAY
 from omega_cluster.cli.tables import TABLES
 from omega_cluster.cli.train import TRAIN
 from omega_cluster.errors import UserError, one_line
@@ -48,7 +51,18 @@ __all__ = [
     "parse_value",
 ]
 
-COMMANDS: dict[str, Command] = {c.name: c for c in (TRAIN, ARENA, BENCH, GAMES, EXPORT, TABLES)}
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        TRAIN,
+        ARENA,
+        BENCH,
+        GAMES,
+        EXPORT,
+        TABLES,
+        PLAY,
+    )
+}
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -24,6 +24,8 @@ PLUGIN = GamePlugin(
     fast_search="omega_cluster.games.mexican_train.fast.game:fast_game",
     ntuple_patterns="omega_cluster.games.mexican_train.ntuple:MexicanTrainPatterns",
     hand_value="omega_cluster.games.mexican_train.evaluation:HandValue",
+    # the advisor's named terms per move: the Commander's explain() (term -> weight x feature)
+    advisor_terms=f"{_OFFICERS}:Commander",
     # the officers' ladder (Ensign plays at random): the champion's anchored rating
     anchors={"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0},
 )
