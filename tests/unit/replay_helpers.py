@@ -72,19 +72,27 @@ def play_records(name: str, params: dict, seed: int, game_id: str) -> list[Recor
     ]
 
 
-def make_run(root: Path, name: str = "kuhn-run", games: int = 3) -> Path:
-    """A run directory with ``games`` Kuhn games in two shards, ratings and a plot."""
+def make_run(
+    root: Path,
+    name: str = "kuhn-run",
+    games: int = 3,
+    game: str = "kuhn_poker",
+    params: dict | None = None,
+) -> Path:
+    """A run directory with ``games`` games (ids ``<prefix>-<g>``, seeds ``100 + g``) in two
+    shards, ratings and a plot; Kuhn heads-up unless told otherwise."""
     run = root / name
-    store = ShardStore(run / "shards")
-    writer = ShardWriter(store, writer_id="test")
+    params = {"players": 2} if params is None else params
+    prefix = game.split("_")[0]
+    writer = ShardWriter(ShardStore(run / "shards"), writer_id="test")
     records = [r for g in range(games) for r in play_records(
-        "kuhn_poker", {"players": 2}, 100 + g, f"kuhn-{g}")]  # fmt: skip
+        game, params, 100 + g, f"{prefix}-{g}")]  # fmt: skip
     half = len(records) // 2
     writer.write(records[:half])
     writer.write(records[half:])
-    rating = {"version": 1, "rating": "anchored", "objective": "chips", "player": "network",
+    rating = {"version": 1, "rating": "anchored", "objective": "default", "player": "network",
               "elo": 1234.0, "low": 1100.0, "high": 1350.0, "games": 20}  # fmt: skip
-    state = {"game": "kuhn_poker", "games": games, "promotions": 1, "ratings": [rating]}
+    state = {"game": game, "games": games, "promotions": 1, "ratings": [rating]}
     (run / "pipeline.json").write_text(json.dumps(state))
     gate = {"version": 1, "parent": 0, "elo": 1300.0, "promoted": True}
     (run / "elo_log.jsonl").write_text(json.dumps(rating) + "\n" + json.dumps(gate) + "\n")

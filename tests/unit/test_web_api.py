@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from starlette.testclient import TestClient
 from omega_cluster.cli import main
 from omega_cluster.play.web.app import create_app
 from omega_cluster.play.web.server import BindError, bind, check_host
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -80,23 +84,36 @@ def test_a_move_by_number_or_name_then_the_bots_play_until_the_end(client: TestC
     assert late.status_code == 400 and "game is over" in late.json()["error"]
 
 
-def test_an_illegal_move_is_400_with_the_contract_message_and_changes_nothing(
-    client: TestClient,
-) -> None:
+def test_an_illegal_move_is_400_on_one_line_and_changes_nothing(client: TestClient) -> None:
     table = new_table(client, game="kuhn_poker", seats="you,random", seed=2)
     before = client.get(f"/api/tables/{table['id']}").json()
-    for move, words in (("raise", "no move has that name"), (7, "move numbers are 0..1"),
-                        (True, "a move number or name")):  # fmt: skip
+    for move in ("raise", 7, -1, True, None, [0]):
         response = client.post(f"/api/tables/{table['id']}/move", json={"move": move})
         assert response.status_code == 400, move
         error = response.json()["error"]
-        assert words in error and "\n" not in error
-        if move != True:  # noqa: E712 (the bool is refused before the game sees it)
-            assert "illegal action" in error and "legal actions: [0=pass, 1=bet]" in error
+        assert "\n" not in error and error, move
+        if isinstance(move, (str, int)) and not isinstance(move, bool):
+            assert "pass" in error and "bet" in error  # the legal moves are named
     assert client.get(f"/api/tables/{table['id']}").json() == before
     wrong_seat = client.post(f"/api/tables/{table['id']}/move", json={"seat": 1, "move": 0})
     assert wrong_seat.status_code == 400 and "not a person's seat" in wrong_seat.json()["error"]
+    no_move = client.post(f"/api/tables/{table['id']}/move", json={"seat": 0})
+    assert no_move.status_code == 400 and '"move"' in no_move.json()["error"]
     assert client.get(f"/api/tables/{table['id']}").json() == before
+
+
+def test_a_real_move_that_is_not_legal_now_gets_the_contracts_message(client: TestClient) -> None:
+    table = new_table(client, game="mexican_train", params={"double_set": 9, "rounds": 1},
+                      seats="you,commander", seed=3)  # fmt: skip
+    session = client.app.state.tables.get(table["id"]).session
+    legal = {a for a, _ in session.legal(0)}
+    illegal = next(a for a in range(session.game.spec.num_actions) if a not in legal)
+    name = session.game.describe_action(illegal)
+    response = client.post(f"/api/tables/{table['id']}/move", json={"move": name})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert f"mexican_train: illegal action {illegal} ({name}) for player 0" in error
+    assert client.get(f"/api/tables/{table['id']}").json() == table
 
 
 @pytest.mark.parametrize(
@@ -156,7 +173,7 @@ def test_runs_games_and_positions(client: TestClient, run: Path) -> None:
     assert sum(m["policy"] for m in first["moves"]) == pytest.approx(1.0, abs=1e-3)
     advice = client.get(f"/api/runs/{run.name}/games/kuhn-1/advice?step=1").json()
     assert advice["seat"] == data["positions"][1]["seat"]
-    assert advice["champion"] is None and "no champion network" in advice["note"]  # no models/
+    assert advice["champion"] is None and advice["note"].endswith("has no models yet")
     ratings = client.get(f"/api/runs/{run.name}/ratings").json()
     assert ratings["ratings"][0]["elo"] == 1234.0 and ratings["gates"][0]["promoted"] is True
     plot = client.get(f"/runs/{run.name}/plots/rating.png")
@@ -207,3 +224,44 @@ def test_non_loopback_binds_are_refused_unless_asked_for(capsys: pytest.CaptureF
     assert main(["serve", "runs=/no/such/dir"]) == 2
     assert main(["serve", "colour=red"]) == 2
     assert "unknown key 'colour'; serve keys: runs, host, port" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real smoke training run of Kuhn poker (its self-play shards, its champion), ~15 s."""
+    run = tmp_path_factory.mktemp("smoke") / "kuhn-smoke"
+    command = [sys.executable, "-m", "omega_cluster", "train", "run=smoke", "game=kuhn_poker",
+               "cluster=inprocess", "run.iterations=1", "run.games_per_iteration=8",
+               "gate.anchor_games=4", "gate.games_per_slice=4", "run.progress=false",
+               "tracking.enabled=false", f"run.dir={run}"]  # fmt: skip
+    subprocess.run(command, check=True, cwd=ROOT, capture_output=True, timeout=300)
+    return run
+
+
+def test_a_training_runs_games_replay_with_its_champion_beside_each_move(smoke_run: Path) -> None:
+    client = TestClient(create_app(smoke_run))
+    games = client.get(f"/api/runs/{smoke_run.name}/games").json()["games"]
+    assert len(games) >= 8 and all(g["game"] == "kuhn_poker" for g in games)
+    game = games[0]
+    data = client.get(f"/api/runs/{smoke_run.name}/games/{game['game_id']}").json()
+    assert len(data["positions"]) == game["decisions"] >= 1
+    for p in data["positions"]:
+        assert sum(m["policy"] for m in p["moves"]) == pytest.approx(1.0, abs=1e-3)
+        assert p["action_name"] in {m["name"] for m in p["moves"]}
+    advice = client.get(f"/api/runs/{smoke_run.name}/games/{game['game_id']}/advice?step=0")
+    assert advice.status_code == 200, advice.text
+    answer = advice.json()
+    assert answer["champion"].startswith(f"champion:{smoke_run.name}:v") and answer["note"] is None
+    assert sum(m["policy"] for m in answer["moves"]) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_champion_seat_advises_and_a_champion_of_another_game_is_400(smoke_run: Path) -> None:
+    client = TestClient(create_app(None))
+    table = new_table(client, game="kuhn_poker", seats=f"you,champion:{smoke_run}", seed=0)
+    advice = client.get(f"/api/tables/{table['id']}/advice").json()
+    assert advice["champion"].startswith("champion:") and advice["value"] is not None
+    other = client.post(
+        "/api/tables", json={"game": "leduc_poker", "seats": f"you,champion:{smoke_run}"}
+    )
+    assert other.status_code == 400
+    assert "trained kuhn_poker" in other.json()["error"] and "leduc_poker" in other.json()["error"]

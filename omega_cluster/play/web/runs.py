@@ -69,6 +69,8 @@ class RunCatalogue:
         """The run's champion network for the advisor (loaded once), or None and why not."""
         path = self.path(name)
         with self._lock:
+            if path not in self._champions and not (path / "registry.json").is_file():
+                self._champions[path] = (None, "no champion network: the run has no models yet")
             if path not in self._champions:
                 try:
                     found: tuple[Champion | None, str | None] = (

@@ -30,25 +30,31 @@ function fmt(x) {
   return x === null || x === undefined ? "" : (typeof x === "number" ? x.toFixed(3) : String(x));
 }
 
-// The advisor's answer as a table: one row per legal move.
+// The advisor's answer as a table: one row per legal move, the columns that have values.
 function adviceTable(advice) {
-  const columns = ["number", "name", "policy", "value", "visits", "q", "total"];
-  const used = columns.filter(c => c === "number" || c === "name" ||
-                              advice.moves.some(m => m[c] !== null && m[c] !== undefined));
-  const table = el("table", {id: "advice-table"},
-                   el("tr", {}, ...used.map(c => el("th", {}, c)), el("th", {}, "terms")));
+  const columns = ["policy", "value", "visits", "q", "total"].filter(
+    c => advice.moves.some(m => m[c] !== null && m[c] !== undefined));
+  const withTerms = advice.moves.some(m => Object.keys(m.terms || {}).length);
+  const head = ["#", "move", ...columns, ...(withTerms ? ["terms"] : [])];
+  const table = el("table", {id: "advice-table"}, el("tr", {}, ...head.map(c => el("th", {}, c))));
   for (const m of advice.moves) {
-    const terms = Object.entries(m.terms || {}).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", ");
-    table.append(el("tr", {}, ...used.map(c => el("td", {}, fmt(m[c]))), el("td", {}, terms)));
+    const cells = [String(m.number), m.name, ...columns.map(c => fmt(m[c]))];
+    if (withTerms) {
+      cells.push(Object.entries(m.terms).filter(([, v]) => Math.abs(v) > 1e-9)
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`).join(", "));
+    }
+    table.append(el("tr", {}, ...cells.map(c => el("td", {}, c))));
   }
   return table;
 }
 
 function showAdvice(target, advice) {
+  // the advisor's explanation of the chosen move (its "why:" line); the table holds the rest
+  const why = (advice.text || "").split("\n").filter(line => line.startsWith("why"));
   target.replaceChildren(
     el("div", {}, advice.champion ? `champion ${advice.champion}, value ${fmt(advice.value)}`
                                   : "no champion network"),
     adviceTable(advice),
-    el("pre", {id: "advice-text"}, advice.text || ""),
-    el("div", {}, advice.note || ""));
+    el("pre", {id: "advice-text"}, why.join("\n") || "(no explanation)"),
+    el("div", {class: "note"}, advice.note || ""));
 }

@@ -91,8 +91,10 @@ async function loadRatings(run, info) {
       el("td", {}, r.player || ""), el("td", {}, Math.round(r.elo)),
       el("td", {}, `${Math.round(r.low)} – ${Math.round(r.high)}`)));
   }
-  document.getElementById("plots").replaceChildren(...info.plots.map(p =>
-    el("div", {}, el("a", {href: `/runs/${encodeURIComponent(run)}/plots/${p}`}, p))));
+  document.getElementById("plots").replaceChildren(...info.plots.map(p => {
+    const href = `/runs/${encodeURIComponent(run)}/plots/${p}`;
+    return el("div", {}, el("a", {href: href}, p), el("br"), el("img", {class: "plot", src: href, alt: p}));
+  }));
   document.getElementById("ratings-panel").hidden = false;
 }
 
