@@ -33,6 +33,7 @@ import yaml
 from omega_cluster.data import CorruptShardError, Record, ShardStore, table_to_records
 from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game, State
+from omega_cluster.games.errors import GameError
 from omega_cluster.games.registry import make_game
 
 __all__ = ["GameSummary", "NoShardsError", "Position", "RunGames", "UnknownGameId", "store_uri"]
@@ -143,7 +144,11 @@ class RunGames:
         summary = self.summary(game_id)
         records = sorted(self._records(game_id), key=lambda r: r.decision_index)
         game = self._game(summary.game, summary.params)
-        return [position(game, record) for record in records]
+        out, state = [], None
+        for record in records:
+            state = _advance(game, state, record)
+            out.append(position(game, record, state))
+        return out
 
     def state_at(self, game_id: str, step: int) -> tuple[Game, State, Record]:
         """The game, the rebuilt state and the record of decision ``step`` of ``game_id``."""
@@ -217,9 +222,31 @@ def _tuples(params: dict[str, Any]) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
 
 
-def position(game: Game, record: Record) -> Position:
-    """One record as a :class:`Position` (the state rebuilt by ``Game.replay``)."""
-    state = game.replay(record.game_seed, record.history)
+def _advance(game: Game, state: State | None, record: Record) -> State:
+    """The record's position: the previous one played on when its history continues that one's
+    (a game's records in order), else ``Game.replay`` from the seed. A step the rules refuse
+    falls back on ``Game.replay``, whose error names the step."""
+    history = record.history
+    done = 0 if state is None else len(state.history)
+    if state is None or done > len(history) or tuple(state.history) != tuple(history[:done]):
+        return game.replay(record.game_seed, history)
+    state = state.clone()
+    try:
+        for entry in history[done:]:
+            if isinstance(entry, tuple):
+                state.apply_joint_action(entry)
+            else:
+                state.apply_action(entry)
+    except GameError:
+        return game.replay(record.game_seed, history)
+    return state
+
+
+def position(game: Game, record: Record, state: State | None = None) -> Position:
+    """One record as a :class:`Position`; ``state``: its position if already rebuilt (else
+    ``Game.replay`` from the record's seed and history)."""
+    if state is None:
+        state = game.replay(record.game_seed, record.history)
     policy = record.policy_target
     moves = tuple(
         {

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from replay_helpers import make_run, play_records
 
 from omega_cluster.data import ShardStore, ShardWriter
+from omega_cluster.games.errors import ReplayError
 from omega_cluster.games.registry import make_game
 from omega_cluster.play.replay import NoShardsError, RunGames, UnknownGameId
 
@@ -92,3 +94,13 @@ def test_new_shards_of_a_running_run_show_up(tmp_path: Path) -> None:
     assert [g.game_id for g in games.games()] == ["kuhn-0", "kuhn-late"]
     _, state, record = games.state_at("kuhn-late", 0)
     assert record.game_id == "kuhn-late" and state.current_players == (record.player,)
+
+
+def test_a_record_that_no_longer_replays_is_an_error_naming_the_step(tmp_path: Path) -> None:
+    records = play_records("kuhn_poker", {"players": 2}, 3, "kuhn-bad")
+    bad = records[1]
+    broken = dataclasses.replace(bad, history=(*bad.history[:2], 1, 1, 1))  # after the showdown
+    ShardWriter(ShardStore(tmp_path / "r" / "shards"), writer_id="t").write([records[0], broken])
+    with pytest.raises(ReplayError, match=r"replay of seed 3 fails at step 4") as err:
+        RunGames(tmp_path / "r").replay("kuhn-bad")
+    assert "\n" not in str(err.value)

@@ -121,103 +121,108 @@ def _games(request: Request, body: Any) -> dict[str, Any]:
     return {"games": json.loads(json.dumps(out, default=str)), "players": available_players()}
 
 
-def create_app(runs: str | Path | None = None) -> Starlette:
-    """The app; ``runs``: a run directory or a folder of them for the game viewer (None: none)."""
-    tables = Tables()
-    catalogue = RunCatalogue(runs)
+class _Handlers:
+    """The API's handlers over one app's tables and runs (each takes the request and its body)."""
 
-    def table(request: Request) -> Table:
-        found = tables.get(request.path_params["table"])
+    def __init__(self, tables: Tables, catalogue: RunCatalogue) -> None:
+        self.tables = tables
+        self.catalogue = catalogue
+
+    def _table(self, request: Request) -> Table:
+        found = self.tables.get(request.path_params["table"])
         if found is None:
-            raise NotFound(
-                f"no table {request.path_params['table']!r} (start one: POST /api/tables)"
-            )
+            name = request.path_params["table"]
+            raise NotFound(f"no table {name!r} (start one: POST /api/tables)")
         return found
 
-    def new_table(request: Request, body: Any) -> Any:
-        made = tables.create(body)
+    def new_table(self, request: Request, body: Any) -> Any:
+        made = self.tables.create(body)
         with made.lock:
             return made.payload()
 
-    def get_table(request: Request, body: Any) -> Any:
-        found = table(request)
+    def get_table(self, request: Request, body: Any) -> Any:
+        found = self._table(request)
         seat = _int_query(request, "seat", None, 64)
         with found.lock:
             return found.payload(seat)
 
-    def move(request: Request, body: Any) -> Any:
-        found = table(request)
+    def move(self, request: Request, body: Any) -> Any:
+        found = self._table(request)
         if not isinstance(body, dict) or "move" not in body:
             raise BadRequest('a move is a JSON object {"seat": k, "move": number or name}')
         with found.lock:
             found.move(body.get("seat"), body["move"])
             return found.payload()
 
-    def table_advice(request: Request, body: Any) -> Any:
-        found = table(request)
+    def table_advice(self, request: Request, body: Any) -> Any:
+        found = self._table(request)
         think = _int_query(request, "think", 0, _MAX_THINK) or 0
         with found.lock:
             return found.advice(think)
 
-    def run_list(request: Request, body: Any) -> Any:
-        return {"runs": [catalogue.describe(n, p) for n, p in catalogue.runs().items()]}
+    def run_list(self, request: Request, body: Any) -> Any:
+        runs = self.catalogue.runs().items()
+        return {"runs": [self.catalogue.describe(n, p) for n, p in runs]}
 
-    def run_games(request: Request, body: Any) -> Any:
+    def run_games(self, request: Request, body: Any) -> Any:
         run = request.path_params["run"]
-        games = catalogue.games(run).games()
+        games = self.catalogue.games(run).games()
         return {"run": run, "games": [g.as_dict() for g in games]}
 
-    def replay(request: Request, body: Any) -> Any:
+    def replay(self, request: Request, body: Any) -> Any:
         run, game_id = request.path_params["run"], request.path_params["game_id"]
-        games = catalogue.games(run)
+        games = self.catalogue.games(run)
         positions = games.replay(game_id)
         return {"run": run, "game": games.summary(game_id).as_dict(),
                 "positions": [p.as_dict() for p in positions]}  # fmt: skip
 
-    def replay_advice(request: Request, body: Any) -> Any:
+    def replay_advice(self, request: Request, body: Any) -> Any:
         run, game_id = request.path_params["run"], request.path_params["game_id"]
         step = _int_query(request, "step", None, 1_000_000)
         if step is None:
             raise BadRequest("step is required: the decision index of the position")
         think = _int_query(request, "think", 0, _MAX_THINK) or 0
-        game, state, record = catalogue.games(run).state_at(game_id, step)
-        champion, note = catalogue.champion(run, game)
+        game, state, record = self.catalogue.games(run).state_at(game_id, step)
+        champion, note = self.catalogue.champion(run, game)
         out = advise(game, state, record.player, champion=champion, think=think).as_dict()
         out["note"] = note
         return out
 
-    def ratings(request: Request, body: Any) -> Any:
-        return catalogue.ratings(request.path_params["run"])
+    def ratings(self, request: Request, body: Any) -> Any:
+        return self.catalogue.ratings(request.path_params["run"])
 
-    def plot(request: Request, body: Any) -> Any:
-        path = catalogue.plot(request.path_params["run"], request.path_params["file"])
+    def plot(self, request: Request, body: Any) -> Any:
+        path = self.catalogue.plot(request.path_params["run"], request.path_params["file"])
         return FileResponse(path, media_type="image/png")
 
-    def page(name: str) -> Callable[[Request], Response]:
-        return lambda request: FileResponse(STATIC / name, media_type="text/html")
 
+def _page(name: str) -> Callable[[Request], Response]:
+    return lambda request: FileResponse(STATIC / name, media_type="text/html")
+
+
+def create_app(runs: str | Path | None = None) -> Starlette:
+    """The app; ``runs``: a run directory or a folder of them for the game viewer (None: none)."""
+    h = _Handlers(Tables(), RunCatalogue(runs))
     api = [
-        ("/api/games", _games, ["GET"]),
-        ("/api/tables", new_table, ["POST"]),
-        ("/api/tables/{table}", get_table, ["GET"]),
-        ("/api/tables/{table}/move", move, ["POST"]),
-        ("/api/tables/{table}/advice", table_advice, ["GET"]),
-        ("/api/runs", run_list, ["GET"]),
-        ("/api/runs/{run}/games", run_games, ["GET"]),
-        ("/api/runs/{run}/games/{game_id}", replay, ["GET"]),
-        ("/api/runs/{run}/games/{game_id}/advice", replay_advice, ["GET"]),
-        ("/api/runs/{run}/ratings", ratings, ["GET"]),
-        ("/runs/{run}/plots/{file}", plot, ["GET"]),
+        ("/api/games", _games, "GET"),
+        ("/api/tables", h.new_table, "POST"),
+        ("/api/tables/{table}", h.get_table, "GET"),
+        ("/api/tables/{table}/move", h.move, "POST"),
+        ("/api/tables/{table}/advice", h.table_advice, "GET"),
+        ("/api/runs", h.run_list, "GET"),
+        ("/api/runs/{run}/games", h.run_games, "GET"),
+        ("/api/runs/{run}/games/{game_id}", h.replay, "GET"),
+        ("/api/runs/{run}/games/{game_id}/advice", h.replay_advice, "GET"),
+        ("/api/runs/{run}/ratings", h.ratings, "GET"),
+        ("/runs/{run}/plots/{file}", h.plot, "GET"),
     ]
-    routes: list[BaseRoute] = [
-        Route(path, _answer(fn), methods=methods) for path, fn, methods in api
-    ]
+    routes: list[BaseRoute] = [Route(path, _answer(fn), methods=[m]) for path, fn, m in api]
     routes += [
-        Route("/", page("index.html"), methods=["GET"]),
-        Route("/replay", page("replay.html"), methods=["GET"]),
+        Route("/", _page("index.html"), methods=["GET"]),
+        Route("/replay", _page("replay.html"), methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)
-    app.state.tables = tables  # what a test (or an embedding program) may look at
-    app.state.runs = catalogue
+    app.state.tables = h.tables  # what a test (or an embedding program) may look at
+    app.state.runs = h.catalogue
     return app
