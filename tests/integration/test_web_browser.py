@@ -35,6 +35,9 @@ from omega_cluster.play.web.server import bind
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from replay_helpers import make_run
 
+# one browser and one server for the module: its tests stay on one xdist worker
+pytestmark = pytest.mark.xdist_group("web_browser")
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 MT = {"players": 4, "double_set": 9, "rounds": 1}

@@ -238,6 +238,7 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run
 
 
+@pytest.mark.xdist_group("web_smoke_run")  # one smoke training for both tests
 def test_a_training_runs_games_replay_with_its_champion_beside_each_move(smoke_run: Path) -> None:
     client = TestClient(create_app(smoke_run))
     games = client.get(f"/api/runs/{smoke_run.name}/games").json()["games"]
@@ -255,6 +256,7 @@ def test_a_training_runs_games_replay_with_its_champion_beside_each_move(smoke_r
     assert sum(m["policy"] for m in answer["moves"]) == pytest.approx(1.0, abs=1e-4)
 
 
+@pytest.mark.xdist_group("web_smoke_run")
 def test_a_champion_seat_advises_and_a_champion_of_another_game_is_400(smoke_run: Path) -> None:
     client = TestClient(create_app(None))
     table = new_table(client, game="kuhn_poker", seats=f"you,champion:{smoke_run}", seed=0)
