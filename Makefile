@@ -10,7 +10,7 @@ TORCH_SPEC ?= torch==2.13.0
 # the folders ruff checks (experiments/ when it is there)
 LINT_PATHS := omega_cluster tests bench examples $(wildcard experiments)
 
-.PHONY: help venv lint format test test-fast soak bench results arena train local-cluster stop-cluster clean
+.PHONY: help venv lint format test test-fast browser soak bench results arena train local-cluster stop-cluster clean
 
 help:
 	@echo "make train   set up $(VENV) and train the default experiment (embedded Ray, local MLflow)"
@@ -19,6 +19,7 @@ help:
 	@echo "             MLflow server (127.0.0.1:5050), then submit a training job (ARGS as for train)"
 	@echo "make stop-cluster   stop the Ray head and MLflow server that local-cluster started"
 	@echo "make test    create $(VENV) if missing, install the project + dev extras, lint, run pytest"
+	@echo "             (and Debian's chromium + chromium-driver for the browser test, when missing)"
 	@echo "make lint    ruff, mypy, then the import contract (lint-imports: the layers in pyproject.toml)"
 	@echo "make soak    train on the embedded Ray while random parts are SIGKILLed (scripts/soak.py)"
 	@echo "make bench   run the benchmarks in bench/ and print their figures (recorded in docs/results/)"
@@ -44,8 +45,21 @@ format: $(STAMP)
 	$(PY) -m ruff format $(LINT_PATHS)
 	$(PY) -m ruff check --fix $(LINT_PATHS)
 
-test: lint
+test: lint browser
 	$(PY) -m pytest -n 2 --dist loadgroup -q tests
+
+# The web table's browser test (tests/integration/test_web_browser.py) drives Debian's chromium
+# through its chromedriver (browser downloads cannot reach their hosts from CI): installed with
+# apt-get when /usr/bin/chromium is missing (CI runs as root on a clean Debian machine; sudo
+# otherwise); elsewhere a note (e.g. brew install chromium chromedriver: the test finds them on PATH).
+browser:
+	@test -x /usr/bin/chromium && test -x /usr/bin/chromedriver || { \
+	  if command -v apt-get >/dev/null; then \
+	    SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+	    echo "installing chromium and chromium-driver (apt-get) for the browser test"; \
+	    $$SUDO apt-get update -qq >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "note: the browser test needs chromium and chromedriver (on PATH or in /usr/bin)"; fi; }
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q tests -m "not slow"

@@ -16,6 +16,7 @@ takes too; one module per command:
   tables trained by TD self-play, resumable (:mod:`.tables`).
 * ``omega-cluster play game=mexican_train seats=you,commander,commander,commander`` — a game at
   the terminal table against any players, with the advisor (:mod:`.play`).
+* ``omega-cluster serve runs=<dir>`` — the web table and the game viewer (:mod:`.serve`).
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
@@ -35,6 +36,7 @@ from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, 
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.play import PLAY
+from omega_cluster.cli.serve import SERVE
 from omega_cluster.cli.tables import TABLES
 from omega_cluster.cli.train import TRAIN
 from omega_cluster.errors import UserError, one_line
@@ -61,6 +63,7 @@ COMMANDS: dict[str, Command] = {
         EXPORT,
         TABLES,
         PLAY,
+        SERVE,
     )
 }
 
