@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -142,7 +143,17 @@ def test_resume_refuses_another_run_in_one_line(tmp_path) -> None:
         )
 
 
-def test_setup_errors_are_one_line() -> None:
+def test_setup_errors_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import omega_cluster.games.kuhn_poker as kuhn
+
+    monkeypatch.setattr(kuhn, "PLUGIN", dataclasses.replace(kuhn.PLUGIN, players={}))
+    with pytest.raises(TablesSetupError, match="no 'heuristic' player for the watched games"):
+        TableTrainer(KUHN, TableTrainConfig(games=1), None, patterns=KuhnInfoSet())
+    alone = TableTrainConfig(games=4, watch_games=0, validate_every=0)
+    assert (
+        train_tables(TableTrainer(KUHN, alone, GreedyPolicy(), patterns=KuhnInfoSet())).games == 4
+    )
+    monkeypatch.undo()
     with pytest.raises(TablesSetupError, match="declares no n-tuple patterns"):
         TableTrainer(KUHN, TableTrainConfig(games=1), None)
     with pytest.raises(ValueError, match="needs games= or minutes="):

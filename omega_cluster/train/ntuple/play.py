@@ -73,8 +73,8 @@ def heuristic_of(game: Game) -> Callable[[Game], Player]:
     factory = game_plugin(game).player("heuristic")
     if factory is None:
         raise TablesSetupError(
-            f"game {game.spec.name!r} has no 'heuristic' player to play the watched games "
-            "(watch=0 starts with self-play)"
+            f"game {game.spec.name!r} has no 'heuristic' player for the watched games and the "
+            "validation (watch=0 validate=0 trains by self-play alone)"
         )
     return factory
 

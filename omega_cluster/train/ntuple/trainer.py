@@ -119,7 +119,9 @@ class TableTrainer:
     ) -> None:
         self.game, self.config = game, config
         patterns = patterns or pattern_set(game)
-        watch = config.watch_games > 0 or config.validation_games > 0
+        watch = config.watch_games > 0 or (
+            config.validate_every > 0 and config.validation_games > 0
+        )
         self.kit = GameKit(
             game, patterns, heuristic_of(game) if watch else None, policy, config.lam
         )
