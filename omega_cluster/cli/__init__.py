@@ -10,6 +10,8 @@ takes too; one module per command:
   parameters (:mod:`.arena`);
 * ``omega-cluster bench a=commander b=lieutenant cohort=mt4p-200`` — a paired contrast of two
   players on a registered cohort, with its report (:mod:`.bench`);
+* ``omega-cluster tune game=mexican_train players=4 target=commander out=<dir>`` — CMA-ES
+  self-play tuning of a weight set, resumable, written as a preset (:mod:`.tune`);
 * ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
   (:mod:`.export`).
 
@@ -31,6 +33,7 @@ from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, 
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.train import TRAIN
+from omega_cluster.cli.tune import TUNE
 from omega_cluster.errors import UserError, one_line
 
 __all__ = [
@@ -45,7 +48,7 @@ __all__ = [
     "parse_value",
 ]
 
-COMMANDS: dict[str, Command] = {c.name: c for c in (TRAIN, ARENA, BENCH, GAMES, EXPORT)}
+COMMANDS: dict[str, Command] = {c.name: c for c in (TRAIN, ARENA, BENCH, GAMES, EXPORT, TUNE)}
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ PLUGIN = GamePlugin(
     belief_worlds="omega_cluster.games.mexican_train.belief_worlds:belief_worlds",
     report_counts="omega_cluster.games.mexican_train.counts:report_counts",
     fast_search="omega_cluster.games.mexican_train.fast.game:fast_game",
+    tune_targets="omega_cluster.games.mexican_train.tuning:tune_targets",
     # the officers' ladder (Ensign plays at random): the champion's anchored rating
     anchors={"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0},
 )
