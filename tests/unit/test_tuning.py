@@ -151,3 +151,14 @@ def test_a_log_of_other_settings_is_refused(tmp_path: Path) -> None:
                         pool=3, seed=3)  # fmt: skip
     with pytest.raises(TuneError, match="population=8, not 6"):
         Tuner(config, tmp_path)
+
+
+def test_the_generic_search_target_plays_real_games(tmp_path: Path) -> None:
+    config = TuneConfig("kuhn_poker", {}, "search:random:8", generations=2, population=3,
+                        deals=4, pool=2, seed=1)  # fmt: skip
+    tuner = Tuner(config, tmp_path)
+    tuner.run()
+    assert [len(g.fitness) for g in tuner.history] == [3, 3]
+    assert all(0.0 <= f <= 2.0 for g in tuner.history for f in g.fitness)  # 2 seats: share x 2
+    (c_uct,) = tuner.mean_weights()
+    assert 0.05 <= c_uct <= 6.0
