@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -188,12 +189,8 @@ class Tuner:
 
     # -- the loop ------------------------------------------------------------------------------
 
-    def run(self, on_generation: Callable[[Generation], None] | None = None,
-            on_jobs: Callable[[int], None] | None = None) -> list[Generation]:  # fmt: skip
-        """Play the generations still to play (``on_generation`` after each; ``on_jobs(k)``
-        with the number of jobs of each generation before it starts); returns the new ones."""
-        import time
-
+    def run(self, on_generation: Callable[[Generation], None] | None = None) -> list[Generation]:
+        """Play the generations still to play (``on_generation`` after each); returns them."""
         done = []
         cfg = self.config
         while len(self.history) < cfg.generations:
@@ -206,8 +203,6 @@ class Tuner:
                 candidates=weights, pool=self.pool, generation=index, seed=cfg.seed,
                 deals=cfg.deals,
             )  # fmt: skip
-            if on_jobs is not None:
-                on_jobs(len(jobs))
             fitness = fitnesses(jobs, list(self.map(play_job, jobs)), len(z))
             self._tell(z, fitness)
             generation = Generation(
