@@ -42,7 +42,7 @@ what the search reaches, not clearly inside it. With the Commander rollouts comp
 moves, ~25 min for 2,400 games), declared in advance, 600 fresh deals (``report_strength(4, 2400,
 spec, seed=8000)``): the spec above 1.24 [1.17, 1.31] (win rate 0.310 [0.292, 0.329]); with the
 searcher's own seat in the rollouts played by the Commander tuned for 4p (the search option
-``rollout_weights=tuned_4p``, since dropped: ``experiments/``; 1.054 ± 0.007 alone against
+``rollout_weights=tuned_4p``, since dropped, as was that preset: ``omega-cluster tune`` makes presets now; 1.054 ± 0.007 alone against
 Commanders) 1.25 [1.18, 1.33] (win rate 0.313), +0.01 ± 0.08 over the default rollouts paired by
 deal. Over 3,600 games the share is about 1.25: below the 1.3 bar. With the root's moves raced
 on common worlds (a z-race, ``root_selection=racing`` with z = 2, since dropped; ~1,550

@@ -10,6 +10,8 @@ takes too; one module per command:
   parameters (:mod:`.arena`);
 * ``omega-cluster bench a=commander b=lieutenant cohort=mt4p-200`` — a paired contrast of two
   players on a registered cohort, with its report (:mod:`.bench`);
+* ``omega-cluster tune game=mexican_train players=4 target=commander out=<dir>`` — CMA-ES
+  self-play tuning of a weight set, resumable, written as a preset (:mod:`.tune`);
 * ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
   (:mod:`.export`);
 * ``omega-cluster tables game=mexican_train players=2 minutes=10 out=<dir>`` — n-tuple value
@@ -39,6 +41,7 @@ from omega_cluster.cli.play import PLAY
 from omega_cluster.cli.serve import SERVE
 from omega_cluster.cli.tables import TABLES
 from omega_cluster.cli.train import TRAIN
+from omega_cluster.cli.tune import TUNE
 from omega_cluster.errors import UserError, one_line
 
 __all__ = [
@@ -64,6 +67,7 @@ COMMANDS: dict[str, Command] = {
         TABLES,
         PLAY,
         SERVE,
+        TUNE,
     )
 }
 

@@ -263,7 +263,7 @@ class CompiledCommander:
     """A Commander (its weights, danger threshold and chain budget) compiled for one game.
 
     ``weights`` (TERMS order) and ``danger`` are one Commander's, or one per seat: playouts
-    between Commanders of different weights (the tuner's games, ``bench/tune_commander.py``).
+    between Commanders of different weights (the games of ``omega-cluster tune``).
 
     :meth:`act` and :meth:`playout_returns` answer exactly as the Python Commander does (or
     ``None`` where this module cannot: a campaign with rounds still to deal, a memo overflow).

@@ -72,8 +72,8 @@ class Commander:
     """Plays the legal move with the highest weighted sum of named terms (see the module doc).
 
     ``weights``: a :class:`CommanderWeights`, a mapping of its field names (unknown ones
-    rejected) or a preset's name (:data:`~omega_cluster.games.mexican_train.officers.weights.PRESETS`:
-    ``commander:weights=tuned_4p``). ``chain_budget``: expansions of the longest-chain search
+    rejected) or a preset (:meth:`~omega_cluster.games.mexican_train.officers.weights.CommanderWeights.preset`:
+    ``commander:weights=<preset name or .json path>``). ``chain_budget``: expansions of the longest-chain search
     per decision before it falls back to following the heaviest tile. ``compiled``: whether
     :meth:`playout_returns` runs compiled (``None``: when numba is installed).
     """

@@ -2,7 +2,8 @@
 
 One frozen dataclass so a tuner (CMA-ES over self-play games; Hansen & Ostermeier 2001) can change
 the weights without touching the player: ``Commander(game, weights=CommanderWeights(dump_pips=1.5))``
-or ``CommanderWeights.from_dict({...})`` (unknown keys are rejected by name). Every float field
+or ``CommanderWeights.from_dict({...})`` (unknown keys are rejected by name); the tuner's
+presets are JSON files (``CommanderWeights.preset(name)``, ``commander:weights=<name>``). Every float field
 named in :data:`TERMS` is the weight of the term of the same name in
 :mod:`omega_cluster.games.mexican_train.officers.terms`; a move's score is ``sum(weight × feature)``. The
 remaining fields are thresholds the features use. Each term is named for what it measures
@@ -12,11 +13,13 @@ remaining fields are thresholds the features use. Each term is named for what it
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["PRESETS", "TERMS", "CommanderWeights"]
+__all__ = ["PRESETS_DIR", "TERMS", "CommanderWeights", "available_presets"]
 
 TERMS: tuple[str, ...] = (
     "dump_pips",
@@ -94,13 +97,11 @@ class CommanderWeights:
 
     @classmethod
     def preset(cls, name: str) -> CommanderWeights:
-        """A named weight set of :data:`PRESETS` (``default``, ``tuned_4p``)."""
-        try:
-            return cls.from_dict(PRESETS[name])
-        except KeyError:
-            raise ValueError(
-                f"unknown CommanderWeights preset {name!r}; allowed: {', '.join(PRESETS)}"
-            ) from None
+        """The defaults (``default``), a preset of :data:`PRESETS_DIR` by name, or a preset
+        file's weights (a path ending in ``.json``); unknown names list the presets there."""
+        if name == "default":
+            return cls()
+        return cls.from_dict(_preset_weights(name))
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> CommanderWeights:
@@ -126,26 +127,31 @@ class CommanderWeights:
         return tuple(float(getattr(self, name)) for name in TERMS)
 
 
-PRESETS: dict[str, Mapping[str, float]] = {
-    "default": {},
-    # `python -m bench.tune_commander --seed 1` (4p single rounds, 15 generations of 12 x 1,500
-    # deals in every seat against default Commanders): fair share 1.06 against them
-    "tuned_4p": {
-        "dump_pips": -0.153,
-        "endgame_dump": 1.128,
-        "urgent_dump": 0.206,
-        "hand_flexibility": 11.881,
-        "stranded_pips": -0.498,
-        "playable_tiles": 0.659,
-        "own_train": 1.357,
-        "unmark_own_train": 2.448,
-        "mexican_train": -0.206,
-        "opponent_train": 1.353,
-        "block_opponent": 2.773,
-        "feed_opponents": -2.559,
-        "double_followup": 5.123,
-        "double_uncovered": -3.445,
-        "doubles_kept": -3.503,
-    },
-}
-"""Named weight sets (changes from the defaults): ``Commander(game, weights="tuned_4p")``."""
+PRESETS_DIR = Path(__file__).with_name("presets")
+"""Where the tuner's presets live: ``<name>.json``, written by ``omega-cluster tune`` (the
+weights and the run that made them) and loaded by name."""
+
+
+def available_presets() -> list[str]:
+    """``default`` and the names of the preset files in :data:`PRESETS_DIR`."""
+    return ["default", *sorted(p.stem for p in PRESETS_DIR.glob("*.json"))]
+
+
+def _preset_weights(name: str) -> Mapping[str, Any]:
+    """The weights of preset ``name`` (a file in :data:`PRESETS_DIR`) or of a preset file."""
+    path = Path(name) if name.endswith(".json") or "/" in name else PRESETS_DIR / f"{name}.json"
+    if not path.is_file():
+        raise ValueError(
+            f"unknown CommanderWeights preset {name!r}; allowed: "
+            f"{', '.join(available_presets())} or the path of a preset .json"
+        )
+    try:
+        data = json.loads(path.read_text())
+        weights, target = data["weights"], data.get("target", "commander")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"CommanderWeights preset {str(path)!r} is not a preset ({err})") from None
+    if target != "commander" or not isinstance(weights, dict):
+        raise ValueError(
+            f"CommanderWeights preset {str(path)!r} holds {target!r} weights, not commander's"
+        )
+    return weights

@@ -1,1 +1,0 @@
-"""Tuning the Commander's weights by an evolution strategy (see README.md)."""
