@@ -214,6 +214,7 @@ class ISMCTS:
         tree = Tree(
             self.game.num_players,
             puct=cfg.selection == "puct",
+            smooth=cfg.selection == "smooth_uct",
             c_uct=cfg.c_uct,
             c_puct=cfg.c_puct,
             pw_base=cfg.pw_base,
