@@ -55,7 +55,9 @@ def game_tree_policy(
 ) -> GameTreePolicy:
     """Run ``simulations`` simulations from the start of ``game`` (module docstring)."""
     if selection not in ("uct", "smooth_uct"):
-        raise ValueError(f"game_tree_policy: selection must be uct or smooth_uct, got {selection!r}")
+        raise ValueError(
+            f"game_tree_policy: selection must be uct or smooth_uct, got {selection!r}"
+        )
     if game.spec.simultaneous:
         raise ValueError(f"game_tree_policy: {game.spec.name} has simultaneous moves")
     tree = Tree(game.num_players, puct=False, c_uct=c_uct, c_puct=0.0, pw_base=None,
