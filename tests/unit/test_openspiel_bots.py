@@ -3,8 +3,11 @@ and the plugin route the registry and the arena take."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from omega_cluster.config import ConfigError, load_settings, validate
 from omega_cluster.errors import UserError
 from omega_cluster.eval.arena import play_match
 from omega_cluster.games import make_game
@@ -72,3 +75,19 @@ def test_refusals_are_one_line_user_errors(spec, game, message):
     with pytest.raises(UserError, match=message) as err:
         make_player(spec, make_game(game))
     assert "\n" not in str(err.value)
+
+
+def _settings_with_anchor(game_name, anchor):
+    settings = load_settings([f"game.name={game_name}", "gate.anchors={random:1000}",
+                              "search.leaf=network+random", "learner.warm_start_games=0"])  # fmt: skip
+    gate = dataclasses.replace(settings.gate, anchors={"random": 1000.0, anchor: 1300.0})
+    return dataclasses.replace(settings, gate=gate)
+
+
+def test_bots_are_gate_anchors():
+    """A run's settings take a bot as an anchor of a game it plays and name the key otherwise
+    (a spec with ':' goes in a YAML file: the command line's dict syntax has no such keys)."""
+    validate(_settings_with_anchor("openspiel:tic_tac_toe", "openspiel_mcts:30"))
+    with pytest.raises(ConfigError, match=r"gate\.anchors\.openspiel_mcts:30: not a player.*"
+                       "use openspiel_ismcts"):  # fmt: skip
+        validate(_settings_with_anchor("openspiel:kuhn_poker", "openspiel_mcts:30"))
