@@ -1,5 +1,6 @@
-"""OpenSpiel's C++ MCTS and ISMCTS bots as players: legal games, refusals, determinism by seed,
-and the plugin route the registry and the arena take."""
+"""OpenSpiel's C++ MCTS and ISMCTS bots as players: legal games, refusals, determinism by seed
+(MCTS; pyspiel's ISMCTS is not repeatable), the plugin route the registry, the arena and the
+gate anchors take."""
 
 from __future__ import annotations
 
@@ -20,21 +21,14 @@ def _records(game_name, seats, seed):
     return [(r.returns, r.history_length) for r in match.records], match
 
 
-def test_ismcts_bot_plays_leduc_and_is_deterministic_by_seed():
-    seats = ["openspiel_ismcts:50", "ismcts:random:50"]
-    first, match = _records("openspiel:leduc_poker", seats, seed=5)
-    again, _ = _records("openspiel:leduc_poker", seats, seed=5)
-    assert first == again
-    assert match.players[0].label == "openspiel_ismcts:50"
-    assert all(abs(sum(ret)) < 1e-9 for ret, _ in first)  # zero-sum, finished games
-
-
-def test_ismcts_bot_plays_legal_kuhn_games():
-    """(pyspiel's ISMCTSBot on Kuhn poker is not repeatable from one seed: measured two visit
-    distributions from one seed and state; only legality and the outcome range are asserted.)"""
-    records, match = _records("openspiel:kuhn_poker", ["openspiel_ismcts:50", "random"], seed=1)
-    assert match.games == 4
-    assert all(ret[0] in (-2.0, -1.0, 1.0, 2.0) and 3 <= n <= 5 for ret, n in records)
+def test_ismcts_bot_plays_legal_poker_games():
+    """pyspiel's ISMCTSBot is not repeatable from one seed (measured: a second visit
+    distribution from one seed and state in about one try of 40, Kuhn and Leduc alike, inside
+    the C++ bot), so only legal, finished, zero-sum games are asserted."""
+    for name in ("openspiel:kuhn_poker", "openspiel:leduc_poker"):
+        records, match = _records(name, ["openspiel_ismcts:50", "ismcts:random:50"], seed=1)
+        assert match.games == 4 and match.players[0].label == "openspiel_ismcts:50"
+        assert all(abs(sum(ret)) < 1e-9 and n >= 3 for ret, n in records)
 
 
 def test_mcts_bot_plays_tic_tac_toe_and_is_deterministic_by_seed():
