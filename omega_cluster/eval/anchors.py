@@ -21,9 +21,10 @@ One rating per (objective, kind) over all that objective's tables and anchors: t
 ratings per player kind for a run with objectives points and go_out, and one without.
 
 In a game small enough to solve (:func:`omega_cluster.eval.exploitability.supports_exploitability`:
-two-player Kuhn and Leduc poker), :func:`champion_exploitability` also gives each kind's distance
-from an equilibrium, its exploitability (the network's probabilities; the search's visit
-distribution from one search at every information state), which needs no anchor games.
+two-player Kuhn and Leduc poker, Goofspiel of at most 4 cards), :func:`champion_exploitability`
+also gives each kind's distance from an equilibrium, its exploitability (the network's
+probabilities; the search's final policy from one search at every information state), which
+needs no anchor games.
 """
 
 from __future__ import annotations

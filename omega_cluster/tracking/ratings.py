@@ -6,7 +6,7 @@
   table (``<table>`` the slice key with ``=`` and ``,`` as ``_``, e.g.
   ``players_4_objective_points``);
 * ``exploitability/<network|search>``: the champion's exploitability (NashConv / 2) in a game
-  small enough to solve (two-player Kuhn and Leduc poker).
+  small enough to solve (two-player Kuhn and Leduc poker, Goofspiel of at most 4 cards).
 """
 
 from __future__ import annotations
