@@ -39,7 +39,7 @@ from omega_cluster.config.schema import Settings
 from omega_cluster.data.probe import check_store_uri
 from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import GateOutcome
-from omega_cluster.eval.rating_plots import plot_anchor_slices, plot_ratings
+from omega_cluster.eval.rating_plots import plot_anchor_slices, plot_exploitability, plot_ratings
 from omega_cluster.eval.report import plot_learning_curves
 from omega_cluster.model.checkpoint import load_checkpoint
 from omega_cluster.model.export import export_onnx
@@ -277,6 +277,8 @@ class TrackingObserver(Observer):
                                       anchors=self.settings.gate.anchors))  # fmt: skip
         if state.anchor_slices:
             files.append(plot_anchor_slices(state.anchor_slices, out / "slices.png"))
+        if state.exploitability:
+            files.append(plot_exploitability(state.exploitability, out / "exploitability.png"))
         if self._losses:
             files.append(plot_learning_curves(self._losses, out / "losses.png",
                                               xlabel="learner step"))  # fmt: skip

@@ -19,6 +19,12 @@ fair share (win share x players, 1.0 = par).
 
 One rating per (objective, kind) over all that objective's tables and anchors: two headline
 ratings per player kind for a run with objectives points and go_out, and one without.
+
+In a game small enough to solve (:func:`omega_cluster.eval.exploitability.supports_exploitability`:
+two-player Kuhn and Leduc poker, Goofspiel of at most 4 cards), :func:`champion_exploitability`
+also gives each kind's distance from an equilibrium, its exploitability (the network's
+probabilities; the search's final policy from one search at every information state), which
+needs no anchor games.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from omega_cluster.eval.exploitability import exploitability, supports_exploitability
 from omega_cluster.eval.matches import MatchSpec, SpecResult, chunk_specs, match_spec
 from omega_cluster.eval.rating import AnchoredRating, AnchorResult, anchored_rating
 from omega_cluster.eval.stats import head_to_head, wdl_counts
@@ -43,6 +50,7 @@ __all__ = [
     "ChampionRating",
     "anchor_specs",
     "anchor_tables",
+    "champion_exploitability",
     "measure_anchors",
     "play_anchor",
 ]
@@ -68,9 +76,10 @@ class AnchorReport:
     version: int
     results: tuple[AnchorResult, ...]  # per (objective's table, kind, anchor)
     ratings: tuple[ChampionRating, ...]  # per (objective, kind)
+    exploitability: tuple[tuple[str, float], ...] = ()  # (kind, NashConv / 2), solvable games
 
     def __bool__(self) -> bool:
-        return bool(self.results)
+        return bool(self.results or self.exploitability)
 
 
 def anchor_specs(
@@ -172,6 +181,27 @@ def measure_anchors(
             results.extend(mine)
             ratings.append(ChampionRating(version, objective, kind, fit))
     return AnchorReport(version, tuple(results), tuple(ratings))
+
+
+def champion_exploitability(
+    config: GateServiceConfig, version: int, uri: str, *, kinds: Sequence[str] = KINDS
+) -> tuple[tuple[str, float], ...]:
+    """Each kind's exploitability for the champion at ``uri`` (module docstring); empty for a
+    game :func:`supports_exploitability` refuses. The search's rng derives from the run seed and
+    the version (each information state's from that and its key)."""
+    from dataclasses import replace
+
+    from omega_cluster.eval.gatekeeper import model_player
+
+    game = config.build_game()
+    if not supports_exploitability(game):
+        return ()
+    seed = derive_seed(config.run_seed, "exploitability", version)
+    values = []
+    for kind in kinds:
+        player = model_player(replace(config.player, kind=kind), game, uri)
+        values.append((kind, exploitability(game, player, seed=seed)))
+    return tuple(values)
 
 
 def _game_name(config: GateServiceConfig) -> str:

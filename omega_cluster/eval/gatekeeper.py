@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from omega_cluster.eval.anchors import AnchorReport, measure_anchors
+from omega_cluster.eval.anchors import AnchorReport, champion_exploitability, measure_anchors
 from omega_cluster.eval.gate import (
     Contender,
     GateConfig,
@@ -363,5 +363,8 @@ class GateService:
         )  # fmt: skip
 
     def anchors(self, version: int, uri: str) -> AnchorReport:
-        """The champion's games against the fixed anchors and its anchored ratings."""
-        return measure_anchors(self.config, version, uri, self.play)
+        """The champion's games against the fixed anchors and its anchored ratings, and its
+        exploitability where the game is small enough to solve."""
+        report = measure_anchors(self.config, version, uri, self.play)
+        solved = champion_exploitability(self.config, version, uri)
+        return replace(report, exploitability=solved) if solved else report

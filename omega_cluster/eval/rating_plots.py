@@ -16,7 +16,7 @@ from typing import Any
 from omega_cluster.eval.matches import BenchError
 from omega_cluster.eval.report import DPI, _save
 
-__all__ = ["plot_anchor_slices", "plot_ratings"]
+__all__ = ["plot_anchor_slices", "plot_exploitability", "plot_ratings"]
 
 
 def plot_ratings(
@@ -103,4 +103,30 @@ def plot_anchor_slices(rows: Sequence[Mapping[str, Any]], path: str | Path) -> P
     ax.set_xlabel("champion version")
     ax.set_title("score against the anchors by table (0.5 = par)")
     figure.colorbar(image, ax=ax, label="score")
+    return _save(figure, path)
+
+
+def plot_exploitability(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Each champion's exploitability (NashConv / 2; 0 is an equilibrium) per player kind
+    against its version (rows ``version``, ``player``, ``value``)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    if not rows:
+        raise BenchError("plot_exploitability: no exploitability rows")
+    figure = Figure(figsize=(6.0, 4.0), dpi=DPI, layout="constrained")
+    ax = figure.subplots()
+    curves: dict[str, list[Mapping[str, Any]]] = {}
+    for r in sorted(rows, key=lambda r: int(r["version"])):
+        curves.setdefault(str(r["player"]), []).append(r)
+    for player, points in curves.items():
+        ax.plot([int(p["version"]) for p in points], [float(p["value"]) for p in points],
+                "-" if player == "network" else "--", marker="o", label=player)  # fmt: skip
+    ax.set_title("champion exploitability (NashConv / 2)")
+    ax.set_xlabel("champion version")
+    ax.set_ylabel("exploitability")
+    ax.set_ylim(bottom=0.0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return _save(figure, path)

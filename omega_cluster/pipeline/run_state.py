@@ -76,12 +76,15 @@ class PipelineState:
     resumes: list[dict[str, Any]] = field(default_factory=list)  # one entry per resume
     ratings: list[dict[str, Any]] = field(default_factory=list)  # rating_rows of champions
     anchor_slices: list[dict[str, Any]] = field(default_factory=list)  # slice_rows of champions
+    exploitability: list[dict[str, Any]] = field(default_factory=list)  # per champion and kind
 
     def record_anchors(self, report: AnchorReport) -> None:
         """A champion's anchored ratings and per-table scores (:func:`rating_rows`,
         :func:`slice_rows`)."""
         self.ratings.extend(rating_rows(report, decision=self.decisions))
         self.anchor_slices.extend(slice_rows(report))
+        self.exploitability.extend({"version": report.version, "player": kind, "value": value}
+                                   for kind, value in report.exploitability)  # fmt: skip
 
     def save(self, path: Path) -> None:
         tmp = path.with_suffix(".json.tmp")

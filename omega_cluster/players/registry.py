@@ -247,9 +247,11 @@ def _normalize(name: str) -> str:
 
 def _plugin_entry(name: str, game: Game) -> PlayerEntry | None:
     """An entry for a player only the game's plugin names (None: it names none by ``name``)."""
-    if name not in game_plugin(game).players:
+    factory = game_plugin(game).player(name)
+    if factory is None:
         return None
-    return _rule_based(name, "the game's own player")
+    args = tuple(getattr(factory, "spec_args", ()))  # a plugin player's positional arguments
+    return PlayerEntry(name, {}, args, doc="the game's own player", from_plugin=True)
 
 
 def _unavailable(spec: str, name: str, entry: PlayerEntry | None, game: Game) -> str:

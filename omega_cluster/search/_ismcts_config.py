@@ -20,7 +20,7 @@ WorldConstraints = Callable[[State, int], Any]
 ``state.sample_world(player, rng, constraints)`` of a search (``None``: no deductions); a game
 gives its own as the plugin hook ``world_constraints`` (the search players' ``deduce=true``)."""
 
-_SELECTIONS = ("uct", "puct")
+_SELECTIONS = ("uct", "puct", "smooth_uct")
 _FINAL_POLICIES = ("visits", "max_visits", "max_value")
 
 
@@ -65,7 +65,9 @@ class ISMCTSConfig:
     determinizations: int | None = None  # D worlds drawn with sample_world ...
     simulations_per_determinization: int | None = None  # ... each used for S simulations
     time_limit_s: float | None = None  # wall-clock budget; the search stops at the first limit
-    selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none)
+    selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none) |
+    # "smooth_uct" (UCT mixed with the node's average policy: converges in imperfect-information
+    # games, where UCT's visits need not; _ismcts_bandit)
     c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
     c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
     root_schedule: RootSchedule = tree_root  # how the root spends the budget: tree_root |

@@ -102,8 +102,10 @@ class Tree:
         root_cap: int | None,
         nonroot_cap: int | None,
         virtual_loss: float | None,
+        smooth: bool = False,
     ) -> None:
         self.num_players = num_players
+        self.smooth = smooth  # Smooth UCT: UCT mixed with the average policy (_ismcts_bandit)
         self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
         self.puct = puct
         self.c = c_puct if puct else c_uct

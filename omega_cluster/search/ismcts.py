@@ -9,7 +9,9 @@ are information sets, keyed, as OpenSpiel's ``ISMCTSBot`` does, by (acting playe
 1. **determinize**: a fresh world per simulation, or ``determinizations`` D worlds each reused for
    ``simulations_per_determinization`` S simulations (cloned);
 2. **select** down the tree: UCT (Kocsis & Szepesvári 2006; unvisited actions first, in random
-   order) or PUCT (Silver et al. 2017, with the evaluator's prior); an action's exploration term
+   order), PUCT (Silver et al. 2017, with the evaluator's prior) or Smooth UCT (Heinrich &
+   Silver 2015: UCT mixed with the node's average policy, :mod:`._ismcts_bandit`; the Python
+   loop only); an action's exploration term
    counts how often it was *available* (the paper's subset-armed bandit: with progressive widening,
    since it was admitted). Chance nodes are sampled from ``chance_outcomes`` with the rng;
 3. **expand** the first information set not in the tree: it becomes a node, and its state is a
@@ -214,6 +216,7 @@ class ISMCTS:
         tree = Tree(
             self.game.num_players,
             puct=cfg.selection == "puct",
+            smooth=cfg.selection == "smooth_uct",
             c_uct=cfg.c_uct,
             c_puct=cfg.c_puct,
             pw_base=cfg.pw_base,

@@ -4,7 +4,9 @@
   per objective and player kind, on the anchors' Elo scale with their 95% interval;
 * ``anchor/<anchor>/<table>/<network|search>/score`` and ``.../fair_share``: the diagnostics per
   table (``<table>`` the slice key with ``=`` and ``,`` as ``_``, e.g.
-  ``players_4_objective_points``).
+  ``players_4_objective_points``);
+* ``exploitability/<network|search>``: the champion's exploitability (NashConv / 2) in a game
+  small enough to solve (two-player Kuhn and Leduc poker, Goofspiel of at most 4 cards).
 """
 
 from __future__ import annotations
@@ -28,4 +30,6 @@ def rating_metrics(report: AnchorReport) -> dict[str, float]:
     for r in report.results:
         key = f"anchor/{slug(r.anchor)}/{slug(r.table)}/{r.kind}"
         metrics.update({f"{key}/score": r.score, f"{key}/fair_share": r.fair_share})
+    for kind, value in report.exploitability:
+        metrics[f"exploitability/{kind}"] = value
     return metrics

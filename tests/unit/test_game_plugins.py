@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from omega_cluster.errors import UserError
 from omega_cluster.games import registry as games
 from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.kuhn_poker import KuhnPokerGame
@@ -70,7 +71,11 @@ def test_plugin_resolves_every_hook_it_declares(name: str, params: dict[str, Any
     for player_name in plugin.players:
         factory = plugin.player(player_name)
         assert factory is not None
-        player = make_player(player_name, game)
+        try:
+            player = make_player(player_name, game)
+        except UserError as err:  # a player of some of the plugin's games (OpenSpiel's bots)
+            assert "\n" not in str(err)
+            continue
         assert isinstance(player, Player)
         if not game.spec.simultaneous:
             assert player.act(state, seat, random.Random(0)) in state.legal_actions(seat)

@@ -33,7 +33,9 @@ Mapping of the contract onto pyspiel:
   ``pass_cards=false`` lists four pass directions), renormalized.
 
 The package: loading and parameter checks in :mod:`.loading`, the game in :mod:`.game`, the
-state in :mod:`.state`, determinizations in :mod:`.sampling`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
+state in :mod:`.state`, determinizations in :mod:`.sampling`, OpenSpiel's own MCTS and ISMCTS bots
+as players (``openspiel_mcts:<simulations>``, ``openspiel_ismcts:<simulations>``) in
+:mod:`.bots`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
 """
 
 from omega_cluster.games.openspiel.game import OpenSpielGame
@@ -47,4 +49,8 @@ PLUGIN = GamePlugin(
     name="openspiel",
     game=OpenSpielGame,
     encoder="omega_cluster.games.openspiel.encoder:OpenSpielEncoder",
+    players={  # OpenSpiel's own C++ search bots (.bots): outside baselines and gate anchors
+        "openspiel_mcts": "omega_cluster.games.openspiel.bots:OpenSpielMCTS",
+        "openspiel_ismcts": "omega_cluster.games.openspiel.bots:OpenSpielISMCTS",
+    },
 )

@@ -144,6 +144,7 @@ def _config_obstacle(config: ISMCTSConfig) -> str | None:
     c = config
     for name, bad in (
         ("root_schedule (only tree_root)", c.root_schedule is not tree_root),
+        ("selection='smooth_uct'", c.selection == "smooth_uct"),
         ("time_limit_s", c.time_limit_s is not None),
         ("determinizations × simulations_per_determinization", c.determinizations is not None),
         ("pw_base (progressive widening)", c.pw_base is not None),
