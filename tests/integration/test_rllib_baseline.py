@@ -1,0 +1,83 @@
+"""The RLlib PPO league baseline (omega_cluster/cluster/rllib_baseline.py) on a real local Ray:
+the policy mapping, frozen snapshots that only change when taken, a checkpoint at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import ray
+
+from omega_cluster.cluster import rllib_baseline
+from omega_cluster.cluster.rllib_baseline import league_mapping, train_league
+from omega_cluster.cluster.rllib_env import MAIN_POLICY
+
+pytestmark = pytest.mark.xdist_group("ray")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[None]:
+    if ray.is_initialized():  # another module's Ray (same xdist group): start this one fresh
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def test_the_mapping_puts_main_at_one_seat_and_is_stable() -> None:
+    mapping = league_mapping(num_players=4, size=3)
+    seen_main_seats = set()
+    for i in range(40):
+        episode = SimpleNamespace(id_=f"episode-{i}")
+        modules = [mapping(f"player_{s}", episode) for s in range(4)]
+        assert modules == [mapping(f"player_{s}", episode) for s in range(4)]
+        assert modules.count(MAIN_POLICY) == 1
+        assert set(modules) - {MAIN_POLICY} <= {"league_0", "league_1", "league_2"}
+        seen_main_seats.add(modules.index(MAIN_POLICY))
+    assert seen_main_seats == {0, 1, 2, 3}
+
+
+def _flat(state: dict, keys: list[str]) -> np.ndarray:
+    return np.concatenate([np.asarray(state[k]).ravel() for k in keys])
+
+
+def test_two_iterations_snapshot_main_into_the_league_and_save(
+    ray_cluster: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[tuple[str, np.ndarray, np.ndarray]] = []
+    snapshot = rllib_baseline._snapshot
+
+    def watch(algo, slot):  # type: ignore[no-untyped-def]
+        # the env runner's module is the inference-only part (no value head): compare its keys
+        keys = sorted(
+            k
+            for k, v in algo.get_module(slot).get_state().items()
+            if k.endswith(("weight", "bias"))
+        )
+        before = _flat(algo.get_module(slot).get_state(), keys)
+        snapshot(algo, slot)
+        main = _flat(algo.learner_group.get_weights([MAIN_POLICY])[MAIN_POLICY], keys)
+        taken.append((slot, before, main))
+        np.testing.assert_array_equal(_flat(algo.get_module(slot).get_state(), keys), main)
+
+    monkeypatch.setattr(rllib_baseline, "_snapshot", watch)
+    seen: list[dict[str, float]] = []
+    result = train_league(
+        "leduc_poker", None, minutes=5, out=tmp_path / "ppo", league=2, snapshot_every=1,
+        max_iterations=2, on_iteration=seen.append,
+        train_batch_size=64, minibatch_size=32, num_epochs=1,
+    )  # fmt: skip
+    assert result.iterations == 2 and result.snapshots == 2 and len(seen) == 2
+    assert [slot for slot, _, _ in taken] == ["league_0", "league_1", "league_0", "league_1"]
+    initial = taken[0][2]
+    # league_1 kept the initial main until its snapshot: the learner never trained it
+    np.testing.assert_array_equal(taken[3][1], initial)
+    # main learned between the two snapshots
+    assert not np.array_equal(taken[2][2], initial)
+    assert all(np.isfinite(m["total_loss"]) for m in seen)
+    assert result.checkpoint is not None and (result.checkpoint / "learner_group").is_dir()
