@@ -11,7 +11,9 @@ takes too; one module per command:
 * ``omega-cluster bench a=commander b=lieutenant cohort=mt4p-200`` — a paired contrast of two
   players on a registered cohort, with its report (:mod:`.bench`);
 * ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
-  (:mod:`.export`).
+  (:mod:`.export`);
+* ``omega-cluster baseline rllib_ppo game=leduc_poker minutes=10 out=<dir>`` — RLlib's PPO with
+  a league of frozen snapshots, the outside baseline (:mod:`.baseline`).
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
@@ -28,6 +30,7 @@ from collections.abc import Sequence
 from omega_cluster import __version__
 from omega_cluster.cli.arena import ARENA, ARENA_KEYS, GAMES
 from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, parse_value
+from omega_cluster.cli.baseline import BASELINE
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.train import TRAIN
@@ -45,7 +48,7 @@ __all__ = [
     "parse_value",
 ]
 
-COMMANDS: dict[str, Command] = {c.name: c for c in (TRAIN, ARENA, BENCH, GAMES, EXPORT)}
+COMMANDS: dict[str, Command] = {c.name: c for c in (TRAIN, ARENA, BENCH, GAMES, EXPORT, BASELINE)}
 
 
 def _build_parser() -> argparse.ArgumentParser:

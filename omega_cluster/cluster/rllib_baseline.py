@@ -14,20 +14,24 @@ Only this package imports ray; the PPO and environment settings are
 
 from __future__ import annotations
 
+import logging
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ray
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
+from omega_cluster.cluster.backend import LOOPBACK, _loopback_node
 from omega_cluster.cluster.rllib_env import MAIN_POLICY, masking_module_spec, ppo_config
 from omega_cluster.interop.table import build_game, seat_of
 
-__all__ = ["LeagueResult", "league_mapping", "league_slots", "train_league"]
+__all__ = ["LeagueResult", "embedded_ray", "league_mapping", "league_slots", "train_league"]
 
 
 def league_slots(size: int) -> list[str]:
@@ -133,3 +137,23 @@ def train_league(
     finally:
         algo.stop()
     return result
+
+
+@contextmanager
+def embedded_ray(num_cpus: int) -> Iterator[None]:
+    """The Ray this process already joined, else an embedded one on 127.0.0.1 (as the
+    service's), shut down on leaving."""
+    if ray.is_initialized():
+        yield
+        return
+    with _loopback_node():
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            _node_ip_address=LOOPBACK,
+        )
+    try:
+        yield
+    finally:
+        ray.shutdown()

@@ -10,10 +10,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import ray
+from mlflow.tracking import MlflowClient
 
+from omega_cluster.cli import main
 from omega_cluster.cluster import rllib_baseline
 from omega_cluster.cluster.rllib_baseline import league_mapping, train_league
 from omega_cluster.cluster.rllib_env import MAIN_POLICY
+from omega_cluster.tracking import default_tracking_uri
 
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -81,3 +84,41 @@ def test_two_iterations_snapshot_main_into_the_league_and_save(
     assert not np.array_equal(taken[2][2], initial)
     assert all(np.isfinite(m["total_loss"]) for m in seen)
     assert result.checkpoint is not None and (result.checkpoint / "learner_group").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["nope"], "unknown baseline 'nope'; baselines: rllib_ppo"),
+        (["rllib_ppo", "game=kuhn_poker"], "baseline rllib_ppo needs minutes=, out="),
+        (["rllib_ppo", "game=kuhn_poker", "minutes=0", "out=x"], "minutes='0' must be a number"),
+        (["rllib_ppo", "game=kuhn_poker", "minutes=1", "out=x", "seats=3"], "seats"),
+    ],
+)
+def test_bad_baseline_input_is_one_line_before_ray_starts(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    was_running = ray.is_initialized()
+    assert main(["baseline", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and expected in err[0], err
+    assert ray.is_initialized() == was_running
+
+
+def test_the_baseline_command_trains_logs_to_mlflow_and_saves(
+    ray_cluster: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "ppo-kuhn"
+    argv = ["baseline", "rllib_ppo", "game=kuhn_poker", "minutes=0.01", f"out={out}",
+            "batch=64", "league=2", "snapshot_every=1"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("rllib_ppo on kuhn_poker: ") and "checkpoint" in line
+    assert (out / "checkpoint" / "learner_group").is_dir()
+    store = MlflowClient(default_tracking_uri(out))
+    (run,) = store.search_runs([store.get_experiment_by_name("baselines").experiment_id])
+    assert run.info.status == "FINISHED"
+    assert run.data.tags["checkpoint"] == str(out / "checkpoint")
+    assert run.data.params["league"] == "2"
+    history = store.get_metric_history(run.info.run_id, "total_loss")
+    assert len(history) >= 1 and all(np.isfinite(p.value) for p in history)
