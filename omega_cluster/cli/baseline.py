@@ -2,8 +2,9 @@
 RLlib's PPO trained by self-play against a league of its frozen snapshots
 (:func:`omega_cluster.cluster.rllib_baseline.train_league`) on an embedded Ray (or the one this
 process joined), for a wall-clock budget; logged to MLflow like a training run (params, one
-point per iteration, the checkpoint's path as the tag ``checkpoint``), the RLlib checkpoint in
-``<out>/checkpoint``. Keys in :data:`BASELINE_KEYS`; every other key is a game parameter.
+point per iteration, the tags ``checkpoint`` and ``player``), the RLlib checkpoint in
+``<out>/checkpoint`` and the learner's policy in ``<out>/policy``, which the arena plays as the
+player spec ``rllib:<out>`` (:mod:`omega_cluster.players.rllib`). Keys in :data:`BASELINE_KEYS`; every other key is a game parameter.
 Ray and RLlib are imported only when the command runs.
 """
 
@@ -93,11 +94,13 @@ def run_baseline(args: argparse.Namespace) -> int:
     finally:
         if tracker is not None:
             if status == "FINISHED":
-                tracker.set_tags({"checkpoint": str(result.checkpoint)})
+                tracker.set_tags(
+                    {"checkpoint": str(result.checkpoint), "player": f"rllib:{result.policy}"}
+                )
             tracker.close(status)
     print(
         f"rllib_ppo on {s['game']}: {result.iterations} iterations, {result.snapshots} "
-        f"snapshots; checkpoint {result.checkpoint}"
+        f"snapshots; checkpoint {result.checkpoint}; play it as rllib:{result.policy}"
     )
     return 0
 

@@ -14,6 +14,7 @@ Only this package imports ray; the PPO and environment settings are
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import zlib
@@ -23,15 +24,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import ray
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from safetensors.numpy import save_file
 
 from omega_cluster.cluster.backend import LOOPBACK, _loopback_node
 from omega_cluster.cluster.rllib_env import MAIN_POLICY, masking_module_spec, ppo_config
 from omega_cluster.interop.table import build_game, seat_of
+from omega_cluster.players.rllib import POLICY_FORMAT, POLICY_META, POLICY_WEIGHTS
 
-__all__ = ["LeagueResult", "embedded_ray", "league_mapping", "league_slots", "train_league"]
+__all__ = [
+    "LeagueResult",
+    "embedded_ray",
+    "export_policy",
+    "league_mapping",
+    "league_slots",
+    "train_league",
+]
 
 
 def league_slots(size: int) -> list[str]:
@@ -63,6 +74,7 @@ class LeagueResult:
     iterations: int = 0
     snapshots: int = 0
     checkpoint: Path | None = None
+    policy: Path | None = None  # main's policy for the arena: the spec rllib:<policy>
     metrics: list[dict[str, float]] = field(default_factory=list)
 
 
@@ -109,7 +121,8 @@ def train_league(
     ``max_iterations``), then save the algorithm's checkpoint under ``out``. ``ppo`` goes to
     :func:`ppo_config` (batch sizes, epochs, env runners, seed). Ray must be running."""
     config = ppo_config(game, params, **ppo)
-    num_players = build_game(game, params).num_players
+    built = build_game(game, params)
+    num_players = built.num_players
     slots = league_slots(league)
     specs = {MAIN_POLICY: masking_module_spec(), **{s: masking_module_spec() for s in slots}}
     config.multi_agent(
@@ -134,6 +147,7 @@ def train_league(
                 result.snapshots += 1
         out.mkdir(parents=True, exist_ok=True)
         result.checkpoint = Path(algo.save_to_path(str(out / "checkpoint")))
+        result.policy = export_policy(algo, out / "policy", game, dict(built.params))
     finally:
         algo.stop()
     return result
@@ -157,3 +171,33 @@ def embedded_ray(num_cpus: int) -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+def export_policy(algo: Algorithm, directory: Path, game: str, params: Mapping[str, Any]) -> Path:
+    """Write ``main``'s policy (the actor's layers, no value head) as a player of this project
+    reads it (:class:`omega_cluster.players.rllib.RLlibPolicyPlayer`, spec ``rllib:<dir>``):
+    ``policy.safetensors`` and ``policy.json`` (game, parameters, the layers in order with their
+    activations). Walks the module's own torch layers, so a change of RLlib's default sizes or
+    activations is exported as it is."""
+    import torch
+
+    module = algo.get_module(MAIN_POLICY)
+    assert module is not None, "the algorithm has a main module"
+    layers: list[dict[str, str]] = []
+    tensors: dict[str, np.ndarray] = {}
+    stacks = (module.encoder.actor_encoder.net.mlp, module.pi.net.mlp)  # type: ignore[attr-defined]
+    for stack in stacks:
+        for part in stack:
+            if isinstance(part, torch.nn.Linear):
+                name = f"layer{len(layers)}"
+                tensors[f"{name}.weight"] = part.weight.detach().cpu().numpy().astype(np.float32)
+                tensors[f"{name}.bias"] = part.bias.detach().cpu().numpy().astype(np.float32)
+                layers.append({"name": name, "activation": "linear"})
+            elif layers:
+                layers[-1]["activation"] = type(part).__name__.lower()
+    directory.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(directory / POLICY_WEIGHTS))
+    meta = {"format": POLICY_FORMAT, "version": 1, "game": game, "params": dict(params),
+            "layers": layers}  # fmt: skip
+    (directory / POLICY_META).write_text(json.dumps(meta, indent=2, default=str))
+    return directory

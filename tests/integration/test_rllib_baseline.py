@@ -3,6 +3,7 @@ the policy mapping, frozen snapshots that only change when taken, a checkpoint a
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,12 +11,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import ray
+import torch
 from mlflow.tracking import MlflowClient
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModule
 
 from omega_cluster.cli import main
 from omega_cluster.cluster import rllib_baseline
 from omega_cluster.cluster.rllib_baseline import league_mapping, train_league
-from omega_cluster.cluster.rllib_env import MAIN_POLICY
+from omega_cluster.cluster.rllib_env import MAIN_POLICY, GameMultiAgentEnv
+from omega_cluster.games.registry import make_game
+from omega_cluster.players.registry import make_player
 from omega_cluster.tracking import default_tracking_uri
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -84,6 +90,23 @@ def test_two_iterations_snapshot_main_into_the_league_and_save(
     assert not np.array_equal(taken[2][2], initial)
     assert all(np.isfinite(m["total_loss"]) for m in seen)
     assert result.checkpoint is not None and (result.checkpoint / "learner_group").is_dir()
+    # the exported policy is RLlib's main module, layer for layer: the same logits
+    module = RLModule.from_checkpoint(
+        result.checkpoint / "learner_group" / "learner" / "rl_module" / MAIN_POLICY
+    )
+    player = make_player(f"rllib:{tmp_path / 'ppo'}", make_game("leduc_poker"))
+    env = GameMultiAgentEnv({"game": "leduc_poker"})
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        ((agent, o),) = obs.items()
+        batch = {Columns.OBS: {k: torch.as_tensor(v[None]) for k, v in o.items()}}
+        with torch.no_grad():
+            theirs = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].numpy()
+        state, seat = env.table.state, int(agent.rpartition("_")[2])
+        legal = list(state.legal_actions(seat))
+        ours = player.logits(state, seat)
+        np.testing.assert_allclose(ours[legal], theirs[legal], rtol=1e-5, atol=1e-5)
+        assert player.act(state, seat, random.Random(seed)) in legal
 
 
 @pytest.mark.parametrize(
@@ -122,3 +145,10 @@ def test_the_baseline_command_trains_logs_to_mlflow_and_saves(
     assert run.data.params["league"] == "2"
     history = store.get_metric_history(run.info.run_id, "total_loss")
     assert len(history) >= 1 and all(np.isfinite(p.value) for p in history)
+    # the policy plays in the arena by its spec, and refuses another game in one line
+    arena = ["arena", "game=kuhn_poker", f"seats=rllib:{out},random", "games=20"]
+    assert main(arena) == 0, capsys.readouterr().err
+    assert main(["arena", "game=leduc_poker", f"seats=rllib:{out}:greedy,random", "games=2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the policy plays kuhn_poker" in err[0], err
+    assert "not leduc_poker" in err[0], err
