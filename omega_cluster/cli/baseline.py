@@ -64,7 +64,12 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_baseline(args: argparse.Namespace) -> int:
     s = _settings(args)
-    from omega_cluster.cluster.rllib_baseline import embedded_ray, train_league
+    try:
+        from omega_cluster.cluster.rllib_baseline import embedded_ray, train_league
+    except ImportError as err:  # the interop extra is not installed
+        raise UsageError(
+            f"baseline rllib_ppo needs RLlib ({err}): pip install 'omega_cluster[interop]'"
+        ) from None
     from omega_cluster.tracking import Tracker
 
     out: Path = s["out"]

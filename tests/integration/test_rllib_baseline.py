@@ -4,6 +4,7 @@ the policy mapping, frozen snapshots that only change when taken, a checkpoint a
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -152,3 +153,13 @@ def test_the_baseline_command_trains_logs_to_mlflow_and_saves(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the policy plays kuhn_poker" in err[0], err
     assert "not leduc_poker" in err[0], err
+
+
+def test_without_rllib_the_baseline_says_which_extra_to_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "omega_cluster.cluster.rllib_baseline", None)
+    argv = ["baseline", "rllib_ppo", "game=kuhn_poker", "minutes=1", f"out={tmp_path}"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "needs RLlib" in line and "omega_cluster[interop]" in line
