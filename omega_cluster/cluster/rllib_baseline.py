@@ -94,12 +94,14 @@ def _set_module(runner: Any, slot: str, weights: Mapping[str, Any]) -> None:
 
 def _summary(result: Mapping[str, Any]) -> dict[str, float]:
     runners, learner = result["env_runners"], result["learners"][MAIN_POLICY]
-    main = runners.get("module_episode_returns_mean", {}).get(MAIN_POLICY, float("nan"))
+    returns = runners.get("module_episode_returns_mean", {})
+    main = returns.get(MAIN_POLICY, float("nan"))
     return {
         "iteration": float(result["training_iteration"]),
         "env_steps": float(runners["num_env_steps_sampled_lifetime"]),
         "episodes": float(runners["num_episodes"]),
         "main_return_mean": float(main),
+        "modules_played": float(len(returns)),  # main and the league slots seen this iteration
         "total_loss": float(learner["total_loss"]),
         "entropy": float(learner["entropy"]),
     }

@@ -90,6 +90,8 @@ def test_two_iterations_snapshot_main_into_the_league_and_save(
     # main learned between the two snapshots
     assert not np.array_equal(taken[2][2], initial)
     assert all(np.isfinite(m["total_loss"]) for m in seen)
+    # main and at least one league slot played (episode ids are random: which slots, varies)
+    assert all(m["modules_played"] >= 2 for m in seen)
     assert result.checkpoint is not None and (result.checkpoint / "learner_group").is_dir()
     # the exported policy is RLlib's main module, layer for layer: the same logits
     module = RLModule.from_checkpoint(
