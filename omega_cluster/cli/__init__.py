@@ -19,6 +19,8 @@ takes too; one module per command:
 * ``omega-cluster play game=mexican_train seats=you,commander,commander,commander`` — a game at
   the terminal table against any players, with the advisor (:mod:`.play`).
 * ``omega-cluster serve runs=<dir>`` — the web table and the game viewer (:mod:`.serve`).
+* ``omega-cluster baseline rllib_ppo game=leduc_poker minutes=10 out=<dir>`` — RLlib's PPO with
+  a league of frozen snapshots, the outside baseline (:mod:`.baseline`).
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
@@ -35,6 +37,7 @@ from collections.abc import Sequence
 from omega_cluster import __version__
 from omega_cluster.cli.arena import ARENA, ARENA_KEYS, GAMES
 from omega_cluster.cli.args import PROG, Command, UsageError, parse_key_values, parse_value
+from omega_cluster.cli.baseline import BASELINE
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.play import PLAY
@@ -68,6 +71,7 @@ COMMANDS: dict[str, Command] = {
         PLAY,
         SERVE,
         TUNE,
+        BASELINE,
     )
 }
 

@@ -126,6 +126,12 @@ _ENTRIES: dict[str, PlayerEntry] = {
         doc="a training run's champion, played as its gate plays it: "
         "champion:<run dir>[:<simulations>][:version=<k>][:leaf=<search leaf>]",
     ),
+    "rllib": PlayerEntry(
+        "rllib",
+        {ANY_GAME: "omega_cluster.players.rllib:RLlibPolicyPlayer"},
+        ("policy", "greedy"),
+        doc="a policy exported by `omega-cluster baseline rllib_ppo`: rllib:<out dir>[:greedy]",
+    ),
     "search": PlayerEntry(
         "search",
         {ANY_GAME: f"{_SEARCH}:SearchPlayer"},

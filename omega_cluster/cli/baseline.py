@@ -1,0 +1,122 @@
+"""``omega-cluster baseline rllib_ppo game=<name> minutes=<m> out=<dir>``: the outside baseline,
+RLlib's PPO trained by self-play against a league of its frozen snapshots
+(:func:`omega_cluster.cluster.rllib_baseline.train_league`) on an embedded Ray (or the one this
+process joined), for a wall-clock budget; logged to MLflow like a training run (params, one
+point per iteration, the tags ``checkpoint`` and ``player``), the RLlib checkpoint in
+``<out>/checkpoint`` and the learner's policy in ``<out>/policy``, which the arena plays as the
+player spec ``rllib:<out>`` (:mod:`omega_cluster.players.rllib`). Keys in :data:`BASELINE_KEYS`; every other key is a game parameter.
+Ray and RLlib are imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from omega_cluster.cli.args import Command, UsageError, flag, integer, number, parse_key_values
+
+__all__ = ["BASELINE", "BASELINES", "BASELINE_KEYS"]
+
+BASELINES = ("rllib_ppo",)
+
+BASELINE_KEYS: dict[str, str] = {
+    "game": "game name (see `omega-cluster games`) or openspiel:<name>",
+    "minutes": "wall-clock budget of the training, after RLlib has built (required)",
+    "out": "directory of the run: the RLlib checkpoint and the MLflow store (required)",
+    "league": "frozen snapshots the learner plays against (default 4)",
+    "snapshot_every": "iterations between two snapshots into the league (default 5)",
+    "batch": "environment steps per PPO iteration (default 4000)",
+    "cpus": "CPUs of the embedded Ray (default 2)",
+    "tracking": "log to MLflow in <out> (default true)",
+}
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("baseline", metavar="baseline", help=f"one of {', '.join(BASELINES)}")
+    parser.add_argument("settings", nargs="*", metavar="key=value", help="baseline keys")
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The command's checked settings; every bad value is one line before Ray starts."""
+    if args.baseline not in BASELINES:
+        raise UsageError(f"unknown baseline {args.baseline!r}; baselines: {', '.join(BASELINES)}")
+    pairs = parse_key_values(args.settings)
+    keys = {k: pairs.pop(k) for k in list(pairs) if k in BASELINE_KEYS}
+    missing = [k for k in ("game", "minutes", "out") if not keys.get(k)]
+    if missing:
+        raise UsageError(f"baseline rllib_ppo needs {', '.join(f'{k}=' for k in missing)}")
+    from omega_cluster.cli.arena import build_game
+
+    game = build_game(keys["game"], pairs)
+    return {
+        "game": keys["game"],
+        "game_params": dict(game.params),
+        "minutes": number("minutes", keys["minutes"], low=0.0, high=7 * 24 * 60.0),
+        "out": Path(keys["out"]),
+        "league": integer("league", keys.get("league", "4"), minimum=1),
+        "snapshot_every": integer("snapshot_every", keys.get("snapshot_every", "5"), minimum=1),
+        "batch": integer("batch", keys.get("batch", "4000"), minimum=8),
+        "cpus": integer("cpus", keys.get("cpus", "2"), minimum=1),
+        "tracking": flag("tracking", keys.get("tracking", "true")),
+    }
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    s = _settings(args)
+    try:
+        from omega_cluster.cluster.rllib_baseline import embedded_ray, train_league
+    except ImportError as err:  # the interop extra is not installed
+        raise UsageError(
+            f"baseline rllib_ppo needs RLlib ({err}): pip install 'omega_cluster[interop]'"
+        ) from None
+    from omega_cluster.tracking import Tracker
+
+    out: Path = s["out"]
+    tracker = (
+        Tracker(run_dir=out, experiment="baselines", run_name=out.name) if s["tracking"] else None
+    )
+    if tracker is not None:
+        tracker.set_tags({"baseline": "rllib_ppo", "game": s["game"]})
+        tracker.log_params({k: v for k, v in s.items() if k not in ("out", "tracking", "cpus")})
+
+    def on_iteration(summary: dict[str, float]) -> None:
+        if tracker is not None:
+            tracker.log_metrics(summary, step=int(summary["iteration"]))
+
+    status = "FAILED"
+    try:
+        with embedded_ray(s["cpus"]):
+            result = train_league(
+                s["game"], s["game_params"], minutes=s["minutes"], out=out, league=s["league"],
+                snapshot_every=s["snapshot_every"], on_iteration=on_iteration,
+                train_batch_size=s["batch"], minibatch_size=min(128, s["batch"]),
+            )  # fmt: skip
+        status = "FINISHED"
+    except KeyboardInterrupt:
+        status = "KILLED"
+        raise
+    finally:
+        if tracker is not None:
+            if status == "FINISHED":
+                tracker.set_tags(
+                    {"checkpoint": str(result.checkpoint), "player": f"rllib:{result.policy}"}
+                )
+            tracker.close(status)
+    print(
+        f"rllib_ppo on {s['game']}: {result.iterations} iterations, {result.snapshots} "
+        f"snapshots; checkpoint {result.checkpoint}; play it as rllib:{result.policy}"
+    )
+    return 0
+
+
+BASELINE = Command(
+    "baseline",
+    "train an outside baseline (RLlib PPO with a league of frozen snapshots) for a time budget",
+    _configure,
+    run_baseline,
+    epilog="baseline keys:\n"
+    + "\n".join(f"  {k:<15} {v}" for k, v in BASELINE_KEYS.items())
+    + "\nevery other key is a game parameter.\n"
+    "example: omega-cluster baseline rllib_ppo game=leduc_poker minutes=10 out=runs/ppo-leduc",
+)

@@ -1,0 +1,205 @@
+"""The RLlib PPO baseline: self-play against a league of frozen snapshots, for a wall-clock budget.
+
+The policy ``main`` learns; ``league_0 .. league_{K-1}`` are frozen copies of it (RLlib never
+trains them). Every episode puts ``main`` at one seat and a league member at each other seat,
+chosen from the episode id (:func:`league_mapping`, RLlib's multi-agent policy mapping), so
+``main`` always plays past versions of itself, never only its current self. At the start every
+slot holds the initial ``main``; every ``snapshot_every`` iterations the oldest slot is replaced
+by the current ``main`` (round robin), in the learner's modules (which the env runners are
+synced to after every iteration; the learner trains ``main`` only) and each env runner's.
+
+Only this package imports ray; the PPO and environment settings are
+:func:`~omega_cluster.cluster.rllib_env.ppo_config`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import ray
+from ray.rllib.algorithms.algorithm import Algorithm
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from safetensors.numpy import save_file
+
+from omega_cluster.cluster.backend import LOOPBACK, _loopback_node
+from omega_cluster.cluster.rllib_env import MAIN_POLICY, masking_module_spec, ppo_config
+from omega_cluster.interop.table import build_game, seat_of
+from omega_cluster.players.rllib import POLICY_FORMAT, POLICY_META, POLICY_WEIGHTS
+
+__all__ = [
+    "LeagueResult",
+    "embedded_ray",
+    "export_policy",
+    "league_mapping",
+    "league_slots",
+    "train_league",
+]
+
+
+def league_slots(size: int) -> list[str]:
+    return [f"league_{k}" for k in range(size)]
+
+
+def league_mapping(num_players: int, size: int) -> Callable[..., str]:
+    """RLlib's policy mapping of one episode: ``main`` at the seat the episode id picks, a
+    league slot (also from the episode id, per seat) everywhere else; stable within an episode
+    (the same agent always gets the same module) and the same in every process (crc32, not
+    Python's salted ``hash``)."""
+    slots = league_slots(size)
+
+    def mapping(agent_id: Any, episode: Any, **kwargs: Any) -> str:
+        key = str(episode.id_).encode()
+        seat = seat_of(str(agent_id))
+        if seat == zlib.crc32(key) % num_players:
+            return MAIN_POLICY
+        return slots[zlib.crc32(key + b"/" + bytes([seat])) % size]
+
+    return mapping
+
+
+@dataclass
+class LeagueResult:
+    """What one baseline run did: its iterations, the snapshots taken, the last metrics and
+    where the final checkpoint is."""
+
+    iterations: int = 0
+    snapshots: int = 0
+    checkpoint: Path | None = None
+    policy: Path | None = None  # main's policy for the arena: the spec rllib:<policy>
+    metrics: list[dict[str, float]] = field(default_factory=list)
+
+
+def _snapshot(algo: Algorithm, slot: str) -> None:
+    """Copy the learner's ``main`` into ``slot``: in the learner (the env runners are synced
+    from its modules after every iteration, frozen ones included) and in every env runner now."""
+    learners, runners = algo.learner_group, algo.env_runner_group
+    assert learners is not None and runners is not None, "a built PPO algorithm has both"
+    weights = learners.get_weights([MAIN_POLICY])[MAIN_POLICY]
+    learners.set_weights({slot: weights})
+    runners.foreach_env_runner(lambda runner: _set_module(runner, slot, weights))
+
+
+def _set_module(runner: Any, slot: str, weights: Mapping[str, Any]) -> None:
+    runner.module[slot].set_state(weights)  # a multi-agent env runner's MultiRLModule
+
+
+def _summary(result: Mapping[str, Any]) -> dict[str, float]:
+    runners, learner = result["env_runners"], result["learners"][MAIN_POLICY]
+    returns = runners.get("module_episode_returns_mean", {})
+    main = returns.get(MAIN_POLICY, float("nan"))
+    return {
+        "iteration": float(result["training_iteration"]),
+        "env_steps": float(runners["num_env_steps_sampled_lifetime"]),
+        "episodes": float(runners["num_episodes"]),
+        "main_return_mean": float(main),
+        "modules_played": float(len(returns)),  # main and the league slots seen this iteration
+        "total_loss": float(learner["total_loss"]),
+        "entropy": float(learner["entropy"]),
+    }
+
+
+def train_league(
+    game: str,
+    params: Mapping[str, Any] | None,
+    *,
+    minutes: float,
+    out: Path,
+    league: int = 4,
+    snapshot_every: int = 5,
+    max_iterations: int | None = None,
+    on_iteration: Callable[[dict[str, float]], None] | None = None,
+    **ppo: Any,
+) -> LeagueResult:
+    """Train ``main`` by PPO against the league until ``minutes`` have passed (or
+    ``max_iterations``), then save the algorithm's checkpoint under ``out``. ``ppo`` goes to
+    :func:`ppo_config` (batch sizes, epochs, env runners, seed). Ray must be running."""
+    config = ppo_config(game, params, **ppo)
+    built = build_game(game, params)
+    num_players = built.num_players
+    slots = league_slots(league)
+    specs = {MAIN_POLICY: masking_module_spec(), **{s: masking_module_spec() for s in slots}}
+    config.multi_agent(
+        policies={MAIN_POLICY, *slots},
+        policy_mapping_fn=league_mapping(num_players, league),
+        policies_to_train=[MAIN_POLICY],
+    ).rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+    algo = config.build_algo()
+    result = LeagueResult()
+    try:
+        for slot in slots:
+            _snapshot(algo, slot)
+        deadline = time.monotonic() + minutes * 60.0
+        while time.monotonic() < deadline and result.iterations != max_iterations:
+            summary = _summary(algo.train())
+            result.iterations += 1
+            result.metrics.append(summary)
+            if on_iteration is not None:
+                on_iteration(summary)
+            if result.iterations % snapshot_every == 0:
+                _snapshot(algo, slots[result.snapshots % league])
+                result.snapshots += 1
+        out.mkdir(parents=True, exist_ok=True)
+        result.checkpoint = Path(algo.save_to_path(str(out / "checkpoint")))
+        result.policy = export_policy(algo, out / "policy", game, dict(built.params))
+    finally:
+        algo.stop()
+    return result
+
+
+@contextmanager
+def embedded_ray(num_cpus: int) -> Iterator[None]:
+    """The Ray this process already joined, else an embedded one on 127.0.0.1 (as the
+    service's), shut down on leaving."""
+    if ray.is_initialized():
+        yield
+        return
+    with _loopback_node():
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            _node_ip_address=LOOPBACK,
+        )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def export_policy(algo: Algorithm, directory: Path, game: str, params: Mapping[str, Any]) -> Path:
+    """Write ``main``'s policy (the actor's layers, no value head) as a player of this project
+    reads it (:class:`omega_cluster.players.rllib.RLlibPolicyPlayer`, spec ``rllib:<dir>``):
+    ``policy.safetensors`` and ``policy.json`` (game, parameters, the layers in order with their
+    activations). Walks the module's own torch layers, so a change of RLlib's default sizes or
+    activations is exported as it is."""
+    import torch
+
+    module = algo.get_module(MAIN_POLICY)
+    assert module is not None, "the algorithm has a main module"
+    layers: list[dict[str, str]] = []
+    tensors: dict[str, np.ndarray] = {}
+    stacks = (module.encoder.actor_encoder.net.mlp, module.pi.net.mlp)  # type: ignore[attr-defined]
+    for stack in stacks:
+        for part in stack:
+            if isinstance(part, torch.nn.Linear):
+                name = f"layer{len(layers)}"
+                tensors[f"{name}.weight"] = part.weight.detach().cpu().numpy().astype(np.float32)
+                tensors[f"{name}.bias"] = part.bias.detach().cpu().numpy().astype(np.float32)
+                layers.append({"name": name, "activation": "linear"})
+            elif layers:
+                layers[-1]["activation"] = type(part).__name__.lower()
+    directory.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(directory / POLICY_WEIGHTS))
+    meta = {"format": POLICY_FORMAT, "version": 1, "game": game, "params": dict(params),
+            "layers": layers}  # fmt: skip
+    (directory / POLICY_META).write_text(json.dumps(meta, indent=2, default=str))
+    return directory
