@@ -162,3 +162,24 @@ def test_the_generic_search_target_plays_real_games(tmp_path: Path) -> None:
     assert all(0.0 <= f <= 2.0 for g in tuner.history for f in g.fitness)  # 2 seats: share x 2
     (c_uct,) = tuner.mean_weights()
     assert 0.05 <= c_uct <= 6.0
+
+
+def test_the_hand_value_target_tunes_the_lookahead_leaf(tmp_path: Path) -> None:
+    game = make_game("mexican_train", players=2, rounds=1)
+    target = resolve_target(game, "lookahead:hand:1:worlds=2")
+    assert "tiles" in target.names and "scale" not in target.names
+    # the weights reach the leaf: a candidate that ignores the hand differs from the defaults
+    built = target.build(game, dict.fromkeys(target.names, 0.0))
+    state = game.new_initial_state(5)
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    assert built.evaluator.value_fn(state) == pytest.approx((0.5, 0.5))  # type: ignore[attr-defined]
+    with pytest.raises(TuneError, match="depth must be an int >= 1"):
+        resolve_target(game, "lookahead:hand:0")
+    with pytest.raises(TuneError, match="targets: search:<leaf>:<simulations>$"):
+        resolve_target(make_game("kuhn_poker"), "lookahead:hand:1")  # no hand-written value
+    config = TuneConfig("mexican_train", {"players": 2, "rounds": 1}, "lookahead:hand:1:worlds=1",
+                        generations=1, population=3, deals=2, pool=2, seed=3)  # fmt: skip
+    tuner = Tuner(config, tmp_path)
+    tuner.run()
+    assert len(tuner.history[0].fitness) == 3

@@ -1,11 +1,14 @@
 """Where the tuner's targets come from: the game's plugin hook ``tune_targets`` (``factory() ->
 {name: TuneTarget}``, :mod:`omega_cluster.games.tuning` has the types) and, for every game, the
-generic target ``search:<leaf>:<simulations>[:key=value]``: the search's exploration constant
-``c_uct`` (the spec's other arguments stay fixed).
+generic targets ``search:<leaf>:<simulations>[:key=value]`` (the search's exploration constant
+``c_uct``; the spec's other arguments stay fixed) and, for a game with a hand-written value (its
+plugin's ``hand_value`` hook), ``lookahead:hand:<depth>[:worlds=W]``: the hand value's term weights
+as the leaf of the lookahead search (its ``scale`` stays: at a max-n leaf it only rescales).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -20,9 +23,10 @@ from omega_cluster.games.tuning import (
     WeightSpec,
     spec_from_default,
 )
-from omega_cluster.players.registry import PlayerSpecError, make_player
+from omega_cluster.players.registry import PlayerSpecError, make_player, parse_player_spec
 
 __all__ = [
+    "HAND_TARGET",
     "SEARCH_TARGET",
     "Playout",
     "TuneError",
@@ -36,6 +40,9 @@ __all__ = [
 
 SEARCH_TARGET = "search:<leaf>:<simulations>"
 """The generic target's form (every game): the search's ``c_uct``."""
+
+HAND_TARGET = "lookahead:hand:<depth>"
+"""The generic target of a game with a hand-written value: its term weights as the search leaf."""
 
 
 def game_targets(game: Game) -> dict[str, TuneTarget]:
@@ -53,7 +60,10 @@ def resolve_target(game: Game, name: str) -> TuneTarget:
     head = name.split(":", 1)[0]
     if head in ("search", "ismcts", "smmcts") and ":" in name:
         return _search_target(game, name)
-    listed = ", ".join([*own, SEARCH_TARGET])
+    hand = game_plugin(game).hook("hand_value")
+    if name.startswith("lookahead:hand:") and hand is not None:
+        return _hand_target(game, name, hand)
+    listed = ", ".join([*own, SEARCH_TARGET, *([HAND_TARGET] if hand is not None else [])])
     raise TuneError(f"unknown target {name!r} for {game.spec.name}; targets: {listed}")
 
 
@@ -74,6 +84,32 @@ def _search_target(game: Game, spec: str) -> TuneTarget:
         (WeightSpec("c_uct", 1.4, 0.05, 6.0, 1.0),),
         build,
         doc="the search's UCT exploration constant",
+    )
+
+
+def _hand_target(game: Game, spec: str, factory: Any) -> TuneTarget:
+    """``lookahead:hand:<depth>[:worlds=W]``: the hand value's term weights (module doc)."""
+    from omega_cluster.players.lookahead import LookaheadPlayer
+    from omega_cluster.search.evaluators import HeuristicEvaluator
+
+    try:
+        make_player(spec, game)  # a bad depth or option is refused now, in one line
+    except (PlayerSpecError, ValueError) as err:
+        raise TuneError(f"target {spec!r}: {err}") from None
+    _, args, options = parse_player_spec(spec)
+    base = factory(game).weights
+    terms = {k: float(v) for k, v in dataclasses.asdict(base).items() if k != "scale"}
+
+    def build(game: Game, values: Mapping[str, float]) -> Player:
+        weights = factory(game, weights={**dataclasses.asdict(base), **values})
+        leaf = HeuristicEvaluator(weights, name="hand")
+        return LookaheadPlayer(game, leaf, *args[1:], **options)
+
+    return TuneTarget(
+        spec,
+        tuple(spec_from_default(name, value) for name, value in terms.items()),
+        build,
+        doc="the hand-written value's term weights, as the lookahead search's leaf",
     )
 
 

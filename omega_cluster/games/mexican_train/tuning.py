@@ -9,8 +9,9 @@ scales either side, so a weight may change sign or vanish. Games between Command
 different weights run whole rounds compiled (one compiled Commander per process, its per-seat
 weights set per game: the very moves the Python Commanders would play, ~10x faster).
 
-A ``hand`` target (the hand-written value's ``HandWeights``) needs a player that searches on
-that value with given weights (the lookahead player with the ``hand`` leaf); it is not here yet.
+The hand-written value's weights (:class:`~.evaluation.HandWeights`) are the generic target
+``lookahead:hand:<depth>`` of every game with a ``hand_value`` hook
+(:mod:`omega_cluster.eval.tuning.specs`).
 """
 
 from __future__ import annotations
