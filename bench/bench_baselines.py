@@ -119,6 +119,9 @@ def train_both(
     """Train the service and PPO for ``minutes`` each; their run dirs and wall seconds."""
     python = [sys.executable, "-m", "omega_cluster"]
     run, ppo = work / f"{game}-service", work / f"{game}-ppo"
+    for path in (run, ppo):
+        if path.exists():
+            raise BenchError(f"{path} exists already: give --work a fresh directory")
     one_core = ["cluster.self_play_actors=1", "cluster.bench_workers=1"] if parallel else []
     game_keys = [f"game.params.{k}={v}" for k, v in params.items()]
     service = [*python, "train", f"game={game}", *game_keys, f"run.max_minutes={minutes}",
@@ -216,10 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games_list.split(",") if g.strip()]
     try:
-        unknown = [g for g in games if g not in GAMES]
-        if unknown or not games:
+        unknown = [g for g in games if g not in GAMES] or ([] if games else ["(none)"])
+        if unknown:
             raise BenchError(
-                f"--games-list: unknown game {unknown[:1]}; allowed: {', '.join(GAMES)}"
+                f"--games-list: unknown game {unknown[0]!r}; allowed: {', '.join(GAMES)}"
             )
         if args.minutes <= 0 or args.games < 2:
             raise BenchError("--minutes must be > 0 and --games at least 2")
