@@ -20,6 +20,7 @@ from pathlib import Path
 from omega_cluster.errors import UserError, one_line
 
 STRENGTH = (
+    "bench_baselines",
     "bench_champion",
     "bench_fleet",
     "bench_training",

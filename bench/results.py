@@ -9,7 +9,8 @@ their ratio or the bar it is held to, the command that reproduces it, the date a
 was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
 
 ``python -m bench.results`` rewrites the tables between ``<!-- results:<table> -->`` and
-``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed`` and ``strength``) and in
+``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength`` and ``baselines``: the service against an
+outside baseline, one row per game, its cells in :attr:`Figure.cells`) and in
 ``README.md`` (table ``headline``: the figures that carry a ``headline`` label), leaving the text
 around them alone; ``--check`` only says whether they are up to date (exit status 1 if not);
 ``--root DIR`` reads ``DIR/docs/results/`` and rewrites the documents under ``DIR`` instead of
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = ("speed", "strength")
+TABLES = ("speed", "strength", "baselines")
 DOCUMENTS = {"docs/results.md": TABLES, "README.md": ("headline",)}
 # the tables list the benchmarks bottom-up: the engines, search, the network, training, the service
 ORDER = (
@@ -57,11 +58,26 @@ ORDER = (
     "bench_leaf",
     "bench_ntuple",
     "bench_training",
+    "bench_baselines",
 )
 COLUMNS = {
     "speed": ("benchmark", "figure", "reference (same run)", "ratio / bar", "command", "measured"),
     "strength": ("match", "figure (95%)", "against", "bar", "command", "measured"),
     "headline": ("what", "figure", "against", "ratio / bar"),
+    # the service against an outside baseline at equal wall-clock time (bench_baselines): scores
+    # of the first-named side, 95% intervals; one row per game, its cells in Figure.cells
+    "baselines": (
+        "game",
+        "minutes per side",
+        "wall time (set-up included)",
+        "service network vs heuristic",
+        "service search vs heuristic",
+        "PPO vs heuristic",
+        "service network vs PPO",
+        "service search vs PPO",
+        "command",
+        "measured",
+    ),
 }
 
 
@@ -76,6 +92,7 @@ class Figure:
     command: str = ""  # the command that reproduces it
     table: str = "speed"  # "speed" or "strength"
     headline: str = ""  # a short label: the figure also goes into the README's small table
+    cells: tuple[str, ...] = ()  # a "baselines" row: its cells after the game (COLUMNS)
 
 
 def results_dir() -> Path:
@@ -149,7 +166,7 @@ def _cell(text: str) -> str:
 
 
 def render_table(table: str, entries: Iterable[dict[str, Any]]) -> str:
-    """The markdown table ``table`` ("speed", "strength" or "headline") of ``entries``."""
+    """The markdown table ``table`` (one of ``COLUMNS``) of ``entries``."""
     if table not in COLUMNS:
         raise ValueError(f"unknown table {table!r}; tables: {', '.join(COLUMNS)}")
     if table == "headline":  # speed rows first, then strength
@@ -157,6 +174,17 @@ def render_table(table: str, entries: Iterable[dict[str, Any]]) -> str:
             (e["headline"], e["figure"], e.get("reference", ""), e.get("ratio", ""))
             for e in sorted(entries, key=lambda e: e.get("table", "speed") != "speed")
             if e.get("headline")
+        ]
+    elif table == "baselines":  # the game is the name's last part
+        rows = [
+            (
+                e["name"].rsplit(", ", 1)[-1],
+                *e.get("cells", ()),
+                f"`{e['command']}`" if e.get("command") else "",
+                f"{e.get('date', '')}, {e.get('source', '')}".strip(", "),
+            )
+            for e in entries
+            if e.get("table") == table
         ]
     else:
         rows = [

@@ -63,7 +63,7 @@ def _markers(*tables: str) -> str:
 def test_the_tables_are_rendered_from_the_json(tmp_path: Path) -> None:
     (tmp_path / "docs" / "results").mkdir(parents=True)
     (tmp_path / "docs" / "results" / "bench_sample.json").write_text(json.dumps(SAMPLE))
-    (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength"))
+    (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength", "baselines"))
     (tmp_path / "README.md").write_text(_markers("headline"))
     assert _results(tmp_path, "--check").returncode == 1  # "old" is not the table
     done = _results(tmp_path)
@@ -71,7 +71,7 @@ def test_the_tables_are_rendered_from_the_json(tmp_path: Path) -> None:
     assert _results(tmp_path, "--check").returncode == 0
 
     results = (tmp_path / "docs" / "results.md").read_text()
-    assert "old" not in results and results.count("after") == 2 and "intro speed" in results
+    assert "old" not in results and results.count("after") == 3 and "intro speed" in results
     speed = results.split("<!-- results:speed -->\n")[1].split("<!-- /results:speed -->")[0]
     assert speed.splitlines() == [
         "| benchmark | figure | reference (same run) | ratio / bar | command | measured |",
@@ -119,3 +119,44 @@ def test_record_replaces_speed_figures_and_keeps_strength_ones(tmp_path: Path) -
         ("strength b", "0.6"),
     ]
     assert all(f["date"] and f["source"] for f in figures)
+
+
+BASELINE_ROW = """
+from bench.results import Figure, record
+cells = ("5", "service 5.5 min, PPO 5.2 min", "0.61 [0.56, 0.66]", "0.70 [0.65, 0.74]",
+         "0.40 [0.35, 0.45]", "0.66 [0.61, 0.70]", "0.75 [0.71, 0.79]")
+record("bench_baselines", [Figure("service vs RLlib PPO at equal wall-clock, leduc_poker",
+       "0.75 [0.71, 0.79]", "RLlib PPO, 5 min each", "0.5 = equal strength", "python -m x",
+       table="baselines", headline="leduc: service vs PPO", cells=cells)])
+"""
+
+
+def test_a_baselines_row_is_recorded_and_rendered_cell_by_cell(tmp_path: Path) -> None:
+    """bench_baselines' rows: one per game, the game then its cells; the headline in the README."""
+    results = tmp_path / "docs" / "results"
+    run = subprocess.run(
+        [sys.executable, "-c", BASELINE_ROW],
+        cwd=ROOT,
+        env={**os.environ, "OMEGA_RESULTS_DIR": str(results)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    figure = json.loads((results / "bench_baselines.json").read_text())["figures"][0]
+    assert figure["table"] == "baselines" and len(figure["cells"]) == 7
+    (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength", "baselines"))
+    (tmp_path / "README.md").write_text(_markers("headline"))
+    assert _results(tmp_path).returncode == 0
+    text = (tmp_path / "docs" / "results.md").read_text()
+    table = text.split("<!-- results:baselines -->\n")[1].split("<!-- /results:baselines -->")[0]
+    lines = table.splitlines()
+    assert lines[0].startswith("| game | minutes per side |") and len(lines) == 3
+    assert lines[2].startswith(
+        "| leduc_poker | 5 | service 5.5 min, PPO 5.2 min | 0.61 [0.56, 0.66] | 0.70 [0.65, 0.74]"
+        " | 0.40 [0.35, 0.45] | 0.66 [0.61, 0.70] | 0.75 [0.71, 0.79] | `python -m x` |"
+    )
+    assert lines[0].count("|") == lines[2].count("|")  # as many cells as columns
+    assert "leduc_poker" not in text.split("<!-- results:strength -->")[1].split("<!-- /")[0]
+    readme = (tmp_path / "README.md").read_text()
+    assert "| leduc: service vs PPO | 0.75 [0.71, 0.79] | RLlib PPO, 5 min each |" in readme
