@@ -22,8 +22,11 @@ from omega_cluster.errors import UserError, one_line
 STRENGTH = (
     "bench_baselines",
     "bench_champion",
+    "bench_exploitability",
     "bench_fleet",
+    "bench_openspiel_bots",
     "bench_training",
+    "bench_tuned",
 )  # run when named: long strength measurements
 
 

@@ -57,6 +57,7 @@ ORDER = (
     "bench_value",
     "bench_leaf",
     "bench_ntuple",
+    "bench_tuned",
     "bench_training",
     "bench_baselines",
 )
