@@ -3,8 +3,8 @@
 Each :class:`TableActor` holds the run's :class:`~omega_cluster.train.ntuple.GameKit` (the game,
 its patterns, the heuristic and the policy) and plays a batch of games on the tables it is handed
 (an object-store copy: ``ray.put`` once per broadcast, shared by every actor), returning their
-sparse updates. The learner (this driver process, :func:`train_tables_ray`) merges each batch as
-it comes back, into its own tables and temporal-coherence accumulators, and puts a new copy in
+sparse updates. The learner (this driver process, :func:`train_tables_ray`) merges the batches in
+the order it sent them (so a run does not depend on which actor finished first), into its own tables and temporal-coherence accumulators, and puts a new copy in
 the object store every ``broadcast_every`` merges; the games in flight finish on the copy they
 started with (their values a little stale, as an asynchronous TD learner's are). Validation and
 saving are the one-process loop's (:class:`~omega_cluster.train.ntuple.TableTrainer`).
@@ -92,7 +92,9 @@ def train_tables_ray(
             submit(actor)
         merges = 0
         while pending:
-            (ready,), _ = ray.wait(list(pending), num_returns=1)
+            # merged in the order submitted, not the order finished: the run does not depend
+            # on which actor the machine happened to run first (a finished later batch waits)
+            ready = next(iter(pending))
             actor = pending.pop(ready)
             last = trainer.counters.games
             trainer.apply(ray.get(ready))
