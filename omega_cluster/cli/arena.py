@@ -18,11 +18,12 @@ from collections.abc import Mapping
 import torch
 from rich.table import Table
 
-from omega_cluster.cli.args import Command, UsageError, flag, integer, parse_key_values, parse_value
+from omega_cluster.cli.args import Command, UsageError, flag, integer, parse_key_values
+from omega_cluster.cli.args import build_game as args_build_game
 from omega_cluster.eval.arena import play_match, print_table
 from omega_cluster.eval.table import wide_console
-from omega_cluster.games.api import Game, GameError, ParamSpec
-from omega_cluster.games.registry import available_games, game_class, game_parameters, make_game
+from omega_cluster.games.api import Game, ParamSpec
+from omega_cluster.games.registry import available_games, game_class
 from omega_cluster.model.threads import pin_threads
 
 __all__ = ["ARENA", "ARENA_KEYS", "GAMES", "build_game"]
@@ -42,18 +43,7 @@ ARENA_KEYS: dict[str, str] = {
 
 def build_game(name: str, pairs: dict[str, str]) -> Game:
     """The game of a ``game=`` value and its parameters (``pairs``, raw text)."""
-    try:
-        name, parameters = game_parameters(name, pairs)
-    except GameError as err:
-        raise UsageError(str(err)) from None
-    unknown = [key for key in pairs if key not in parameters]
-    if unknown:
-        raise UsageError(
-            f"unknown key {unknown[0]!r}; arena keys: {', '.join(ARENA_KEYS)}; "
-            f"parameters of {name}: {', '.join(parameters) or 'none'}"
-        )
-    kwargs = {key: parse_value(text, parameters.get(key)) for key, text in pairs.items()}
-    return make_game(name, **kwargs)
+    return args_build_game(name, pairs, "arena", ARENA_KEYS)
 
 
 def _configure_arena(parser: argparse.ArgumentParser) -> None:

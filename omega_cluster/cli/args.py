@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omega_cluster.errors import UserError
-from omega_cluster.games.api import ParamSpec
+from omega_cluster.games.api import Game, GameError, ParamSpec
+from omega_cluster.games.registry import game_parameters, make_game
 from omega_cluster.players.registry import parse_scalar
 
 __all__ = [
     "PROG",
     "Command",
     "UsageError",
+    "build_game",
     "check_writable",
     "flag",
     "integer",
@@ -73,6 +75,26 @@ def parse_value(text: str, spec: ParamSpec | None = None) -> Any:
     if spec is not None and spec.kind is tuple and not isinstance(value, tuple):
         return (value,)  # a one-element list needs no comma
     return value
+
+
+def build_game(name: str, pairs: dict[str, str], command: str, keys: Iterable[str]) -> Game:
+    """The game of a ``game=`` value and its parameters (``pairs``, raw text).
+
+    A key that is neither a game parameter nor one of the ``command``'s ``keys`` is one line
+    naming both lists.
+    """
+    try:
+        name, parameters = game_parameters(name, pairs)
+    except GameError as err:
+        raise UsageError(str(err)) from None
+    unknown = [key for key in pairs if key not in parameters]
+    if unknown:
+        raise UsageError(
+            f"unknown key {unknown[0]!r}; {command} keys: {', '.join(keys)}; "
+            f"parameters of {name}: {', '.join(parameters) or 'none'}"
+        )
+    kwargs = {key: parse_value(text, parameters.get(key)) for key, text in pairs.items()}
+    return make_game(name, **kwargs)
 
 
 def flag(key: str, text: str) -> bool:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from omega_cluster.cli.args import Command, UsageError, integer, parse_key_values, parse_value
-from omega_cluster.games.api import Game, GameError
-from omega_cluster.games.registry import available_games, game_parameters, make_game
+from omega_cluster.cli.args import Command, UsageError, build_game, integer, parse_key_values
+from omega_cluster.games.registry import available_games
 from omega_cluster.play.session import TableSession
 from omega_cluster.play.terminal import TerminalTable
 
@@ -24,21 +23,6 @@ PLAY_KEYS: dict[str, str] = {
     "(e.g. you,champion:runs/default,commander,commander)",
     "seed": "the deal and the bots' randomness (default 0)",
 }
-
-
-def _build_game(name: str, pairs: dict[str, str]) -> Game:
-    try:
-        name, parameters = game_parameters(name, pairs)
-    except GameError as err:
-        raise UsageError(str(err)) from None
-    unknown = [key for key in pairs if key not in parameters]
-    if unknown:
-        raise UsageError(
-            f"unknown key {unknown[0]!r}; play keys: {', '.join(PLAY_KEYS)}; "
-            f"parameters of {name}: {', '.join(parameters) or 'none'}"
-        )
-    kwargs = {key: parse_value(text, parameters.get(key)) for key, text in pairs.items()}
-    return make_game(name, **kwargs)
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +40,7 @@ def run_play(args: argparse.Namespace) -> int:
     if not seats:
         raise UsageError("seats= is empty; give one player spec (or you) per seat")
     pairs.setdefault("players", str(len(seats)))
-    game = _build_game(keys["game"], pairs)
+    game = build_game(keys["game"], pairs, "play", PLAY_KEYS)
     session = TableSession(game, seats, seed=integer("seed", keys.get("seed", "0"), minimum=0))
     return TerminalTable(session).run()
 

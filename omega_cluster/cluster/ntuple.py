@@ -32,7 +32,7 @@ from omega_cluster.train.ntuple import (
     TableTrainer,
     play_games,
 )
-from omega_cluster.train.ntuple.trainer import Report
+from omega_cluster.train.ntuple.trainer import Report, after_merge
 
 __all__ = ["TableActor", "start_table_ray", "train_tables_ray"]
 
@@ -104,11 +104,7 @@ def train_tables_ray(
                 tables_ref = ray.put(trainer.tables)
             if not trainer.done(started):
                 submit(actor)
-            validation = trainer.validate() if trainer.validation_due(last) else None
-            if validation is not None and out is not None:
-                trainer.save(out)
-            if report is not None:
-                report(trainer, validation)
+            after_merge(trainer, last, out, report)
     finally:
         for actor in actors:
             ray.kill(actor)

@@ -34,7 +34,7 @@ from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.player import Player
 from omega_cluster.players.registry import PlayerSpecError, make_player
 
-__all__ = ["HUMAN", "IllegalMove", "MoveEvent", "TableSession", "seat_view"]
+__all__ = ["HUMAN", "IllegalMove", "MoveEvent", "TableSession", "jsonable", "seat_view"]
 
 HUMAN = "you"
 """The seat spec of a person."""
@@ -294,7 +294,7 @@ def generic_view(state: State, seat: int) -> dict[str, Any]:
     elif hasattr(obs, "_asdict"):  # a NamedTuple
         raw = obs._asdict()
     if raw is not None:
-        fields = {k: _jsonable(v) for k, v in raw.items()}
+        fields = {k: jsonable(v) for k, v in raw.items()}
         lines = [f"{k}: {v}" for k, v in fields.items()]
     else:
         fields = {"observation": str(obs)}
@@ -302,11 +302,12 @@ def generic_view(state: State, seat: int) -> dict[str, Any]:
     return {"game": state.game.spec.name, "observation": fields, "text": "\n".join(lines)}
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON: lists and tuples as lists, dict keys as text, other objects as text."""
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     return str(value)

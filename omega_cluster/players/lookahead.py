@@ -24,7 +24,7 @@ import random
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.registry import game_plugin
 from omega_cluster.players.registry import PlayerSpecError
-from omega_cluster.players.search import build_leaf_evaluator
+from omega_cluster.players.search import build_leaf_evaluator, forced_or_searched
 from omega_cluster.search.evaluators import Evaluator
 from omega_cluster.search.lookahead import Lookahead, LookaheadResult
 
@@ -75,14 +75,7 @@ class LookaheadPlayer:
         legal = state.legal_actions(player)
         if not legal:
             raise ValueError(f"{self.name}: player {player} does not act in this state")
-        if len(legal) == 1:
-            self.forced += 1
-            self.last_result = None
-            return legal[0]
-        result = self.search.search(state, player, rng)
-        self.searches += 1
-        self.last_result = result
-        return result.action
+        return forced_or_searched(self, state, player, rng, legal)
 
     def __repr__(self) -> str:
         s = self.search

@@ -56,7 +56,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from omega_cluster.games.api import Game, HistoryEntry, State
@@ -77,6 +77,7 @@ __all__ = [
     "SMMCTSPlayer",
     "SearchPlayer",
     "build_leaf_evaluator",
+    "forced_or_searched",
     "rollout_policy",
 ]
 
@@ -94,6 +95,30 @@ class _Search(Protocol):
     def search(self, state: State, player: int, rng: random.Random) -> SearchResult: ...
 
     def reset(self) -> None: ...
+
+
+class _Counted(Protocol):
+    """A searching player that counts its searched and forced moves and keeps the last result."""
+
+    search: Any
+    searches: int
+    forced: int
+    last_result: Any
+
+
+def forced_or_searched(
+    player: _Counted, state: State, seat: int, rng: random.Random, legal: Sequence[int]
+) -> int:
+    """``seat``'s move: the one legal move without a search (counted in ``forced``, no
+    ``last_result``), else the move of ``player.search`` (counted in ``searches``)."""
+    if len(legal) == 1:
+        player.forced += 1
+        player.last_result = None
+        return legal[0]
+    result = player.search.search(state, seat, rng)
+    player.searches += 1
+    player.last_result = result
+    return result.action
 
 
 def _random_policy(game: Game) -> Player:
@@ -361,14 +386,7 @@ class SearchPlayer:
         if not legal:
             raise ValueError(f"{self.name}: player {player} does not act in this state")
         self._follow_game(state)
-        if len(legal) == 1:
-            self.forced += 1
-            self.last_result = None
-            return legal[0]
-        result = self.search.search(state, player, rng)
-        self.searches += 1
-        self.last_result = result
-        return result.action
+        return forced_or_searched(self, state, player, rng, legal)
 
     def reset(self) -> None:
         """Forget the search tree (a new game starts)."""

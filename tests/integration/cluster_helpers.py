@@ -1,12 +1,31 @@
 """Helpers of the cluster tests (test_local_cluster, test_two_node): free ports, the process tree
-of what a cluster script started and the sockets it listens on."""
+of what a cluster script started and the sockets it listens on; and the fresh embedded Ray of
+the RLlib tests."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from train_process import listening
+
+
+@contextmanager
+def fresh_ray() -> Iterator[None]:
+    """An embedded two-CPU Ray for the block, started fresh (another module's Ray of the same
+    xdist group is shut down first) and shut down after."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
 
 LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
 

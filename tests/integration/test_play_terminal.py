@@ -20,10 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from omega_cluster import wiring
-from omega_cluster.config import load_settings, to_yaml
-from omega_cluster.model.checkpoint import save_checkpoint
-from omega_cluster.model.registry import ModelRegistry
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+from train_helpers import champion_run
 
 ROOT = Path(__file__).resolve().parents[2]
 TMUX = shutil.which("tmux") or "/usr/bin/tmux"
@@ -73,13 +71,7 @@ class Screen:
 
 def _kuhn_run(root: Path) -> Path:
     """A run directory with one champion (untrained weights), for kuhn_poker."""
-    settings = load_settings(["run=smoke", "game=kuhn_poker", "cluster=inprocess"])
-    game = wiring.build_game(settings)
-    encoder = wiring.build_encoder(settings, game)
-    model = wiring.build_model(settings, game, encoder)
-    save_checkpoint(root / "models" / "v0", model, game=game, encoder=encoder)
-    ModelRegistry(root, game=game.spec.name).add_initial(str(root / "models" / "v0"), elo=1000.0)
-    (root / "config.yaml").write_text(to_yaml(settings))
+    champion_run(root, ["run=smoke", "game=kuhn_poker", "cluster=inprocess"])
     return root
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import ray
 import torch
+from cluster_helpers import fresh_ray
 from mlflow.tracking import MlflowClient
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
@@ -30,13 +31,8 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
-    if ray.is_initialized():  # another module's Ray (same xdist group): start this one fresh
-        ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
-    try:
+    with fresh_ray():
         yield
-    finally:
-        ray.shutdown()
 
 
 def test_the_mapping_puts_main_at_one_seat_and_is_stable() -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-import ray
 import torch
+from cluster_helpers import fresh_ray
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
@@ -23,13 +23,8 @@ pytestmark = pytest.mark.xdist_group("ray")
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
-    if ray.is_initialized():  # another module's Ray (same xdist group): start this one fresh
-        ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
-    try:
+    with fresh_ray():
         yield
-    finally:
-        ray.shutdown()
 
 
 # RLlib's checker steps with an action drawn without the mask: these games allow every action at

@@ -2,7 +2,8 @@
 (``tests/unit`` is on ``sys.path`` under pytest's default import mode).
 
 :func:`sampled_worlds` draws determinizations and checks each keeps the sampler's view;
-:func:`mean_return_vs_random` is a minimal arena for the rule-based baselines.
+:func:`mean_return_vs_random` is a minimal arena for the rule-based baselines;
+:func:`assert_spec_refused` checks a bad player spec is refused in one line.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import random
 import statistics
 from collections.abc import Iterator
 
+import pytest
+
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.player import Player, RandomPlayer
+from omega_cluster.games.registry import make_game
+from omega_cluster.players.registry import PlayerSpecError, make_player
 
 
 def sampled_worlds(state: State, player: int, rng: random.Random, count: int) -> Iterator[State]:
@@ -52,3 +57,11 @@ def mean_return_vs_random(game: Game, player: Player, *, games: int, seed: int) 
                 state.apply_joint_action(joint)
         results.append(state.returns()[seat])
     return statistics.fmean(results)
+
+
+def assert_spec_refused(spec: str, game_name: str, message: str) -> None:
+    """``spec`` on the game ``game_name`` is a :class:`PlayerSpecError` matching ``message``,
+    in one line."""
+    with pytest.raises(PlayerSpecError, match=message) as err:
+        make_player(spec, make_game(game_name))
+    assert "\n" not in str(err.value)

@@ -20,12 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from train_helpers import champion_run
 
-from omega_cluster import wiring
 from omega_cluster.cli import main
-from omega_cluster.config import load_settings, to_yaml
-from omega_cluster.model.checkpoint import save_checkpoint
-from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.run_state import PipelineState
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,14 +39,8 @@ def _truncate(path: Path) -> None:
 def _make_run(root: Path) -> Path:
     """A run directory as training leaves it after its first champion (config, state, registry,
     ``models/v0``), for kuhn_poker."""
-    settings = load_settings(TRAIN)
-    game = wiring.build_game(settings)
-    encoder = wiring.build_encoder(settings, game)
-    model = wiring.build_model(settings, game, encoder)
-    save_checkpoint(root / "models" / "v0", model, game=game, encoder=encoder)
-    ModelRegistry(root, game=game.spec.name).add_initial(str(root / "models" / "v0"), elo=1000.0)
-    (root / "config.yaml").write_text(to_yaml(settings))
-    PipelineState(game=game.spec.name).save(root / "pipeline.json")
+    settings = champion_run(root, TRAIN)
+    PipelineState(game=settings.game.name).save(root / "pipeline.json")
     return root
 
 

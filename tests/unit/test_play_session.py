@@ -9,12 +9,9 @@ import random
 from pathlib import Path
 
 import pytest
+from train_helpers import champion_run
 
-from omega_cluster import wiring
-from omega_cluster.config import load_settings, to_yaml
 from omega_cluster.games.registry import make_game
-from omega_cluster.model.checkpoint import save_checkpoint
-from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.play.advisor import advise, load_champion
 from omega_cluster.play.session import IllegalMove, TableSession
 from omega_cluster.players.registry import PlayerSpecError
@@ -126,13 +123,7 @@ def test_a_simultaneous_node_waits_for_the_person_then_moves_everyone() -> None:
 
 def _kuhn_run(root: Path) -> Path:
     """A run directory with one champion, for kuhn_poker (no training)."""
-    settings = load_settings(["run=smoke", "game=kuhn_poker", "cluster=inprocess"])
-    game = wiring.build_game(settings)
-    encoder = wiring.build_encoder(settings, game)
-    model = wiring.build_model(settings, game, encoder)
-    save_checkpoint(root / "models" / "v0", model, game=game, encoder=encoder)
-    ModelRegistry(root, game=game.spec.name).add_initial(str(root / "models" / "v0"), elo=1000.0)
-    (root / "config.yaml").write_text(to_yaml(settings))
+    champion_run(root, ["run=smoke", "game=kuhn_poker", "cluster=inprocess"])
     return root
 
 

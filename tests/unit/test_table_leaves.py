@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from game_helpers import assert_spec_refused
 from mexican_train_helpers import random_state
 
 from bench.bench_ntuple import CONTRASTS, contrast_specs
@@ -134,9 +135,7 @@ def test_the_leaves_play_in_lookahead_and_ismcts_specs(tmp_path: Path) -> None:
     ],
 )
 def test_bad_leaves_are_refused_in_one_line(spec: str, game_name: str, message: str) -> None:
-    with pytest.raises(PlayerSpecError, match=message) as err:
-        make_player(spec, make_game(game_name))
-    assert "\n" not in str(err.value)
+    assert_spec_refused(spec, game_name, message)
 
 
 def test_tables_of_another_game_or_table_size_are_refused(tmp_path: Path) -> None:

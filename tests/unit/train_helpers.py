@@ -7,12 +7,16 @@ from pathlib import Path
 
 import torch
 
+from omega_cluster import wiring
+from omega_cluster.config import Settings, load_settings, to_yaml
 from omega_cluster.data import Record, ShardStore, ShardWriter
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
+from omega_cluster.model.checkpoint import save_checkpoint
+from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.search import RolloutEvaluator
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import Learner, LearnerConfig, SelfPlayConfig, play_games
@@ -77,3 +81,16 @@ def leduc_learner(**overrides: object) -> Learner:
     options.update(overrides)
     config = LearnerConfig(**options)  # type: ignore[arg-type]
     return Learner(tiny_net(game, encoder), config, game=game, encoder=encoder)
+
+
+def champion_run(root: Path, args: list[str]) -> Settings:
+    """Make ``root`` a run directory of the run ``args`` name with one champion, untrained
+    (``models/v0``, the registry, ``config.yaml``); the run's settings."""
+    settings = load_settings(args)
+    game = wiring.build_game(settings)
+    encoder = wiring.build_encoder(settings, game)
+    model = wiring.build_model(settings, game, encoder)
+    save_checkpoint(root / "models" / "v0", model, game=game, encoder=encoder)
+    ModelRegistry(root, game=game.spec.name).add_initial(str(root / "models" / "v0"), elo=1000.0)
+    (root / "config.yaml").write_text(to_yaml(settings))
+    return settings

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from omega_cluster.games.mexican_train.ntuple import ChainLengths
 from omega_cluster.games.mexican_train.officers.terms import hand_values
+from omega_cluster.games.mexican_train.officers.weights import weights_from_dict
 from omega_cluster.games.mexican_train.tiles import SLOTS_OF
 
 if TYPE_CHECKING:
@@ -96,14 +97,7 @@ class HandWeights:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> HandWeights:
         """Build from a mapping of field names (missing ones keep their defaults)."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(
-                f"unknown HandWeights key(s) {', '.join(map(repr, unknown))}; "
-                f"allowed: {', '.join(sorted(known))}"
-            )
-        return cls(**dict(values))
+        return weights_from_dict(cls, values)
 
     def as_dict(self) -> dict[str, float]:
         return dataclasses.asdict(self)

@@ -21,7 +21,7 @@ from typing import Any
 from omega_cluster.errors import UserError
 from omega_cluster.games.registry import game_parameters, make_game
 from omega_cluster.play.advisor import advise, load_champion
-from omega_cluster.play.session import MoveEvent, TableSession
+from omega_cluster.play.session import MoveEvent, TableSession, jsonable
 
 __all__ = ["MAX_TABLES", "BadRequest", "Table", "Tables", "new_session"]
 
@@ -96,7 +96,7 @@ class Table:
         return {
             "id": self.id,
             "game": s.game.spec.name,
-            "params": _jsonable(dict(s.game.params)),
+            "params": jsonable(dict(s.game.params)),
             "seed": s.seed,
             "seats": list(s.seats),
             "humans": list(s.humans),
@@ -161,16 +161,6 @@ def event_dict(session: TableSession, event: MoveEvent) -> dict[str, Any]:
         "name": event.name,
         "chance": False,
     }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    return str(value)
 
 
 class Tables:

@@ -45,6 +45,7 @@ __all__ = [
     "TableTrainConfig",
     "TableTrainer",
     "Validation",
+    "after_merge",
     "read_state",
     "train_tables",
 ]
@@ -269,6 +270,18 @@ Report = Callable[[TableTrainer, Validation | None], None]
 """Called after every merge (with the validation when one was just run)."""
 
 
+def after_merge(
+    trainer: TableTrainer, last: int, out: str | Path | None, report: Report | None
+) -> None:
+    """What follows a merge (``last``: the games played before it): validate when due, save at
+    a validation, report."""
+    validation = trainer.validate() if trainer.validation_due(last) else None
+    if validation is not None and out is not None:
+        trainer.save(out)
+    if report is not None:
+        report(trainer, validation)
+
+
 def train_tables(
     trainer: TableTrainer, *, out: str | Path | None = None, report: Report | None = None
 ) -> RunCounters:
@@ -284,11 +297,7 @@ def train_tables(
             last = trainer.counters.games
             trainer.apply(play_games(trainer.kit, trainer.tables, tasks))
             trainer.counters.seconds = seconds0 + time.monotonic() - started
-            validation = trainer.validate() if trainer.validation_due(last) else None
-            if validation is not None and out is not None:
-                trainer.save(out)
-            if report is not None:
-                report(trainer, validation)
+            after_merge(trainer, last, out, report)
     finally:
         trainer.counters.seconds = seconds0 + time.monotonic() - started
         if out is not None:

@@ -17,9 +17,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["PRESETS_DIR", "TERMS", "CommanderWeights", "available_presets"]
+__all__ = ["PRESETS_DIR", "TERMS", "CommanderWeights", "available_presets", "weights_from_dict"]
+
+W = TypeVar("W")
 
 TERMS: tuple[str, ...] = (
     "dump_pips",
@@ -106,14 +108,7 @@ class CommanderWeights:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> CommanderWeights:
         """Build from a mapping of field names (missing ones keep their defaults)."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(
-                f"unknown CommanderWeights key(s) {', '.join(map(repr, unknown))}; "
-                f"allowed: {', '.join(sorted(known))}"
-            )
-        return cls(**dict(values))
+        return weights_from_dict(cls, values)
 
     def as_dict(self) -> dict[str, float | int]:
         return dataclasses.asdict(self)
@@ -130,6 +125,19 @@ class CommanderWeights:
 PRESETS_DIR = Path(__file__).with_name("presets")
 """Where the tuner's presets live: ``<name>.json``, written by ``omega-cluster tune`` (the
 weights and the run that made them) and loaded by name."""
+
+
+def weights_from_dict(cls: type[W], values: Mapping[str, Any]) -> W:
+    """A weights dataclass from a mapping of its field names (missing ones keep their
+    defaults); an unknown key is a ``ValueError`` naming the allowed ones."""
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(
+            f"unknown {cls.__name__} key(s) {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(sorted(known))}"
+        )
+    return cls(**dict(values))
 
 
 def available_presets() -> list[str]:
