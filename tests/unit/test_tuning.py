@@ -183,3 +183,16 @@ def test_the_hand_value_target_tunes_the_lookahead_leaf(tmp_path: Path) -> None:
     tuner = Tuner(config, tmp_path)
     tuner.run()
     assert len(tuner.history[0].fitness) == 3
+
+
+def test_the_blend_target_tunes_the_weight_on_the_hand_written_terms(tmp_path: Path) -> None:
+    game = make_game("mexican_train", players=2, rounds=1)
+    tables = Path(__file__).resolve().parents[2] / "bench" / "tables" / "mt2p"  # the frozen tables
+    spec = f"lookahead:tables+hand:1:worlds=1:tables={tables}"
+    target = resolve_target(game, spec)
+    assert target.names == ("hand",) and target.defaults() == (0.25,)
+    assert target.build(game, {"hand": 0.5}).evaluator.weight == 0.5  # type: ignore[attr-defined]
+    with pytest.raises(TuneError, match="hand is the tuned weight"):
+        resolve_target(game, spec + ":hand=0.3")
+    with pytest.raises(TuneError, match="does not exist"):
+        resolve_target(game, "lookahead:tables+hand:1:tables=" + str(tmp_path / "none"))

@@ -3,7 +3,9 @@
 generic targets ``search:<leaf>:<simulations>[:key=value]`` (the search's exploration constant
 ``c_uct``; the spec's other arguments stay fixed) and, for a game with a hand-written value (its
 plugin's ``hand_value`` hook), ``lookahead:hand:<depth>[:worlds=W]``: the hand value's term weights
-as the leaf of the lookahead search (its ``scale`` stays: at a max-n leaf it only rescales).
+as the leaf of the lookahead search (its ``scale`` stays: at a max-n leaf it only rescales);
+and ``lookahead:tables+hand:<depth>:tables=<dir>``: the blend's weight ``hand`` on the
+hand-written terms.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from omega_cluster.games.tuning import (
 from omega_cluster.players.registry import PlayerSpecError, make_player, parse_player_spec
 
 __all__ = [
+    "BLEND_TARGET",
     "HAND_TARGET",
     "SEARCH_TARGET",
     "Playout",
@@ -43,6 +46,9 @@ SEARCH_TARGET = "search:<leaf>:<simulations>"
 
 HAND_TARGET = "lookahead:hand:<depth>"
 """The generic target of a game with a hand-written value: its term weights as the search leaf."""
+
+BLEND_TARGET = "lookahead:tables+hand:<depth>:tables=<dir>"
+"""The generic target of a game with tables and a hand-written value: the blend's weight."""
 
 
 def game_targets(game: Game) -> dict[str, TuneTarget]:
@@ -63,7 +69,10 @@ def resolve_target(game: Game, name: str) -> TuneTarget:
     hand = game_plugin(game).hook("hand_value")
     if name.startswith("lookahead:hand:") and hand is not None:
         return _hand_target(game, name, hand)
-    listed = ", ".join([*own, SEARCH_TARGET, *([HAND_TARGET] if hand is not None else [])])
+    if name.startswith("lookahead:tables+hand:") and hand is not None:
+        return _blend_target(game, name)
+    extra = [HAND_TARGET, BLEND_TARGET] if hand is not None else []
+    listed = ", ".join([*own, SEARCH_TARGET, *extra])
     raise TuneError(f"unknown target {name!r} for {game.spec.name}; targets: {listed}")
 
 
@@ -84,6 +93,26 @@ def _search_target(game: Game, spec: str) -> TuneTarget:
         (WeightSpec("c_uct", 1.4, 0.05, 6.0, 1.0),),
         build,
         doc="the search's UCT exploration constant",
+    )
+
+
+def _blend_target(game: Game, spec: str) -> TuneTarget:
+    """``lookahead:tables+hand:<depth>:tables=<dir>``: the blend's weight ``hand``."""
+    if "hand=" in spec.replace("tables+hand", ""):
+        raise TuneError(f"target {spec!r}: hand is the tuned weight, leave it out of the spec")
+    try:
+        make_player(spec, game)  # a bad spec or tables directory is refused now, in one line
+    except (PlayerSpecError, ValueError) as err:
+        raise TuneError(f"target {spec!r}: {err}") from None
+
+    def build(game: Game, values: Mapping[str, float]) -> Player:
+        return make_player(f"{spec}:hand={values['hand']!r}", game)
+
+    return TuneTarget(
+        spec,
+        (WeightSpec("hand", 0.25, 0.0, 2.0, 0.25),),
+        build,
+        doc="the blend's weight on the hand-written terms",
     )
 
 
