@@ -18,7 +18,14 @@ from collections.abc import Mapping
 import torch
 from rich.table import Table
 
-from omega_cluster.cli.args import Command, UsageError, flag, integer, parse_key_values
+from omega_cluster.cli.args import (
+    Command,
+    UsageError,
+    default_players,
+    flag,
+    integer,
+    parse_key_values,
+)
 from omega_cluster.cli.args import build_game as args_build_game
 from omega_cluster.eval.arena import play_match, print_table
 from omega_cluster.eval.table import wide_console
@@ -61,8 +68,7 @@ def run_arena(args: argparse.Namespace) -> int:
         )
     pin_threads(integer("threads", arena.get("threads", "1"), minimum=1))
     seats = [s.strip() for s in arena.get("seats", "").split(",") if s.strip()]
-    if seats and "players" not in pairs:
-        pairs["players"] = str(len(seats))
+    default_players(arena["game"], pairs, seats)
     game = build_game(arena["game"], pairs)
     if not seats:
         seats = ["random"] * game.num_players

@@ -25,6 +25,7 @@ __all__ = [
     "UsageError",
     "build_game",
     "check_writable",
+    "default_players",
     "flag",
     "integer",
     "number",
@@ -75,6 +76,19 @@ def parse_value(text: str, spec: ParamSpec | None = None) -> Any:
     if spec is not None and spec.kind is tuple and not isinstance(value, tuple):
         return (value,)  # a one-element list needs no comma
     return value
+
+
+def default_players(name: str, pairs: dict[str, str], seats: Sequence[str]) -> None:
+    """``players`` defaults to the number of seats, for a game that has a ``players`` parameter
+    (a fixed-size game such as ``openspiel:connect_four`` has none; its seat count is checked)."""
+    if not seats or "players" in pairs:
+        return
+    try:
+        _, parameters = game_parameters(name, dict(pairs))
+    except GameError:
+        return  # build_game names the unknown game
+    if "players" in parameters:
+        pairs["players"] = str(len(seats))
 
 
 def build_game(name: str, pairs: dict[str, str], command: str, keys: Iterable[str]) -> Game:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import argparse
 
-from omega_cluster.cli.args import Command, UsageError, build_game, integer, parse_key_values
+from omega_cluster.cli.args import (
+    Command,
+    UsageError,
+    build_game,
+    default_players,
+    integer,
+    parse_key_values,
+)
 from omega_cluster.games.registry import available_games
 from omega_cluster.play.session import TableSession
 from omega_cluster.play.terminal import TerminalTable
@@ -39,7 +46,7 @@ def run_play(args: argparse.Namespace) -> int:
     seats = [s.strip() for s in keys["seats"].split(",") if s.strip()]
     if not seats:
         raise UsageError("seats= is empty; give one player spec (or you) per seat")
-    pairs.setdefault("players", str(len(seats)))
+    default_players(keys["game"], pairs, seats)
     game = build_game(keys["game"], pairs, "play", PLAY_KEYS)
     session = TableSession(game, seats, seed=integer("seed", keys.get("seed", "0"), minimum=0))
     return TerminalTable(session).run()

@@ -148,3 +148,13 @@ def test_python_dash_m_runs_the_cli() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "high_card" in done.stdout and "random#2" in done.stdout
+
+
+def test_arena_and_play_seat_a_fixed_size_game(capsys: pytest.CaptureFixture[str]) -> None:
+    # a game with no `players` parameter is not given one from the seat count
+    rc = main(["arena", "game=openspiel:tic_tac_toe", "seats=random,random", "games=2",
+               "progress=false"])  # fmt: skip
+    assert rc == 0
+    assert "random" in capsys.readouterr().out
+    assert main(["arena", "game=openspiel:tic_tac_toe", "seats=random,random,random"]) == 2
+    assert "3 seats" in capsys.readouterr().err
