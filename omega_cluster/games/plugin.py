@@ -32,6 +32,8 @@ training, evaluation — asks the plugin for a game's extras and never tests a g
 - ``advisor_terms``: ``(game) -> explainer``: the named terms of the game's heuristic per legal
   move, which the advisor shows beside the champion's policy;
 - ``tune_targets``: ``() -> {name: TuneTarget}``: the weight sets ``omega-cluster tune`` can tune;
+- ``seat_view``: ``(state, seat) -> dict``: what one seat sees, JSON-able with a ``"text"``, for
+  the play and serve tables (none: the fields of the seat's observation);
 
 Every hook but ``game`` is optional. A hook may be given as a ``"module:attribute"`` string, so
 that a game's heavy parts (compiled playouts, an encoder) are imported only when asked for.
@@ -88,6 +90,8 @@ class GamePlugin:
     advisor_terms: Hook | None = None
     # CMA-ES targets of ``omega-cluster tune``: factory() -> {name: TuneTarget}
     tune_targets: Hook | None = None
+    # what one seat sees, for the play/serve tables: (state, seat) -> JSON-able dict with "text"
+    seat_view: Hook | None = None
     # the fixed opponents (player spec -> Elo) a champion is rated against when gate.anchors is
     # empty; none: random at 1000 and the game's heuristic (if any) at 1400
     anchors: Mapping[str, float] = field(default_factory=dict)

@@ -32,6 +32,7 @@ from omega_cluster.errors import UserError
 from omega_cluster.games.api import CHANCE, Game, IllegalActionError, State
 from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.player import Player
+from omega_cluster.games.registry import game_plugin
 from omega_cluster.players.registry import PlayerSpecError, make_player
 
 __all__ = ["HUMAN", "IllegalMove", "MoveEvent", "TableSession", "jsonable", "seat_view"]
@@ -222,67 +223,13 @@ def _normal(text: str) -> str:
 
 
 def seat_view(state: State, seat: int) -> dict[str, Any]:
-    """What ``seat`` may see of ``state``: Mexican Train's table, or any game's observation."""
-    if state.game.spec.name == "mexican_train":
-        return mexican_train_view(state, seat)
+    """What ``seat`` may see of ``state``: the game's own table (its plugin's ``seat_view``
+    hook; Mexican Train's trains, hand and counts), or any game's observation."""
+    hook = game_plugin(state.game).hook("seat_view")
+    if hook is not None:
+        view: dict[str, Any] = hook(state, seat)
+        return view
     return generic_view(state, seat)
-
-
-def mexican_train_view(state: Any, seat: int) -> dict[str, Any]:
-    """Mexican Train as ``seat`` sees it: built from ``observation(seat)`` only."""
-    obs = state.observation(seat)
-    g = state.game
-    tiles = g.tiles
-    names = [tiles.name(t) for t in tiles.mask_tiles(obs.hand)]
-    trains = []
-    for t in obs.trains:
-        owner = "Mexican" if t.slot >= g.num_players else f"seat {t.slot}"
-        trains.append(
-            {
-                "slot": t.slot,
-                "owner": owner,
-                "tiles": [tiles.name(x) for x in t.tiles],
-                "open_end": t.open_end,
-                "marker": t.marked,
-                "open_double": t.slot in obs.open_doubles,
-            }
-        )
-    rounds = [dataclasses.asdict(r) for r in obs.round_results]
-    view: dict[str, Any] = {
-        "game": g.spec.name,
-        "round": obs.round_index + 1,
-        "rounds": g.num_rounds,
-        "engine": obs.engine,
-        "hand": names,
-        "trains": trains,
-        "open_doubles": list(obs.open_doubles),
-        "must_cover": obs.must_cover,
-        "hand_sizes": list(obs.hand_sizes),
-        "boneyard": obs.boneyard_size,
-        "scores": list(obs.scores),
-        "rounds_won": list(obs.rounds_won),
-        "round_results": rounds,
-        "drawn": obs.drawn,
-    }
-    view["text"] = _mt_text(view, seat)
-    return view
-
-
-def _mt_text(v: dict[str, Any], seat: int) -> str:
-    lines = [f"round {v['round']}/{v['rounds']}, engine {v['engine']}|{v['engine']}"]
-    for t in v["trains"]:
-        flags = "".join(
-            f" [{f}]"
-            for f, on in (("marker", t["marker"]), ("open double", t["open_double"]))
-            if on
-        )
-        laid = " ".join(t["tiles"]) or "(empty)"
-        lines.append(f"  {t['owner']:>8}: {laid} -> end {t['open_end']}{flags}")
-    lines.append(f"  your hand (seat {seat}): {' '.join(v['hand']) or '-'}")
-    sizes = ", ".join(f"seat {i}: {n}" for i, n in enumerate(v["hand_sizes"]))
-    lines.append(f"  hand sizes: {sizes}; boneyard {v['boneyard']}")
-    lines.append(f"  scores (pips): {', '.join(map(str, v['scores']))}")
-    return "\n".join(lines)
 
 
 def generic_view(state: State, seat: int) -> dict[str, Any]:

@@ -26,6 +26,8 @@ PLUGIN = GamePlugin(
     hand_value="omega_cluster.games.mexican_train.evaluation:HandValue",
     # the advisor's named terms per move: the Commander's explain() (term -> weight x feature)
     advisor_terms=f"{_OFFICERS}:Commander",
+    # what one seat sees at the play/serve tables
+    seat_view="omega_cluster.games.mexican_train.seat_view:seat_view",
     tune_targets="omega_cluster.games.mexican_train.tuning:tune_targets",
     # the officers' ladder (Ensign plays at random): the champion's anchored rating
     anchors={"ensign": 1000.0, "lieutenant": 1200.0, "commander": 1400.0},
