@@ -78,42 +78,35 @@ def resolve_target(game: Game, name: str) -> TuneTarget:
 
 def _search_target(game: Game, spec: str) -> TuneTarget:
     """``search:<leaf>:<simulations>[:key=value]``: the search's ``c_uct``."""
-    if "c_uct=" in spec:
-        raise TuneError(f"target {spec!r}: c_uct is the tuned weight, leave it out of the spec")
-    try:
-        make_player(spec, game)  # a bad spec is refused now, in one line
-    except (PlayerSpecError, ValueError) as err:
-        raise TuneError(f"target {spec!r}: {err}") from None
-
-    def build(game: Game, values: Mapping[str, float]) -> Player:
-        return make_player(f"{spec}:c_uct={values['c_uct']!r}", game)
-
-    return TuneTarget(
-        spec,
-        (WeightSpec("c_uct", 1.4, 0.05, 6.0, 1.0),),
-        build,
-        doc="the search's UCT exploration constant",
-    )
+    weight = WeightSpec("c_uct", 1.4, 0.05, 6.0, 1.0)
+    return _option_target(game, spec, weight, "the search's UCT exploration constant")
 
 
 def _blend_target(game: Game, spec: str) -> TuneTarget:
     """``lookahead:tables+hand:<depth>:tables=<dir>``: the blend's weight ``hand``."""
-    if "hand=" in spec.replace("tables+hand", ""):
-        raise TuneError(f"target {spec!r}: hand is the tuned weight, leave it out of the spec")
+    weight = WeightSpec("hand", 0.25, 0.0, 2.0, 0.25)
+    return _option_target(game, spec, weight, "the blend's weight on the hand-written terms")
+
+
+def _option_target(game: Game, spec: str, weight: WeightSpec, doc: str) -> TuneTarget:
+    """A player spec with one option tuned: ``<spec>:<weight.name>=<value>``."""
     try:
-        make_player(spec, game)  # a bad spec or tables directory is refused now, in one line
+        options = parse_player_spec(spec)[2]
+    except (PlayerSpecError, ValueError) as err:
+        raise TuneError(f"target {spec!r}: {err}") from None
+    if weight.name in options:
+        raise TuneError(
+            f"target {spec!r}: {weight.name} is the tuned weight, leave it out of the spec"
+        )
+    try:
+        make_player(spec, game)  # a bad spec (or tables directory) is refused now, in one line
     except (PlayerSpecError, ValueError) as err:
         raise TuneError(f"target {spec!r}: {err}") from None
 
     def build(game: Game, values: Mapping[str, float]) -> Player:
-        return make_player(f"{spec}:hand={values['hand']!r}", game)
+        return make_player(f"{spec}:{weight.name}={values[weight.name]!r}", game)
 
-    return TuneTarget(
-        spec,
-        (WeightSpec("hand", 0.25, 0.0, 2.0, 0.25),),
-        build,
-        doc="the blend's weight on the hand-written terms",
-    )
+    return TuneTarget(spec, (weight,), build, doc=doc)
 
 
 def _hand_target(game: Game, spec: str, factory: Any) -> TuneTarget:
