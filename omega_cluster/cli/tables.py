@@ -25,10 +25,10 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
-from omega_cluster.cli.arena import build_game
 from omega_cluster.cli.args import (
     Command,
     UsageError,
+    build_game,
     check_writable,
     flag,
     integer,
@@ -36,8 +36,8 @@ from omega_cluster.cli.args import (
     parse_key_values,
 )
 from omega_cluster.errors import UserError
-from omega_cluster.games.api import Game, GameError
-from omega_cluster.games.registry import available_games, game_parameters
+from omega_cluster.games.api import Game
+from omega_cluster.games.registry import available_games
 from omega_cluster.players.registry import parse_scalar
 from omega_cluster.train.ntuple import (
     STATE_FILE,
@@ -83,17 +83,7 @@ def _game(pairs: dict[str, str], keys: dict[str, str]) -> Game:
         raise UsageError(
             f"tables needs game=<name>; available games: {', '.join(available_games())}"
         )
-    try:
-        _, parameters = game_parameters(name, pairs)
-    except GameError as err:
-        raise UsageError(str(err)) from None
-    unknown = [key for key in pairs if key not in parameters]
-    if unknown:
-        raise UsageError(
-            f"unknown key {unknown[0]!r}; tables keys: {', '.join(TABLES_KEYS)}; "
-            f"parameters of {name}: {', '.join(parameters) or 'none'}"
-        )
-    return build_game(name, pairs)
+    return build_game(name, pairs, "tables", TABLES_KEYS)
 
 
 def _config(keys: dict[str, str], saved: dict[str, Any] | None) -> TableTrainConfig:
