@@ -156,6 +156,14 @@ def _search_spec(run: Path) -> str:
     return f"champion:{run}:leaf={load_run_settings(run, []).search.leaf}"
 
 
+def _exploitability(run: Path) -> list[dict[str, object]]:
+    """The exploitability the run's gate measured at each promotion (empty where not solved)."""
+    import json
+
+    state = json.loads((run / "pipeline.json").read_text(encoding="utf-8"))
+    return list(state.get("exploitability", []))
+
+
 def bench_game(
     pool: ProcessPoolExecutor, game: str, args: argparse.Namespace, work: Path
 ) -> dict[str, str]:
@@ -165,6 +173,12 @@ def bench_game(
     run, ppo, wall_service, wall_ppo = train_both(
         game, params, args.minutes, seed, work, args.parallel
     )
+    solved = _exploitability(run)
+    if solved:
+        print(
+            f"  {game}: the service's exploitability per champion (version, kind, value): "
+            + ", ".join(f"v{e['version']} {e['player']} {e['value']:.3f}" for e in solved)
+        )
     sides = {"service network": f"champion:{run}", "service search": _search_spec(run),
              "PPO": f"rllib:{ppo}"}  # fmt: skip
     pairs = [(a, heuristic) for a in sides] + [
@@ -230,21 +244,25 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         rows = []
         with ProcessPoolExecutor(WORKERS) as pool:
-            for game in games:
+            for game in games:  # each game's row is recorded as soon as it is measured
                 rows.append(bench_game(pool, game, args, work))
+                print(" | ".join(f"{k}: {v}" for k, v in rows[-1].items()), flush=True)
+                if args.save:
+                    record("bench_baselines", [figure(rows[-1], args.games, command(args, game))])
     except BenchError as err:
         print(f"bench_baselines: {err}", file=sys.stderr)
         return 1
-    for row in rows:
-        print(" | ".join(f"{k}: {v}" for k, v in row.items()))
-    command = (f"python -m bench.bench_baselines --minutes {args.minutes:g} --games {args.games} "
-               f"--games-list {','.join(games)} --seed <fresh>"
-               + (" --parallel" if args.parallel else ""))  # fmt: skip
     if not args.save:
         print("(no --save: nothing recorded in docs/results/)")
-        return 0
-    record("bench_baselines", [figure(r, args.games, command) for r in rows])
     return 0
+
+
+def command(args: argparse.Namespace, game: str) -> str:
+    """The command line that reproduces one game's row (its seed left to be given fresh)."""
+    return (
+        f"python -m bench.bench_baselines --minutes {args.minutes:g} --games {args.games} "
+        f"--games-list {game} --seed <fresh>" + (" --parallel" if args.parallel else "")
+    )
 
 
 if __name__ == "__main__":
