@@ -35,6 +35,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.results import Figure, record
 from omega_cluster.eval.stats import wilson_interval
@@ -156,12 +157,11 @@ def _search_spec(run: Path) -> str:
     return f"champion:{run}:leaf={load_run_settings(run, []).search.leaf}"
 
 
-def _exploitability(run: Path) -> list[dict[str, object]]:
+def _exploitability(run: Path, game: str) -> list[dict[str, Any]]:
     """The exploitability the run's gate measured at each promotion (empty where not solved)."""
-    import json
+    from omega_cluster.pipeline.run_state import PipelineState
 
-    state = json.loads((run / "pipeline.json").read_text(encoding="utf-8"))
-    return list(state.get("exploitability", []))
+    return PipelineState.load(run / "pipeline.json", game=game).exploitability
 
 
 def bench_game(
@@ -173,7 +173,7 @@ def bench_game(
     run, ppo, wall_service, wall_ppo = train_both(
         game, params, args.minutes, seed, work, args.parallel
     )
-    solved = _exploitability(run)
+    solved = _exploitability(run, game)
     if solved:
         print(
             f"  {game}: the service's exploitability per champion (version, kind, value): "
