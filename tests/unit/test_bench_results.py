@@ -102,16 +102,21 @@ record("bench_sample", [Figure("strength a", "0.7", table="strength")], quick=Tr
 """
 
 
-def test_record_replaces_speed_figures_and_keeps_strength_ones(tmp_path: Path) -> None:
+def _record(code: str, results: Path) -> None:
+    """Run ``code`` (calls of ``record``) in a fresh interpreter writing into ``results``."""
     run = subprocess.run(
-        [sys.executable, "-c", RECORD],
+        [sys.executable, "-c", code],
         cwd=ROOT,
-        env={**os.environ, "OMEGA_RESULTS_DIR": str(tmp_path)},
+        env={**os.environ, "OMEGA_RESULTS_DIR": str(results)},
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_record_replaces_speed_figures_and_keeps_strength_ones(tmp_path: Path) -> None:
+    _record(RECORD, tmp_path)
     figures = json.loads((tmp_path / "bench_sample.json").read_text())["figures"]
     assert [(f["name"], f["figure"]) for f in figures] == [
         ("strength a", "0.5"),
@@ -134,15 +139,7 @@ record("bench_baselines", [Figure("service vs RLlib PPO at equal wall-clock, led
 def test_a_baselines_row_is_recorded_and_rendered_cell_by_cell(tmp_path: Path) -> None:
     """bench_baselines' rows: one per game, the game then its cells; the headline in the README."""
     results = tmp_path / "docs" / "results"
-    run = subprocess.run(
-        [sys.executable, "-c", BASELINE_ROW],
-        cwd=ROOT,
-        env={**os.environ, "OMEGA_RESULTS_DIR": str(results)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stderr
+    _record(BASELINE_ROW, results)
     figure = json.loads((results / "bench_baselines.json").read_text())["figures"][0]
     assert figure["table"] == "baselines" and len(figure["cells"]) == 7
     (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength", "baselines"))
