@@ -4,8 +4,9 @@ Each :class:`TableActor` holds the run's :class:`~omega_cluster.train.ntuple.Gam
 its patterns, the heuristic and the policy) and plays a batch of games on the tables it is handed
 (an object-store copy: ``ray.put`` once per broadcast, shared by every actor), returning their
 sparse updates. The learner (this driver process, :func:`train_tables_ray`) merges the batches in
-the order it sent them (so a run does not depend on which actor finished first), into its own tables and temporal-coherence accumulators, and puts a new copy in
-the object store every ``broadcast_every`` merges; the games in flight finish on the copy they
+the order it sent them (so a run does not depend on which actor finished first), into its own
+tables and temporal-coherence accumulators, and puts a new copy in the object store every
+``broadcast_every`` merges; the games in flight finish on the copy they
 started with (their values a little stale, as an asynchronous TD learner's are). Validation and
 saving are the one-process loop's (:class:`~omega_cluster.train.ntuple.TableTrainer`).
 
