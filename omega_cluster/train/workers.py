@@ -11,9 +11,12 @@ wraps each in a Ray actor (a thin shell: same methods, same arguments) and
   and the chunk's global index) with the champion's weights and writes it as exactly one shard,
   named after the chunk. A chunk re-run after a crash first looks for its shard, so a game is
   never written twice.
-* :class:`LearnerWorker` — reads the replay window, warm-starts from the champion, trains a
-  candidate within KataGo's cap on samples per new row, and saves it as a checkpoint; its own
-  state (optimizer, window position, counters) is checkpointed after every candidate so a
+* :class:`LearnerWorker` — trains ONE network continuously on the replay window (AlphaGo Zero,
+  Leela Zero, KataGo): it starts from the first champion, and every candidate is a snapshot of
+  that network after its next stint of steps, within KataGo's cap on samples per new row. The
+  gate only decides which snapshot plays self-play and the anchors: a rejected candidate's steps
+  are kept, so a gain that needs several stints of training is not thrown away. Its state
+  (weights, optimizer, window position, counters) is checkpointed after every candidate so a
   restarted learner continues where it stopped.
 
 Each worker takes its own frozen, picklable config (:class:`SelfPlayWorkerConfig`,
@@ -356,7 +359,11 @@ class LearnerWorker:
         return max(0, min(wanted, math.floor(budget / batch)))
 
     def train_candidate(self, champion: Weights, version: int) -> CandidateReport:
-        """Warm-start from ``champion``, train, save as ``models/v<version>``."""
+        """Train the learner's network one more stint and save it as ``models/v<version>``.
+
+        The network starts from ``champion`` only before its first step (the run's v0); after
+        that it carries its own weights and optimizer state from candidate to candidate, whatever
+        the gate decided (module docstring)."""
         self.window.refresh()
         cfg = self.config
         # a waiting learner has still read the new rows: the async driver's back-pressure counts
@@ -371,7 +378,8 @@ class LearnerWorker:
             return CandidateReport(None, champion.version, "", 0, read,
                                    waiting=f"trained {self.samples} samples on {self.rows_seen} "
                                            f"rows: the cap is {cfg.max_samples_per_row}/row")  # fmt: skip
-        champion.load_into(self.learner.model)
+        if self.learner.step == 0:
+            champion.load_into(self.learner.model)
         self.learner.version, self.learner.parent_version = version, champion.version
         stats = self.learner.train_steps(self.window, steps)
         self.samples += stats.steps * cfg.learner.batch_size

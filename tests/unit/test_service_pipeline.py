@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from safetensors.torch import load as load_safetensors
 
 from omega_cluster import wiring
 from omega_cluster.config import (
@@ -343,6 +344,36 @@ def test_async_mode_completes(tmp_path: Path, rows_ahead: int) -> None:
     registry = ModelRegistry(run.root, game="leduc_poker")
     assert sum(v.status == "champion" for v in registry.versions) == 1
     assert all(v.status != "candidate" for v in registry.versions)
+
+
+def test_the_learner_trains_one_network_on_whatever_the_gate_decided(tmp_path: Path) -> None:
+    """Candidate 2 continues candidate 1's network (weights and optimizer), not the champion's;
+    a restarted learner continues it too."""
+    settings = tiny_settings("leduc_poker", min_rows=8, max_samples_per_row=0.0,
+                             steps_per_candidate=20)  # fmt: skip
+    store = str(tmp_path / "shards")
+    champion = _weights(settings)
+    selfplay_worker(settings, actor=0, store_uri=store).play_chunk(champion, 0, 16)
+    learner = learner_worker(settings, run_dir=tmp_path, store_uri=store)
+    first = learner.train_candidate(champion, 1)
+    v1 = {k: v.clone() for k, v in learner.learner.model.state_dict().items()}
+    # the gate rejected v1: the driver hands the learner the same champion (v0) again; another
+    # network stands in for it here, so where the learner started from can be told apart
+    other = dataclasses.replace(settings, model=dataclasses.replace(settings.model, init_seed=9))
+    stranger = _weights(other)
+    second = learner.train_candidate(stranger, 2)
+    assert first.version == 1 and second.version == 2
+    assert learner.learner.step == first.steps + second.steps
+
+    def distance(a: dict[str, Any], b: dict[str, Any]) -> float:
+        return sum(float((a[k].float() - b[k].float()).norm()) for k in a)
+
+    v2 = learner.learner.model.state_dict()
+    stranger_state = load_safetensors(stranger.payload)
+    assert distance(v2, v1) < 0.5 * distance(v2, stranger_state)
+    restarted = learner_worker(settings, run_dir=tmp_path, store_uri=store)
+    assert restarted.learner.step == learner.learner.step
+    assert distance(restarted.learner.model.state_dict(), v2) == 0.0
 
 
 def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Path) -> None:
