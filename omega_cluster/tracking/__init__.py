@@ -31,6 +31,7 @@ from omega_cluster.tracking.store import (
     default_tracking_uri,
     find_run_dir,
     read_champion,
+    read_run_tags,
 )
 from omega_cluster.tracking.store import client as _client  # noqa: F401 (bench_tracking reads it)
 from omega_cluster.tracking.tracker import RUN_STATUSES, Tracker
@@ -49,6 +50,7 @@ __all__ = [
     "default_tracking_uri",
     "find_run_dir",
     "read_champion",
+    "read_run_tags",
     "relocate_store",
     "resume_target",
 ]

@@ -266,3 +266,14 @@ def register_version(
     registry_version = str(model_version.version)
     client.set_registered_model_alias(model_name, CHAMPION_ALIAS, registry_version)
     return registry_version
+
+
+def read_run_tags(uri: str, run_id: str, prefix: str = "") -> dict[str, str]:
+    """The tags of MLflow run ``run_id`` whose names start with ``prefix`` (``"git."``: the code
+    version :meth:`Tracker.log_git` recorded), read without starting a run."""
+    check_tracking_uri(uri)
+    try:
+        run = client(uri).get_run(run_id)
+    except mlflow().exceptions.MlflowException as e:
+        raise TrackingError(f"no MLflow run {run_id!r} at {uri}: {e}") from e
+    return {k: str(v) for k, v in run.data.tags.items() if k.startswith(prefix)}
