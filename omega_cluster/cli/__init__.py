@@ -14,6 +14,9 @@ takes too; one module per command:
   self-play tuning of a weight set, resumable, written as a preset (:mod:`.tune`);
 * ``omega-cluster export checkpoint=<dir> out=<dir>`` — a portable agent bundle from a checkpoint
   (:mod:`.export`);
+* ``omega-cluster release run=<run dir> out=models/mexican_train`` — a run's champion released:
+  checkpoint, ONNX bundle and model card, seated as ``network:models/mexican_train``
+  (:mod:`.release`);
 * ``omega-cluster tables game=mexican_train players=2 minutes=10 out=<dir>`` — n-tuple value
   tables trained by TD self-play, resumable (:mod:`.tables`).
 * ``omega-cluster play game=mexican_train seats=you,commander,commander,commander`` — a game at
@@ -41,6 +44,7 @@ from omega_cluster.cli.baseline import BASELINE
 from omega_cluster.cli.bench import BENCH, BENCH_KEYS
 from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.play import PLAY
+from omega_cluster.cli.release import RELEASE, RELEASE_KEYS
 from omega_cluster.cli.serve import SERVE
 from omega_cluster.cli.tables import TABLES
 from omega_cluster.cli.train import TRAIN
@@ -52,6 +56,7 @@ __all__ = [
     "BENCH_KEYS",
     "COMMANDS",
     "EXPORT_KEYS",
+    "RELEASE_KEYS",
     "Command",
     "UsageError",
     "main",
@@ -67,6 +72,7 @@ COMMANDS: dict[str, Command] = {
         BENCH,
         GAMES,
         EXPORT,
+        RELEASE,
         TABLES,
         PLAY,
         SERVE,
