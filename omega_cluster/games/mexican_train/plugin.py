@@ -1,5 +1,6 @@
-"""Mexican Train as one plugin: the rules, the encoder, the officers (rule-based players), the
-public deductions every determinization honours, and the counts the reports show."""
+"""Mexican Train as one plugin: the rules, the encoder, the officers (rule-based players) and
+``omega``, the released network (:mod:`.release`), the public deductions every determinization
+honours, and the counts the reports show."""
 
 from omega_cluster.games.mexican_train.game import MexicanTrainGame
 from omega_cluster.games.plugin import GamePlugin
@@ -17,6 +18,8 @@ PLUGIN = GamePlugin(
         "heuristic": f"{_OFFICERS}:Commander",
         "lieutenant": f"{_OFFICERS}:Lieutenant",
         "commander": f"{_OFFICERS}:Commander",
+        # the released network alone, from the repository's models/mexican_train (release.py)
+        "omega": "omega_cluster.games.mexican_train.release:omega",
     },
     world_constraints="omega_cluster.games.mexican_train.inference:world_constraints",
     belief_worlds="omega_cluster.games.mexican_train.belief_worlds:belief_worlds",
