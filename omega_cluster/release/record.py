@@ -75,6 +75,8 @@ def read_run(run_dir: str | Path, version: int | None = None) -> RunRecord:
     root = Path(run_dir)
     if not root.is_dir():
         raise ReleaseError(f"run={run_dir}: no such directory (give a training run's directory)")
+    if not (root / "config.yaml").is_file():
+        raise ReleaseError(f"run={run_dir}: not a run directory (no config.yaml)")
     try:
         settings = wiring.load_run_settings(root)
     except ConfigError as err:
