@@ -67,9 +67,16 @@ def test_a_release_holds_the_checkpoint_onnx_and_card(
     assert status == 0, said
     assert f"released v1 of {run_dir}" in said and f"seat it as network:{out}" in said
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["model.safetensors", "metadata.json", "model.onnx", "encoder.json", "ONNX.md",
-         "MODEL_CARD.md", "release.json"]
-    )  # fmt: skip: no optimizer state, no pickle, nothing left of the writing
+        [
+            "model.safetensors",
+            "metadata.json",
+            "model.onnx",
+            "encoder.json",
+            "ONNX.md",
+            "MODEL_CARD.md",
+            "release.json",
+        ]
+    )  # no optimizer state, no pickle, nothing left of the writing
     source = run_dir / "models" / "v1"
     with safe_open(str(out / "model.safetensors"), framework="pt") as f:
         keys = set(f.keys())
@@ -105,9 +112,10 @@ def test_network_seats_a_release_and_the_card_says_when_no_strength_was_given(
     out = tmp_path / "released"
     status, said = _release(capsys, f"run={run_dir}", f"out={out}")
     assert status == 0, said
-    assert f"## Strength\n\n{NO_STRENGTH} to the release command" in (
-        out / "MODEL_CARD.md"
-    ).read_text()
+    assert (
+        f"## Strength\n\n{NO_STRENGTH} to the release command"
+        in (out / "MODEL_CARD.md").read_text()
+    )
     status = main(["arena", "game=kuhn_poker", f"seats=network:{out},random", "games=4",
                    "quiet=true"])  # fmt: skip
     table, err = capsys.readouterr()
