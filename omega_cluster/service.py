@@ -50,6 +50,7 @@ from omega_cluster.pipeline.driver import (
     PipelineState,
     RunPaths,
 )
+from omega_cluster.pipeline.run_state import rejections
 from omega_cluster.progress import ProgressDisplay
 from omega_cluster.tracking import (
     RUN_DIR_TAG,
@@ -263,7 +264,11 @@ class TrackingObserver(Observer):
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
         self._plots()
-        self.tracker.set_tags({"omega.stop_reason": reason})
+        tags = {"omega.stop_reason": reason}
+        why = rejections(state.elo_log)
+        if why:  # a run whose last candidates were all rejected says why
+            tags["omega.rejections"] = why
+        self.tracker.set_tags(tags)
         self.tracker.flush()
 
     def _plots(self) -> None:

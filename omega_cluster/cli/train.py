@@ -41,6 +41,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.cfg:
         print(config_yaml, end="")
         return 0
+    from omega_cluster.pipeline.run_state import rejections
     from omega_cluster.service import dashboard_hint, run_training  # lazy: torch, pyarrow
 
     try:
@@ -53,6 +54,9 @@ def run_train(args: argparse.Namespace) -> int:
     st = result.state
     print(f"run {result.run_dir}: {result.reason}; {st.decisions} gate decisions, "
           f"{st.promotions} promotions, {st.games} games, {st.shards} shards")  # fmt: skip
+    why = rejections(st.elo_log)
+    if why:
+        print(f"no promotion since the last champion: {why}")
     if result.tracking_uri:
         print(f"MLflow run {result.mlflow_run_id} at {result.tracking_uri}")
         print(f"dashboard: {dashboard_hint(result.tracking_uri)}")

@@ -32,7 +32,15 @@ from omega_cluster.data import ShardStore, store_totals
 from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.rating import EloRow
 
-__all__ = ["PipelineState", "RunPaths", "elo_log_row", "rating_rows", "recount", "slice_rows"]
+__all__ = [
+    "PipelineState",
+    "RunPaths",
+    "elo_log_row",
+    "rating_rows",
+    "recount",
+    "rejections",
+    "slice_rows",
+]
 log = logging.getLogger(__name__)
 
 
@@ -171,6 +179,33 @@ def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:
         "verdict": verdict,
         "time": time.time(),
     }
+
+
+def rejections(elo_log: list[dict[str, Any]]) -> str:
+    """Why the run still has the champion it has: the gate decisions since the last promotion,
+    all rejections, in one line (their scores against the champion, and the closest candidate
+    with its interval and the gate's reason); "" when the last decision promoted or none was
+    made."""
+    decided = [r for r in elo_log if r.get("verdict") in ("promote", "reject")]
+    since = 0
+    for i, row in enumerate(decided):
+        if row["verdict"] == "promote":
+            since = i + 1
+    tail = [r for r in decided[since:] if r.get("score") is not None]
+    if not tail:
+        return ""
+    scores = [float(r["score"]) for r in tail]
+    best = max(tail, key=lambda r: float(r.get("score_low", r["score"])))
+    interval = ""
+    if best.get("score_low") is not None and best.get("score_high") is not None:
+        interval = f" [{best['score_low']:.3f}, {best['score_high']:.3f}]"
+    champion = tail[-1].get("parent")
+    return (
+        f"the last {len(tail)} candidates were all rejected against champion v{champion}: "
+        f"scores {min(scores):.3f}..{max(scores):.3f} (mean {sum(scores) / len(scores):.3f}); "
+        f"the closest, v{best['version']}, {best['score']:.3f}{interval} over {best['games']} "
+        f"games ({best.get('reason', 'no reason recorded')})"
+    )
 
 
 def rating_rows(report: AnchorReport, *, decision: int) -> list[dict[str, Any]]:
