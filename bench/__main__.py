@@ -25,6 +25,7 @@ STRENGTH = (
     "bench_exploitability",
     "bench_fleet",
     "bench_openspiel_bots",
+    "bench_scaling",
     "bench_training",
     "bench_tuned",
 )  # run when named: long strength measurements

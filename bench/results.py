@@ -59,6 +59,7 @@ ORDER = (
     "bench_ntuple",
     "bench_tuned",
     "bench_training",
+    "bench_scaling",
     "bench_baselines",
 )
 COLUMNS = {
