@@ -204,6 +204,8 @@ class TrackingObserver(Observer):
                 "learner/policy_loss": m.get("policy_loss", float("nan")),
                 "learner/value_loss": m.get("value_loss", float("nan")),
                 **{f"learner/{k}": m[k] for k in HEAD_FIGURES if k in m},
+                # the losses on the newest games before the network trained on them
+                **{f"learner/{k}": v for k, v in m.items() if k.startswith("heldout/")},
                 "learner/samples_per_s": m.get("samples_per_s", float("nan")),
                 "replay/window_rows": m.get("window_rows", float("nan")),
                 "replay/rows_seen": m.get("rows_seen", float("nan")),

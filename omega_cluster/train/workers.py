@@ -43,6 +43,7 @@ from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter, Slicing, count_distinct
+from omega_cluster.data.batch import table_to_batch
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.encoding import Encoder
@@ -364,7 +365,7 @@ class LearnerWorker:
         The network starts from ``champion`` only before its first step (the run's v0); after
         that it carries its own weights and optimizer state from candidate to candidate, whatever
         the gate decided (module docstring)."""
-        self.window.refresh()
+        added = self.window.refresh()
         cfg = self.config
         # a waiting learner has still read the new rows: the async driver's back-pressure counts
         # them as read (else self-play stops for good while the window is short of min_rows)
@@ -380,6 +381,7 @@ class LearnerWorker:
                                            f"rows: the cap is {cfg.max_samples_per_row}/row")  # fmt: skip
         if self.learner.step == 0:
             champion.load_into(self.learner.model)
+        heldout = self.heldout_losses(added)  # before the network has seen those games
         self.learner.version, self.learner.parent_version = version, champion.version
         stats = self.learner.train_steps(self.window, steps)
         self.samples += stats.steps * cfg.learner.batch_size
@@ -393,11 +395,26 @@ class LearnerWorker:
             "learner_step": float(self.learner.step),
         }
         metrics.update(stats.head_metrics())  # belief/critic losses, explained variances
+        metrics.update(heldout)
         metrics.update(slice_metrics(stats.slices, stats.samples))
         uri = str(self.run_dir / "models" / f"v{version}")
         self.learner.save(uri, metrics=metrics)
         self.checkpoint()
         return CandidateReport(version, champion.version, uri, stats.steps, metrics)
+
+    def heldout_losses(self, added: int) -> dict[str, float]:
+        """The network's losses on the newest ``added`` rows of the window, read before it trains
+        on them: games it has never seen, so their value loss measures what generalises (the
+        training batches' loss also falls as the network memorises deals). ``heldout/<loss>``;
+        empty when no row was added."""
+        rows = min(added, HELDOUT_ROWS)
+        if rows < 1:
+            return {}
+        table = self.window.table()
+        fresh = table.slice(table.num_rows - rows, rows)
+        figures = self.learner.evaluate(table_to_batch(fresh, validate=False))
+        keep = ("policy_loss", "value_loss", "value_ev")
+        return {f"heldout/{k}": v for k, v in figures.items() if k in keep}
 
     def checkpoint(self) -> None:
         """Save the learner's own state (weights, optimizer, window position, counters)."""
@@ -406,6 +423,9 @@ class LearnerWorker:
         tmp = state_dir / "counters.json.tmp"
         tmp.write_text(json.dumps({"samples": self.samples}))
         os.replace(tmp, state_dir / "counters.json")
+
+
+HELDOUT_ROWS = 4096  # the most fresh rows a candidate's held-out losses are measured on
 
 
 def _read_counters(path: Path) -> dict[str, Any]:

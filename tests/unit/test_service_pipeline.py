@@ -364,6 +364,11 @@ def test_the_learner_trains_one_network_on_whatever_the_gate_decided(tmp_path: P
     second = learner.train_candidate(stranger, 2)
     assert first.version == 1 and second.version == 2
     assert learner.learner.step == first.steps + second.steps
+    # the first stint's fresh rows were scored before the network trained on them; the second
+    # stint read no new row, so it has no held-out figure
+    assert {"heldout/policy_loss", "heldout/value_loss"} <= set(first.metrics)
+    assert first.metrics["heldout/value_loss"] > 0
+    assert not any(k.startswith("heldout/") for k in second.metrics)
 
     def distance(a: dict[str, Any], b: dict[str, Any]) -> float:
         return sum(float((a[k].float() - b[k].float()).norm()) for k in a)
