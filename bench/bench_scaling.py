@@ -153,16 +153,39 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
         for version, played in versions:
             s = score(version, "heuristic")
             curve.append(Point(version, played, s.score, s.low, s.high, s.deals))
+        taken = {0: reference, **{p.version: p for p in curve}}
+        best = taken.get(champion.version) or score(champion.version, "heuristic")
         v0_spec = f"network:{run_dir / registry.get(0).uri}"
         head = score(champion.version, v0_spec) if champion.version != 0 else None
     out["reference"] = reference.__dict__
     out["points"] = [p.__dict__ for p in curve]
     out["champion_vs_v0"] = None if head is None else head.__dict__
+    out["champion_vs_commander"] = best.__dict__
     out["champion"] = champion.version
     minutes = float(settings.run.max_minutes or 60.0)
     actors = settings.cluster.self_play_actors
     out["games_per_actor_hour"] = state["games"] / actors / (minutes / 60.0)
     return out
+
+
+def write_strength(path: Path, result: dict[str, Any], command: str, seed: int) -> None:
+    """The champion's rows (network alone against Commander and against v0, 2 players) in the
+    shape :mod:`omega_cluster.release.strength` reads."""
+    rows = []
+    for key, opponent in (("champion_vs_commander", "commander"), ("champion_vs_v0", "v0")):
+        p = result.get(key)
+        if p is None:
+            continue
+        rows.append({"opponent": opponent, "players": 2, "games": 2 * p["deals"],
+                     "statistic": "win share (by deal, 95% t)", "value": round(p["score"], 4),
+                     "low": round(p["low"], 4), "high": round(p["high"], 4),
+                     "command": command, "seed": seed})  # fmt: skip
+    note = (
+        f"v{result['champion']} as the greedy network alone, fresh deals each played once "
+        "per seat (Mexican Train, 2 players, one round)."
+    )
+    path.write_text(json.dumps({"rows": rows, "note": note}, indent=1) + "\n")
+    print(f"strength rows written to {path}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -173,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--points", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--save", action="store_true", help="record the figures and the plot")
+    parser.add_argument("--strength", type=Path, help="write the champion's rows as a strength "
+                        "file for `omega-cluster release strength=`")  # fmt: skip
     args = parser.parse_args(argv)
     result = bench(args.run, args.games, args.seed, args.points, args.workers)
     curve = [Point(**p) for p in result["points"]]
@@ -184,10 +209,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     reads = []
     for n in WORKERS_READ:
         g = rate * n
-        reads.append(f"{n} workers, 1 h ({g:,.0f} games): {a + b * math.log2(g):.3f}")
+        reads.append(
+            f"{n} workers, 1 h ({g:,.0f} games): {min(1.0, max(0.0, a + b * math.log2(g))):.3f}"
+        )  # a share stays in [0, 1]
     print("if the trend holds: " + "; ".join(reads))
     command = (f"python -m bench.bench_scaling --run {args.run} --games {args.games} "
                f"--seed {args.seed} --points {args.points}")  # fmt: skip
+    if args.strength is not None:
+        write_strength(args.strength, result, command, args.seed)
     if not args.save:
         return 0
     plot(curve, reference, fit, ROOT / "docs" / "scaling.png")
