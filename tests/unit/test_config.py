@@ -190,8 +190,8 @@ def test_config_dir_and_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     shutil.copytree(CONF, copied)
     run_default = copied / "run" / "default.yaml"  # the preset that sets the default budget
     text = run_default.read_text()
-    assert "  simulations: 64\n" in text
-    run_default.write_text(text.replace("  simulations: 64\n", "  simulations: 7\n"))
+    assert "  simulations: 800\n" in text
+    run_default.write_text(text.replace("  simulations: 800\n", "  simulations: 7\n"))
     assert load_settings(config_dir=copied).search.simulations == 7
     monkeypatch.setenv(CONF_ENV, str(copied))
     assert conf_dir() == copied.resolve() and load_settings().search.simulations == 7
@@ -416,6 +416,6 @@ def test_flat_params_are_dotted_complete_and_text(default: Settings) -> None:
 
 def test_to_yaml_round_trips(default: Settings) -> None:
     text = to_yaml(default)
-    assert "simulations: 64" in text and text.index("game:") < text.index("run:")
+    assert "simulations: 800" in text and text.index("game:") < text.index("run:")
     again = OmegaConf.to_object(OmegaConf.merge(Settings, OmegaConf.create(text)))
     assert again == default

@@ -65,7 +65,7 @@ def test_safe_overrides_apply_and_are_the_only_changes(run: Path) -> None:
         ("game.params.players=2", "game.params.players 3 -> 2"),
         ("~game.params.players", "game.params.players 3 -> (not set)"),
         ("tracking.experiment=other", "tracking.experiment omega_cluster -> other"),
-        ("run=default", "run.games_per_iteration 16 -> 64"),
+        ("run=default", "run.games_per_iteration 16 -> 256"),
         ("run.seed=5", "run.seed 0 -> 5"),
     ],
 )

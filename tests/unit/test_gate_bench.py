@@ -12,6 +12,8 @@ The defaults are the SPRT of conf/gate/default.yaml; its simulation against the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import sqlite3
 from pathlib import Path
@@ -162,7 +164,12 @@ def test_the_default_gate_is_the_sprt_and_gate_fixed_the_old_one() -> None:
     assert (defaults.mode, defaults.elo0, defaults.elo1) == ("sprt", 0.0, 30.0)
     assert (defaults.alpha, defaults.beta, defaults.max_games) == (0.025, 0.1, 1000)
     run = load_settings()
-    assert wiring.gate_config(run) == GateConfig()  # yaml, schema and GateConfig agree
+    schema = dataclasses.replace(run, gate=defaults)
+    assert wiring.gate_config(schema) == GateConfig()  # schema and GateConfig agree
+    # make train asks for smaller steps (a stint of distillation gains little) and pays for
+    # them with more games
+    gate = wiring.gate_config(run)
+    assert gate == dataclasses.replace(GateConfig(), elo1=15.0, max_games=3000)
     assert run.gate.player == "network"
     config = wiring.gate_service_config(run)
     assert [t.key for t in config.bench_tables()] == ["players=2,objective=points"]
