@@ -4,10 +4,10 @@ phase of the round, against a gradient-boosted model on plain counts.
 ``python -m bench.bench_value [--players 2,4] [--games 1500] [--heldout 300] [--steps 1500]
 [--thin-games 6000] [--rows-per-game 8] [--every 50]``: for each table size, Commander-vs-Commander
 one-round Mexican Train games (the teacher games of the warm start: ``train.warm_start``'s
-self-play mode, records with the hidden state) are played on seed ``--seed`` for training (``--thin-games``
-of them; the first ``--games`` to finish are the default training set), on ``--seed + 2`` for
-validation and on ``--seed + 1`` for the held-out report (``--heldout`` games each). Every decision
-of a game shares the game's outcome, so a network can memorise the deals; one network of the
+self-play mode, records with the hidden state) are played on seed ``--seed`` for
+training (``--thin-games`` of them; the first ``--games`` to finish are the default training
+set), on ``--seed + 2`` for validation and on ``--seed + 1`` for the held-out report
+(``--heldout`` games each). Every decision of a game shares the game's outcome, so a network can memorise the deals; one network of the
 default model is trained per lever (:data:`LEVERS`) as a run's learner trains (the project's
 :class:`~omega_cluster.train.learner.Learner` on a replay window over real shards), up to
 ``--steps`` steps. Every ``--every`` steps its held-out value loss is measured on the validation
@@ -87,7 +87,7 @@ LEVERS = (
 
 @dataclass(frozen=True)
 class Positions:
-    """The held-out rows of one store with what the report needs of each."""
+    """Every row of one store with what the report and the counts model need of each."""
 
     batch: TrainingBatch
     counts: np.ndarray  # float32[B, C]: position_counts of the acting seat
@@ -318,8 +318,9 @@ def run(players: int, args: argparse.Namespace, work: Path) -> list[dict]:
         model, step, curve = train_network(lever, base, stores[lever.rows], valid, args)
         phases = by_phase(test, predict(model, test.batch, players)[:, 0])
         rows.append({"players": players, "row": lever.name, "step": step, "phases": phases})
+        seconds = time.perf_counter() - t0
         print(f"  {lever.name}: best held-out value loss {min(curve):.4f} at step {step} "
-              f"(first {curve[0]:.4f}, last {curve[-1]:.4f}; {time.perf_counter() - t0:.0f} s)")  # fmt: skip
+              f"(first {curve[0]:.4f}, last {curve[-1]:.4f}; {seconds:.0f} s)")  # fmt: skip
     print_table(rows)
     return rows
 
