@@ -8,8 +8,9 @@ self-play mode, records with the hidden state) are played on seed ``--seed`` for
 training (``--thin-games`` of them; the first ``--games`` to finish are the default training
 set), on ``--seed + 2`` for validation and on ``--seed + 1`` for the held-out report
 (``--heldout`` games each). Every decision of a game shares the game's outcome, so a network
-can memorise the deals; one network of the default model is trained per lever (:data:`LEVERS`) as a run's learner trains (the project's
-:class:`~omega_cluster.train.learner.Learner` on a replay window over real shards), up to
+can memorise the deals; one network of the default model is trained per lever (:data:`LEVERS`)
+as a run's learner trains (the project's :class:`~omega_cluster.train.learner.Learner` on a
+replay window over real shards), up to
 ``--steps`` steps. Every ``--every`` steps its held-out value loss is measured on the validation
 games — the mean squared error of every seat's value against that seat's round outcome — and the
 network is kept at its best step (early stopping and selection on the held-out loss); the report
