@@ -33,8 +33,10 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(f"/tmp/distill-{args.tag}")
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(args.run, work, ignore=shutil.ignore_patterns("learner", "mlflow.db", "mlartifacts"))
-    fixed = [f"gate.mode=fixed", f"gate.games_per_slice={args.games // 2}"]
+    shutil.copytree(
+        args.run, work, ignore=shutil.ignore_patterns("learner", "mlflow.db", "mlartifacts")
+    )
+    fixed = ["gate.mode=fixed", f"gate.games_per_slice={args.games // 2}"]
     settings = wiring.load_run_settings(work, [*args.overrides, *fixed])
     v0 = ModelRegistry(work, game=settings.game.name).get(0)
     worker = wiring.learner_worker(settings, run_dir=work, store_uri=str(work / "shards"))
@@ -51,9 +53,12 @@ def main() -> None:
         worker.learner.save(uri, metrics={})
         trained = time.perf_counter() - started
         outcome = gate.bench(1000 + k, 0, uri, 0, str(work / v0.uri))
-        print(f"  step {k}: policy {stats.policy_loss:.3f} value {stats.value_loss:.3f} "
-              f"({trained:.0f} s); vs v0 {outcome.score:.3f} [{outcome.score_low:.3f}, "
-              f"{outcome.score_high:.3f}] over {outcome.games} games", flush=True)
+        print(
+            f"  step {k}: policy {stats.policy_loss:.3f} value {stats.value_loss:.3f} "
+            f"({trained:.0f} s); vs v0 {outcome.score:.3f} [{outcome.score_low:.3f}, "
+            f"{outcome.score_high:.3f}] over {outcome.games} games",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ The defaults are the SPRT of conf/gate/default.yaml; its simulation against the 
 from __future__ import annotations
 
 import dataclasses
-
 import math
 import sqlite3
 from pathlib import Path
