@@ -32,6 +32,7 @@ from bench.bench_champion import _init, _play
 from bench.results import ROOT, Figure, record
 from omega_cluster.eval.anchors import play_anchor
 from omega_cluster.model.registry import ModelRegistry
+from omega_cluster.pipeline.run_state import PipelineState, RunPaths
 from omega_cluster.wiring import gate_service_config, load_run_settings
 
 WORKERS_READ = (2, 8, 32, 128)  # cluster sizes the fitted trend is read at
@@ -120,8 +121,8 @@ def plot(points: Sequence[Point], reference: Point, fit: tuple[float, float], ou
 def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> dict[str, Any]:
     settings = load_run_settings(run_dir, [f"run.seed={seed}"])
     registry = ModelRegistry(run_dir, game=settings.game.name)
-    state = json.loads((run_dir / "pipeline.json").read_text())
-    games_per_row = state["games"] / max(1, state["records"])
+    state = PipelineState.load(RunPaths(run_dir).state, game=settings.game.name)
+    games_per_row = state.games / max(1, state.records)
     rows = {v.version: float(v.metrics["rows_seen"]) for v in registry.versions
             if v.version > 0 and "rows_seen" in v.metrics}  # fmt: skip
     versions = doubling_versions(rows, games_per_row, points)
@@ -164,7 +165,7 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
     out["champion"] = champion.version
     minutes = float(settings.run.max_minutes or 60.0)
     actors = settings.cluster.self_play_actors
-    out["games_per_actor_hour"] = state["games"] / actors / (minutes / 60.0)
+    out["games_per_actor_hour"] = state.games / actors / (minutes / 60.0)
     return out
 
 

@@ -44,7 +44,7 @@ def released_model_dir(directory: str | Path | None = None) -> Path:
 
 def omega(game: Game, directory: str | None = None) -> Player:
     """The released network playing ``game`` alone, greedily (module docstring)."""
-    path = released_model_dir(None if directory is None else str(directory))
+    path = released_model_dir(directory)
     player: Player = resolve(_NETWORK_PLAYER)(game, str(path))
     player.name = "omega" if directory is None else f"omega:{path}"
     return player
