@@ -109,9 +109,10 @@ from omega_cluster.search._ismcts_tree import (
     Tree,
     simultaneous_error,
 )
+from omega_cluster.search.batched import BatchedSearch, batched_search
 from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
-from omega_cluster.search.fast.game import FastGame, evaluator_path
+from omega_cluster.search.fast.game import FastGame
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
 __all__ = [
@@ -161,13 +162,12 @@ class ISMCTS:
         self.game = game
         self.evaluator = evaluator
         self.config = dataclasses.replace(base, **overrides) if overrides else base
-        # the fast path (compiled tree) when the game, configuration and leaf allow it
-        self.fast: FastGame | None
-        self.fast, self._plan, self.fast_reason = (
-            evaluator_path(game, self.config, evaluator)
-            if fast
-            else (None, None, "fast=False: the Python loop")
-        )
+        # the path, chosen once: the compiled tree when the game, configuration and leaf
+        # allow it, else this Python loop (search.batched)
+        self.runner: BatchedSearch = batched_search(game, evaluator, self.config, fast=fast,
+                                                    loop=self)  # fmt: skip
+        self.fast: FastGame | None = self.runner.fast
+        self.fast_reason = self.runner.fast_reason
         self._tree: Tree | None = None  # kept between moves (reuse_tree)
         self._tree_player = -1
         self._busy = False
@@ -195,7 +195,7 @@ class ISMCTS:
         if acting != (player,):
             who = acting or "none, the game is over"
             raise ValueError(f"{spec.name}: player {player} does not act in this state ({who})")
-        return self._run(state, player, as_rng(rng))
+        return self.runner.steps(state, player, as_rng(rng))
 
     # -- the search ------------------------------------------------------------------------------
     def _take_tree(self, player: int, root_key: object) -> tuple[Tree, bool]:
@@ -238,12 +238,6 @@ class ISMCTS:
             )
         started = time.perf_counter()
         legal = list(state.legal_actions(player))
-        if self.fast is not None:
-            from omega_cluster.search.fast.driver import search_state  # numba: on first use
-
-            plan = self._plan
-            assert plan is not None
-            return search_state(self.fast, state, player, cfg, plan.leaf, rng, plan.forward)
         root_key = state.information_set_key(player)
         tree, reused = self._take_tree(player, root_key)
         self._busy = cfg.reuse_tree

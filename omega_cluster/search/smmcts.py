@@ -50,8 +50,8 @@ from omega_cluster.games.chance import sample_chance
 from omega_cluster.search import _bandits
 from omega_cluster.search._bandits import Bandit
 from omega_cluster.search._smm_config import SELECTION_RULES, OpponentPolicy, SMMCTSConfig
-from omega_cluster.search._smm_fast import sm_result, sm_seed, smm_path
 from omega_cluster.search._smm_tree import Node, TreeStore, make_node, pick_action, subtree_size
+from omega_cluster.search.batched import BatchedSearch, batched_search
 from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
@@ -108,11 +108,10 @@ class SMMCTS:
         self._rule = SELECTION_RULES[config.selection]
         self._gamma = config.exp3_gamma if self._rule == _bandits.EXP3 else config.rm_gamma
         self._store = TreeStore(self._hidden)
-        self.fast: Any = None  # the compiled game the search runs on (None: the Python loop)
-        self._plan: Any = None
-        self.fast_reason = "fast=False: the Python loop"
-        if fast:
-            self.fast, self._plan, self.fast_reason = smm_path(game, config, evaluator)
+        # the path, chosen once: the compiled SM-MCTS or this Python loop (search.batched)
+        self.runner: BatchedSearch = batched_search(game, evaluator, config, fast=fast, loop=self)
+        self.fast: Any = self.runner.fast  # the compiled game (None: the Python loop)
+        self.fast_reason = self.runner.fast_reason
 
     def reset(self) -> None:
         """Forget the kept tree (call between games when ``reuse_tree`` is on)."""
@@ -132,29 +131,9 @@ class SMMCTS:
                 f"SMMCTS: player {player} does not act in this state (acting: {acting!r}, "
                 f"() = game over, (-1,) = chance); search a state where the player moves"
             )
-        if self.fast is not None:
-            return self._fast_steps(state, player, rng)
-        return self._steps(state, player, rng)
+        return self.runner.steps(state, player, rng)
 
-    def _fast_steps(
-        self, state: State, player: int, rng: random.Random
-    ) -> SearchSteps[SearchResult]:
-        """The compiled search: no leaf leaves it (its network calls are its own)."""
-        import numpy as np
-
-        from omega_cluster.search.fast.smm_driver import run_batched_sm  # numba: on first use
-
-        yield from ()
-        started, plan, fast = time.perf_counter(), self._plan, self.fast
-        results = run_batched_sm(
-            fast, fast.pack(state)[None, :], np.array([player]),
-            np.array([self.config.simulations]), np.array([sm_seed(rng)], np.uint64),
-            self.config, plan.leaf.name, plan.forward, plan.leaf.network_value_weight,
-        )  # fmt: skip
-        seconds = time.perf_counter() - started
-        return sm_result(results, 0, player, self.config, rng, seconds, self._hidden)
-
-    def _steps(self, state: State, player: int, rng: random.Random) -> SearchSteps[SearchResult]:
+    def _run(self, state: State, player: int, rng: random.Random) -> SearchSteps[SearchResult]:
         cfg = self.config
         start = time.perf_counter()
         deadline = start + cfg.time_limit_s if cfg.time_limit_s is not None else math.inf

@@ -6,24 +6,23 @@ by the game's plugin for that table) must give the network one layout: :func:`ta
 builds each table's game and encoder and fails with one line, naming ``game.fleet`` and the two
 tables, where two layouts differ. :class:`Table` is a table ready to play (its evaluator built on
 its own game and encoder); :class:`_Play` is what one :class:`~.selfplay.SelfPlay` keeps per
-table: its parameters' JSON, its compiled searches (or why the Python loop runs) and its Python
-search objects.
+table: its parameters' JSON and its batched search
+(:func:`omega_cluster.search.batched.batched_search`: compiled, or the Python loop and why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.fleet import Fleet, FleetError, TableSlice, slice_key
 from omega_cluster.model.encoders import encoder_for
+from omega_cluster.search.batched import BatchedSearch, batched_search
 from omega_cluster.search.evaluators import Evaluator
-from omega_cluster.search.ismcts import ISMCTS
 from omega_cluster.search.smmcts import SMMCTS
-from omega_cluster.train._fast import FastSearches, FastSMSearches
 from omega_cluster.train._records import game_params_json
 from omega_cluster.train.config import SelfPlayConfig, SelfPlayError
 
@@ -110,13 +109,19 @@ class _Play:
 
     table: Table
     params: str  # the game's parameters as the records' JSON
-    fast: FastSearches | FastSMSearches | None
-    fast_reason: str
-    searches: dict[tuple[int, float, bool], Any] = field(default_factory=dict)
+    searcher: BatchedSearch | None  # None: mode 'network' searches nothing
+    fast_reason: str  # why the Python loop runs ("": compiled)
+
+    @property
+    def fast(self) -> BatchedSearch | None:
+        """The compiled searches (None: the Python loop, or no search)."""
+        return (
+            self.searcher if self.searcher is not None and self.searcher.fast is not None else None
+        )
 
     @classmethod
     def of(cls, table: Table, config: SelfPlayConfig, fast: bool) -> _Play:
-        """The table's state, with its compiled searches where they apply."""
+        """The table's state, with its batched search (compiled where it applies)."""
         game, encoder, evaluator = table.game, table.encoder, table.evaluator
         if encoder.game_name != game.spec.name:
             raise SelfPlayError(
@@ -125,32 +130,13 @@ class _Play:
             )
         if not callable(getattr(evaluator, "evaluate", None)):
             raise SelfPlayError(f"evaluator must have evaluate(leaves), got {evaluator!r}")
-        searches: FastSearches | FastSMSearches | None = None
+        searcher: BatchedSearch | None = None
         reason = "mode 'network' searches nothing" if fast else "fast=False"
-        if fast and config.mode == "search" and game.spec.simultaneous:
-            # the searches' configuration (checked as the Python searches check it)
-            probe = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,
-                           **config.search_options)  # fmt: skip
-            searches, reason = FastSMSearches.plan_for(game, probe.config, evaluator)
-        elif fast and config.mode == "search":
-            searches, reason = FastSearches.plan(game, config.search, evaluator)
-        return cls(table, game_params_json(game), searches, reason)
-
-    def search(self, config: SelfPlayConfig, full: bool, temperature: float) -> Any:
-        """The table's Python search of one (budget, temperature, noise) (built once)."""
-        budget = config.search.simulations if full else config.fast_simulations
-        noisy = full and config.search.dirichlet_fraction > 0
-        key = (budget, temperature, noisy)
-        search = self.searches.get(key)
-        if search is None:
-            game, evaluator = self.table.game, self.table.evaluator
-            if game.spec.simultaneous:
-                search = SMMCTS(game, evaluator, simulations=budget, temperature=temperature,
-                                fast=False, **config.search_options)  # fmt: skip
-            else:  # root noise on full searches only
-                noise = config.search.dirichlet_fraction if noisy else 0.0
-                search = ISMCTS(game, evaluator, config.search, simulations=budget,
-                                temperature=temperature, dirichlet_fraction=noise,
-                                fast=self.fast is not None)  # fmt: skip
-            self.searches[key] = search
-        return search
+        if config.mode == "search":
+            search: Any = config.search
+            if game.spec.simultaneous:  # the SM-MCTS configuration, checked as SMMCTS checks it
+                search = SMMCTS(game, evaluator, simulations=config.search.simulations, fast=False,
+                                **config.search_options).config  # fmt: skip
+            searcher = batched_search(game, evaluator, search, fast=fast)
+            reason = searcher.fast_reason if fast else reason
+        return cls(table, game_params_json(game), searcher, reason)

@@ -12,11 +12,13 @@ Two modes (``SelfPlayConfig.mode``):
 
 * ``"search"`` — every decision is a search: ISMCTS for turn-based games, SM-MCTS where moves are
   simultaneous (each acting player searches for its own seat and is its own record). All K games'
-  searches advance together through :func:`~omega_cluster.search.batching.run_searches`, so their
-  leaves share one batched evaluator call (a :class:`~omega_cluster.model.NetworkEvaluator`: the
-  network leaf; or a rollout evaluator: the rollout leaf). Where the game has compiled kernels
-  (``fast=False`` keeps the Python loop) the round's searches run compiled in one batched call
-  (:mod:`._fast`): ISMCTS, or for a simultaneous game SM-MCTS. The visit distribution is the policy
+  searches of a table go through one batched search
+  (:func:`~omega_cluster.search.batched.batched_search`, its path chosen once per table): the
+  compiled driver where the game, search and leaf allow it (``fast=False`` keeps the Python
+  loop), one forward pass per batch of leaves across the round's searches; else the Python loop
+  (:func:`~omega_cluster.search.batching.run_searches`), whose leaves share one batched evaluator
+  call (a :class:`~omega_cluster.model.NetworkEvaluator`: the network leaf; or a rollout
+  evaluator: the rollout leaf). The visit distribution is the policy
   target (AlphaZero). **Playout-cap randomisation** (Wu 2019, KataGo): with probability
   ``full_search_probability`` a move gets a full search of ``search.simulations`` and its visits are a
   policy target (``policy_weight=1``), else a cheap search of ``fast_simulations`` that only picks
@@ -39,7 +41,6 @@ and search rng derive from ``(config.seed, game index)`` only.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -52,11 +53,11 @@ from omega_cluster.games.api import CHANCE, Game, State
 from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.encoding import Encoder
 from omega_cluster.games.fleet import Fleet
-from omega_cluster.search.batching import BatchStats, SearchSteps, run_searches
+from omega_cluster.search.batched import Budget
+from omega_cluster.search.batching import BatchStats
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.result import SearchResult
-from omega_cluster.train._fast import FastSearches, FastSMSearches
 from omega_cluster.train._policy import TeacherEvaluator, sample_index
 from omega_cluster.train._records import PendingDecision, game_records
 from omega_cluster.train._tables import Table, _Play, fleet_order, search_path, table_key
@@ -259,16 +260,12 @@ class SelfPlay:
         cfg = self.config
         for c in todo:
             c.full = c.flight.search_rng.random() < cfg.full_search_probability
-        if play.fast is not None:
-            results = self._search_fast(play.fast, todo)
-        else:
-            steps: list[SearchSteps[SearchResult]] = []
-            for c in todo:
-                search = play.search(cfg, c.full, cfg.temperature_at(c.flight.moves))
-                steps.append(search.steps(c.flight.state, c.player, c.flight.search_rng))
-            table = play.table
-            results = run_searches(steps, table.evaluator, table.game.num_players,
-                                   stats=self._batch)  # fmt: skip
+        assert play.searcher is not None  # mode 'search'
+        results = play.searcher.run(
+            [c.flight.state for c in todo], [c.player for c in todo],
+            [self._budget(c) for c in todo], [c.flight.search_rng for c in todo],
+            stats=self._batch,
+        )  # fmt: skip
         for c, result in zip(todo, results, strict=True):
             c.result, c.action = result, result.action
             c.policy = np.asarray(result.policy, np.float32)
@@ -276,6 +273,13 @@ class SelfPlay:
             self._counts["searches"] += 1
             self._counts["full"] += c.full
             self._counts["simulations"] += result.diagnostics.simulations
+
+    def _budget(self, c: _Choice) -> Budget:
+        """The playout cap: a full search (its visits a policy target, root noise on) or a cheap
+        one that only picks the move; the temperature of the game's move number."""
+        cfg = self.config
+        simulations = cfg.search.simulations if c.full else cfg.fast_simulations
+        return Budget(simulations, cfg.temperature_at(c.flight.moves), noise=c.full)
 
     def _decide_by_network(self, play: _Play, todo: list[_Choice]) -> None:
         evaluator = play.table.evaluator
@@ -296,36 +300,6 @@ class SelfPlay:
                 c.policy, c.full = prior.astype(np.float32), True
             else:
                 c.root_value = np.asarray(answer.values, np.float32)
-
-    def _search_fast(
-        self, fast: FastSearches | FastSMSearches, todo: list[_Choice]
-    ) -> list[SearchResult]:
-        """Every choice's search (of one table) on the compiled path, in one batched call."""
-        cfg = self.config
-        if isinstance(fast, FastSMSearches):
-            return self._search_fast_sm(fast, todo)
-        configs = []
-        for c in todo:
-            noise = cfg.search.dirichlet_fraction if c.full else 0.0
-            budget = cfg.search.simulations if c.full else cfg.fast_simulations
-            configs.append(dataclasses.replace(
-                cfg.search, simulations=budget, temperature=cfg.temperature_at(c.flight.moves),
-                dirichlet_fraction=noise,
-            ))  # fmt: skip
-        calls, leaves = fast.calls, fast.leaves
-        results = fast.search([c.flight.state for c in todo], [c.player for c in todo],
-                              configs, [c.flight.search_rng for c in todo])  # fmt: skip
-        self._batch.calls += fast.calls - calls
-        self._batch.leaves += fast.leaves - leaves
-        return results
-
-    def _search_fast_sm(self, fast: FastSMSearches, todo: list[_Choice]) -> list[SearchResult]:
-        """Every acting player's SM-MCTS of this round in one batched call (see ``_fast``)."""
-        cfg = self.config
-        budgets = [cfg.search.simulations if c.full else cfg.fast_simulations for c in todo]
-        return fast.search([c.flight.state for c in todo], [c.player for c in todo], budgets,
-                           [cfg.temperature_at(c.flight.moves) for c in todo],
-                           [c.flight.search_rng for c in todo], self._batch)  # fmt: skip
 
     def _apply(self, choices: list[_Choice]) -> None:
         """Record the choices and play them (a joint action where several players act)."""

@@ -16,13 +16,13 @@ from omega_cluster.games.goofspiel import GoofspielGame
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
+from omega_cluster.search.batched import CompiledSMSearches
 from omega_cluster.search.evaluators import BlendEvaluator, FunctionEvaluator, RolloutEvaluator
 from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.fast.smm_driver import run_batched_sm
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.search.smmcts import SMMCTS, SMMCTSConfig
 from omega_cluster.train import SelfPlay, SelfPlayConfig
-from omega_cluster.train._fast import FastSMSearches
 
 pytestmark = pytest.mark.filterwarnings("ignore::numba.NumbaExperimentalFeatureWarning")
 
@@ -96,7 +96,7 @@ def test_selfplay_batches_every_search_of_a_round_and_records_as_the_python_loop
     config = SelfPlayConfig(games=6, concurrent_games=4, search=ISMCTSConfig(simulations=24),
                             fast_simulations=6, full_search_probability=0.5, seed=2)  # fmt: skip
     fast = SelfPlay(game, encoder, config, evaluator=evaluator)
-    assert isinstance(fast.fast, FastSMSearches), fast.fast_reason
+    assert isinstance(fast.fast, CompiledSMSearches), fast.fast_reason
     spy = _Spy(fast.fast.plan.forward)
     fast.fast.plan = dataclasses.replace(fast.fast.plan, forward=spy)
     records = list(fast.play())

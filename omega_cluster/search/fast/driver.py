@@ -5,8 +5,8 @@
 search has spent its budget; with a rollout leaf alone the first collection runs every search to
 the end. :class:`FastResults` holds what the searches found as arrays; :func:`search_result`
 turns one row into the :class:`~omega_cluster.search.result.SearchResult` the Python search
-returns (final policy, chosen move and diagnostics computed by the same functions), and
-:func:`search_state` runs one search of the ``ISMCTS`` API on the fast path.
+returns (final policy, chosen move and diagnostics computed by the same functions);
+:class:`omega_cluster.search.batched.CompiledSearches` runs ``ISMCTS`` searches through them.
 """
 
 from __future__ import annotations
@@ -14,25 +14,22 @@ from __future__ import annotations
 import functools
 import math
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
 import numpy as np
 
-from omega_cluster.games.api import State
 from omega_cluster.games.fast import FastGame
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_policy import choose_action, final_policy
 from omega_cluster.search.fast import nodes as T
 from omega_cluster.search.fast._stubs import STUBS as _STUBS
 from omega_cluster.search.fast.game import FastLeaf
-from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.fast.specialize import tree_for
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
-__all__ = ["FastResults", "Forward", "run_batched", "search_result", "search_state"]
+__all__ = ["FastResults", "Forward", "run_batched", "search_result"]
 
 Forward = Callable[..., tuple[np.ndarray, np.ndarray]]
 """``forward(obs float32[B, O], feats float32[B, A, F], mask bool[B, A]) -> (priors float64[B, A]
@@ -274,23 +271,3 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
         visits=tuple(visits), action_values=tuple(values),
         root_value=tuple(float(x) for x in results.root_value[k]), diagnostics=diagnostics,
     )  # fmt: skip
-
-
-def search_state(fast: FastGame, state: State, player: int, config: ISMCTSConfig,
-                 leaf: FastLeaf, rng: random.Random,
-                 forward: Forward | None = None) -> SearchResult:  # fmt: skip
-    """One search of the ``ISMCTS`` API on the fast path. A :class:`SplitMixRandom` hands its
-    stream to the compiled tree and gets it back advanced; any other rng seeds the tree with
-    ``getrandbits(64)``."""
-    started = time.perf_counter()
-    split = rng if isinstance(rng, SplitMixRandom) else None
-    seed = split.state if split is not None else rng.getrandbits(64)
-    results = run_batched(
-        fast, fast.pack(state)[None, :], np.array([player]), np.array([config.budget]),
-        np.array([seed], np.uint64), config, leaf, forward,
-    )  # fmt: skip
-    if split is not None:
-        split.state = int(results.rng_states[0])
-    seconds = time.perf_counter() - started
-    hidden = state.game.spec.hidden_information
-    return search_result(results, 0, player, config, rng, seconds, hidden)

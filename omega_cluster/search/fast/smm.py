@@ -9,7 +9,7 @@ open-addressing hash table per search keyed by (parent, the joint bid or the cha
 with hidden information, by (parent, the searcher's information-set key after the step), so
 worlds the searcher cannot tell apart share nodes, as in the Python search.
 
-One simulation mirrors ``SMMCTS._steps``: a world (a determinization with hidden information, else
+One simulation mirrors ``SMMCTS._run``: a world (a determinization with hidden information, else
 a copy of the root), a descent where every seat picks from its own bandit (decoupled UCB1, regret
 matching or Exp3 with the same formulas as :mod:`omega_cluster.search._bandits`), the chance cards
 drawn uniformly, a new node at the first unvisited bidding node, its value from a rollout, the
