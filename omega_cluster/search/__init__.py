@@ -4,6 +4,7 @@ Both searches are written as resumable steps (generators that yield leaf request
 searches in one process share one batched evaluator call (:mod:`.batching`).
 """
 
+from omega_cluster.search.batched import BatchedSearch, Budget, batched_search
 from omega_cluster.search.batching import BatchStats, run_search, run_searches
 from omega_cluster.search.evaluators import (
     BlendEvaluator,
@@ -33,7 +34,9 @@ __all__ = [
     "ISMCTS",
     "SMMCTS",
     "BatchStats",
+    "BatchedSearch",
     "BlendEvaluator",
+    "Budget",
     "Evaluator",
     "EvaluatorError",
     "FunctionEvaluator",
@@ -49,6 +52,7 @@ __all__ = [
     "SMMCTSConfig",
     "SearchDiagnostics",
     "SearchResult",
+    "batched_search",
     "check_evaluations",
     "paired_root",
     "run_search",

@@ -76,7 +76,9 @@ Where the time goes (cProfile and CPU timings, ``bench/bench_ismcts.py --profile
   game compiles, such as the Commander; the network leaf, whose forward pass then serves a whole
   batch of leaves; their blend). ``fast=False`` keeps the Python loop. It draws the same random numbers for the same purposes as this loop, so handed a
   :class:`~omega_cluster.search.fast.rng.SplitMixRandom` both give the same result (tested);
-  ``ISMCTS.fast_reason`` says why a search does not take it. Every other game, evaluator and
+  ``ISMCTS.fast_reason`` says why a search does not take it. The path is chosen once, when the
+  search is built (:func:`~omega_cluster.search.batched.batched_search`, which self-play's
+  batched searches use too). Every other game, evaluator and
   configuration runs here. Leduc, 2,000 simulations, random rollouts (``bench/bench_ismcts.py``,
   CPU time on a shared machine): ~0.7 µs a simulation, ~14x this loop, ~3.4x OpenSpiel's C++
   ``ISMCTSBot``; 256 concurrent PUCT searches with a trivial network: ~0.8M network leaves/s,
