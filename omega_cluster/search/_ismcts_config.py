@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omega_cluster.games.api import State
+from omega_cluster.search._defaults import C_UCT, SIMULATIONS
 from omega_cluster.search._ismcts_root import RootSchedule, tree_root
 
 __all__ = ["ISMCTSConfig", "WorldConstraints"]
@@ -61,14 +62,14 @@ def _refuse_clashes(what: str, *options: tuple[str, bool]) -> None:
 class ISMCTSConfig:
     """Every knob of one ISMCTS; validated on construction (errors name the field and the range)."""
 
-    simulations: int = 400  # total simulations per search (ignored when D×S is given)
+    simulations: int = SIMULATIONS  # total simulations per search (ignored when D×S is given)
     determinizations: int | None = None  # D worlds drawn with sample_world ...
     simulations_per_determinization: int | None = None  # ... each used for S simulations
     time_limit_s: float | None = None  # wall-clock budget; the search stops at the first limit
     selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none) |
     # "smooth_uct" (UCT mixed with the node's average policy: converges in imperfect-information
     # games, where UCT's visits need not; _ismcts_bandit)
-    c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
+    c_uct: float = C_UCT  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
     c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
     root_schedule: RootSchedule = tree_root  # how the root spends the budget: tree_root |
     # paired_root (every root move on the same worlds) | a function of one's own (_ismcts_root)

@@ -149,7 +149,7 @@ class SMMCTS:
         results = run_batched_sm(
             fast, fast.pack(state)[None, :], np.array([player]),
             np.array([self.config.simulations]), np.array([sm_seed(rng)], np.uint64),
-            self.config, plan.leaf.name, plan.forward, plan.leaf.network_value_weight,
+            self.config, plan.leaf, plan.forward,
         )  # fmt: skip
         seconds = time.perf_counter() - started
         return sm_result(results, 0, player, self.config, rng, seconds, self._hidden)

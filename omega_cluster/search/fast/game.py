@@ -27,6 +27,7 @@ __all__ = [
     "CHANCE_NODE",
     "CRITIC_LEAF",
     "OVER",
+    "RANDOM_ROLLOUT",
     "FastGame",
     "FastLeaf",
     "LeafPlan",
@@ -37,6 +38,7 @@ __all__ = [
 
 _LEAF_ROLLOUT_SEP = "+"
 CRITIC_LEAF = "critic"  # the network's prior, the perfect-information critic's value
+RANDOM_ROLLOUT = "random_rollout"  # the compiled uniform random playout (FastGame.rollouts' key)
 
 
 @dataclass(frozen=True)
