@@ -66,7 +66,7 @@ def test_selfplay_shards_train_and_the_new_network_plays(
             steps_per_candidate=60,
             min_rows=8,
             max_samples_per_row=0.0,
-        ),  # fmt: skip
+        ),
         cluster=ClusterSettings(backend="local", concurrent_games=8),
         tracking=TrackingSettings(enabled=False),
     )

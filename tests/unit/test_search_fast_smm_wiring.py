@@ -17,8 +17,8 @@ from omega_cluster.games.player import RandomPlayer
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
 from omega_cluster.search.evaluators import BlendEvaluator, FunctionEvaluator, RolloutEvaluator
-from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.fast.game import FastLeaf
+from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.fast.smm_driver import run_batched_sm
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.search.smmcts import SMMCTS, SMMCTSConfig
