@@ -301,17 +301,16 @@ class SearchPlayer:
     """Plays the action an ISMCTS or SM-MCTS search chooses (see the module docstring).
 
     ``algorithm``: ``auto`` (SM-MCTS if the game has simultaneous moves, else ISMCTS), ``ismcts``
-    or ``smmcts``. ``leaf``: a leaf text (:func:`~.leaf_spec.parse_leaf`), a ``LeafSpec`` or an Evaluator. ``simulations``: the
-    simulation budget per move; ``time_limit_s`` adds a wall-clock limit (the first limit
-    reached stops the search, so give a large ``simulations`` for a pure time budget) and
-    ISMCTS's ``determinizations`` × ``simulations_per_determinization`` replaces the count;
-    ``None`` leaves the search config's default. ``rollouts``: playouts averaged per leaf.
+    or ``smmcts``. ``leaf``: a leaf text (:func:`~.leaf_spec.parse_leaf`), a ``LeafSpec`` or
+    an Evaluator. ``simulations``: the simulation budget per move (``None``: the search
+    config's default; SM-MCTS also takes ``time_limit_s``, a wall-clock limit). ``rollouts``:
+    playouts averaged per leaf.
     ISMCTS only: ``deduce`` (bool) determinizes with the game's public deductions (its plugin's
     ``world_constraints``); ``belief`` (``network``, or a callable ``(state, player) ->
     probabilities``) draws the worlds from a belief (module docstring); ``root`` (a name of
     :data:`ROOT_SCHEDULES` or a root schedule function) chooses how the root spends the budget.
     Every other keyword is an option of the search's config (``ISMCTSConfig`` /
-    ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+    ``SMMCTSConfig``), e.g. ``c_uct=2.0``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
     told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:
