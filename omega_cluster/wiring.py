@@ -45,7 +45,7 @@ from omega_cluster.games.player import Player
 from omega_cluster.games.registry import game_plugin, make_game
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.registry import ModelRegistry
-from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.players.leaf_spec import LeafSpec, parse_leaf
 from omega_cluster.players.registry import PlayerSpecError
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train import warm_start as _warm_start
@@ -143,7 +143,7 @@ def build_model(settings: Settings, game: Game, encoder: Encoder) -> PolicyValue
 # -- self-play, the learner, the warm start ---------------------------------------------------
 def leaf_spec(settings: Settings) -> LeafSpec:
     s = settings.search
-    return LeafSpec(s.leaf, rollouts=s.rollouts, network_value_weight=s.network_value_weight)
+    return parse_leaf(s.leaf, rollouts=s.rollouts, network_value_weight=s.network_value_weight)
 
 
 def search_config(settings: Settings) -> ISMCTSConfig:

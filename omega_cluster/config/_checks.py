@@ -5,7 +5,7 @@ values: enumerated fields against the allowed names the components themselves us
 them, so a new search leaf or learner mode is allowed here without an edit), counts, ranges,
 probabilities and the cross-field rules (``selection=puct`` needs a network leaf, root noise needs
 ``puct``, ``min_rows <= window_rows``, ``elo0 < elo1``, no Ray address with the local backend;
-leaf names are read as :func:`omega_cluster.players.leaf.uses_network` reads them). The game is
+the leaf parsed by :func:`omega_cluster.players.leaf_spec.parse_leaf`). The game is
 built once to check ``game.params``, the search leaf and the gate's anchor players against it.
 Ray resources are not checked here: the driver may run without the cluster's CPUs or GPUs, so the
 cluster layer compares actors with the cluster once Ray is up.
@@ -50,9 +50,17 @@ from omega_cluster.games.registry import (
 )
 from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import TRUNKS
-from omega_cluster.players.leaf import CRITIC_LEAF, NETWORK_LEAF, uses_network
+from omega_cluster.players.leaf_spec import (
+    BLEND,
+    CRITIC,
+    NETWORK,
+    ROLLOUT,
+    LeafSpec,
+    LeafSpecError,
+    parse_leaf,
+)
 from omega_cluster.players.registry import PlayerSpecError, make_player
-from omega_cluster.players.search import ALGORITHMS, LEAVES
+from omega_cluster.players.search import ALGORITHMS, rollout_policy
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
 from omega_cluster.train.losses import VALUE_TARGETS
@@ -163,7 +171,7 @@ def validate(settings: Settings) -> Settings:
     if p.lines:
         raise ConfigError(p.lines)
     game = _check_game(p, settings.game)
-    _check_search(p, settings.search, game)
+    leaf = _check_search(p, settings.search, game)
     _check_model(p, settings.model, game)
     _check_learner(p, settings.learner, game)
     if settings.learner.value_target == "critic" and settings.model.critic is not True:
@@ -176,7 +184,7 @@ def validate(settings: Settings) -> Settings:
     _check_cluster(p, settings.cluster)
     _check_tracking(p, settings.tracking)
     _check_run(p, settings.run)
-    _check_critic_leaf(p, settings)
+    _check_critic_leaf(p, settings, leaf)
     if p.lines:
         raise ConfigError(p.lines)
     return settings
@@ -219,9 +227,10 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
     return game
 
 
-def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
+def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> LeafSpec | None:
+    """The search section; returns its leaf (None when ``search.leaf`` is not one)."""
     p.choice("search.algorithm", s.algorithm, ALGORITHMS)
-    rollout = _check_leaf(p, s.leaf)
+    leaf = _check_leaf(p, s.leaf)
     knobs_ok = _check_search_knobs(p, s)
     for name in ("rollouts", "fast_simulations"):
         p.integer(f"search.{name}", getattr(s, name), 1)
@@ -231,23 +240,23 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> None:
         p.number(f"search.{name}", getattr(s, name), 0.0)
     p.integer("search.temperature_moves", s.temperature_moves, 0)
     p.integer("search.max_moves", s.max_moves, 1, optional=True)
-    leaf_text = isinstance(s.leaf, str)
-    if knobs_ok and leaf_text and s.selection == "puct" and not uses_network(s.leaf):
+    if knobs_ok and leaf is not None and s.selection == "puct" and not leaf.uses_network:
         p.add(
             "search.selection",
-            f"=puct reads the network's prior and needs search.leaf={NETWORK_LEAF} or "
-            f"{NETWORK_LEAF}+<rollout leaf>, got {s.leaf!r}",
+            f"=puct reads the network's prior and needs search.leaf={NETWORK} or "
+            f"{NETWORK}+<rollout leaf>, got {s.leaf!r}",
         )
     if game is None:
-        return
+        return leaf
     if s.algorithm == "ismcts" and game.spec.simultaneous:
         p.add(
             "search.algorithm",
             f"=ismcts searches turn-based games and {game.spec.name} has simultaneous moves; "
             "allowed: auto, smmcts",
         )
-    if rollout is not None:
-        _check_rollout(p, s.leaf, rollout, game)
+    if leaf is not None and leaf.rollout is not None:
+        _check_rollout(p, s.leaf, leaf.rollout, game)
+    return leaf
 
 
 def _check_search_knobs(p: _Problems, s: SearchSettings) -> bool:
@@ -264,36 +273,42 @@ def _check_search_knobs(p: _Problems, s: SearchSettings) -> bool:
     return True
 
 
-def _check_leaf(p: _Problems, leaf: Any) -> str | None:
-    """Check ``search.leaf``; return its rollout leaf (None for ``network`` or a bad leaf)."""
-    prefix = f"{NETWORK_LEAF}+"
-    rollout = leaf[len(prefix) :] if isinstance(leaf, str) and leaf.startswith(prefix) else leaf
-    if leaf in (NETWORK_LEAF, CRITIC_LEAF):
-        return None
-    if isinstance(rollout, str) and rollout in LEAVES:
-        return rollout
-    allowed = ", ".join((NETWORK_LEAF, *LEAVES, CRITIC_LEAF))
+_SEARCH_LEAVES = (NETWORK, CRITIC, ROLLOUT, BLEND)  # the table leaves are the players' only
+_SEARCH_FORMS = "network, random, random_rollout, <player>_rollout, critic"
+
+
+def _check_leaf(p: _Problems, text: Any) -> LeafSpec | None:
+    """``search.leaf`` parsed by :func:`parse_leaf` (None, and a problem, when it is not a
+    self-play leaf)."""
+    try:
+        leaf = parse_leaf(text)
+    except LeafSpecError:
+        leaf = None
+    if leaf is not None and leaf.kind in _SEARCH_LEAVES:
+        return leaf
     p.add(
         "search.leaf",
-        f"={leaf!r} is not allowed; allowed: {allowed}, or {prefix}<one of the rollout leaves>",
+        f"={text!r} is not allowed; allowed: {_SEARCH_FORMS}, or {NETWORK}+<one of the rollout "
+        "leaves>",
     )
     return None
 
 
-def _check_critic_leaf(p: _Problems, settings: Settings) -> None:
+def _check_critic_leaf(p: _Problems, settings: Settings, leaf: LeafSpec | None) -> None:
     """``search.leaf=critic`` reads the model's perfect-information critic on each sampled
     world: the model must have one (``model.critic``'s own check asks the game for a hidden
     state)."""
-    if settings.search.leaf == CRITIC_LEAF and getattr(settings.model, "critic", False) is not True:
+    critic = leaf is not None and leaf.kind == CRITIC
+    if critic and getattr(settings.model, "critic", False) is not True:
         p.add("search.leaf", "='critic' reads the model's critic; set model.critic=true")
 
 
-def _check_rollout(p: _Problems, leaf: str, rollout: str, game: Game) -> None:
+def _check_rollout(p: _Problems, text: str, policy: str, game: Game) -> None:
     """The rollout leaf must have a policy for the game (Commander plays only Mexican Train)."""
     try:
-        LEAVES[rollout](game)
+        rollout_policy(game, policy)
     except PlayerSpecError as err:
-        p.add("search.leaf", f"={leaf!r} cannot play {game.spec.name}: {err}")
+        p.add("search.leaf", f"={text!r} cannot play {game.spec.name}: {err}")
 
 
 def _check_model(p: _Problems, m: ModelSettings, game: Game | None) -> None:

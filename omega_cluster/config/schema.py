@@ -17,6 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.train.config import SelfPlayConfig
+
 __all__ = [
     "SEARCH_KNOBS",
     "ClusterSettings",
@@ -55,18 +58,25 @@ class SearchSettings:
     # ... | network+<rollout leaf>: the network's prior, value mixed by network_value_weight
     rollouts: int = 1  # rollouts per leaf for the rollout leaves
     network_value_weight: float = 0.0  # network+<rollout>: weight of the network's value in [0, 1]
-    simulations: int = 64  # full search budget per move
-    fast_simulations: int = 16  # cheap search budget (playout-cap randomisation)
-    full_search_probability: float = 1.0  # share of moves searched fully and recorded
-    selection: str = "uct"  # uct | puct (puct reads the network prior: leaf=network)
-    c_uct: float = 0.7
-    c_puct: float = 1.5
-    temperature: float = 1.0  # move temperature for the first temperature_moves decisions
-    temperature_moves: int = 8
-    final_temperature: float = 0.0
-    dirichlet_alpha: float = 0.3
-    dirichlet_fraction: float = 0.0  # root noise weight (needs selection=puct)
-    max_moves: int | None = None  # abandon a game after this many decisions
+    # the defaults are the components' own (the search's ISMCTSConfig, self-play's
+    # SelfPlayConfig), set there once; conf/search/default.yaml says what the presets change
+    simulations: int = ISMCTSConfig.simulations  # full search budget per move
+    fast_simulations: int = SelfPlayConfig.fast_simulations  # cheap search budget
+    # (playout-cap randomisation)
+    full_search_probability: float = SelfPlayConfig.full_search_probability  # share of moves
+    # searched fully and recorded
+    selection: str = ISMCTSConfig.selection  # uct | puct (puct reads the network prior:
+    # leaf=network)
+    c_uct: float = ISMCTSConfig.c_uct
+    c_puct: float = ISMCTSConfig.c_puct
+    temperature: float = SelfPlayConfig.temperature  # move temperature for the first
+    # temperature_moves decisions
+    temperature_moves: int = SelfPlayConfig.temperature_moves
+    final_temperature: float = SelfPlayConfig.final_temperature
+    dirichlet_alpha: float = ISMCTSConfig.dirichlet_alpha
+    dirichlet_fraction: float = ISMCTSConfig.dirichlet_fraction  # root noise weight (needs
+    # selection=puct)
+    max_moves: int | None = SelfPlayConfig.max_moves  # abandon a game after this many decisions
 
 
 SEARCH_KNOBS = (
@@ -142,7 +152,7 @@ class GateSettings:
     slice_level: float = 0.95
     require_no_worse_slice: bool = True
     player: str = "network"  # how both sides play the bench: network (greedy policy) | search
-    bench_simulations: int = 32  # player=search: simulations per move
+    bench_simulations: int = ISMCTSConfig.simulations  # player=search: simulations per move
     paired: bool = True  # 2 players: a deal's seat-swapped games are a pair (N > 2: always)
     chunk_games: int = 20  # games per bench task fanned out to the workers
     # the fixed anchors each champion is rated against: player spec -> its fixed Elo; empty: the

@@ -61,9 +61,10 @@ from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.inference import network_player_from_checkpoint
 from omega_cluster.model.threads import pin_threads
-from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.players.leaf_spec import LeafSpec
 from omega_cluster.players.registry import make_player
 from omega_cluster.players.search import SearchPlayer
+from omega_cluster.search.ismcts import ISMCTSConfig
 
 __all__ = [
     "CANDIDATE",
@@ -101,9 +102,9 @@ class ModelPlayerSpec:
 
     kind: str = "network"  # network | search
     leaf: LeafSpec = field(default_factory=LeafSpec)
-    simulations: int = 64  # search: simulations per move
-    c_uct: float = 1.4
-    c_puct: float = 1.5
+    simulations: int = ISMCTSConfig.simulations  # search: simulations per move
+    c_uct: float = ISMCTSConfig.c_uct
+    c_puct: float = ISMCTSConfig.c_puct
 
 
 @dataclass(frozen=True)

@@ -54,14 +54,14 @@ search's tree is dropped when a new game starts, so results never depend on earl
 from __future__ import annotations
 
 import dataclasses
-import functools
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from omega_cluster.games.api import Game, HistoryEntry, State
 from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.games.registry import game_plugin
+from omega_cluster.players.leaf_spec import RANDOM, ROLLOUT, TABLE_KINDS, LeafSpec, parse_leaf
 from omega_cluster.players.registry import PlayerSpecError
 from omega_cluster.players.table_leaves import table_leaf
 from omega_cluster.search import ismcts, smmcts
@@ -71,7 +71,6 @@ from omega_cluster.search.result import SearchResult
 
 __all__ = [
     "ALGORITHMS",
-    "LEAVES",
     "ROOT_SCHEDULES",
     "ISMCTSPlayer",
     "SMMCTSPlayer",
@@ -121,86 +120,63 @@ def forced_or_searched(
     return result.action
 
 
-def _random_policy(game: Game) -> Player:
-    return RandomPlayer(game)
-
-
-def _plugin_policy(name: str, game: Game) -> Player:
-    """The game's rule-based player ``name`` from its plugin (leaf ``<name>_rollout``)."""
+def rollout_policy(game: Game, policy: str) -> Player:
+    """The player a rollout leaf plays at every seat of ``game``: ``policy`` is a
+    :class:`LeafSpec`'s rollout (``random`` or the game's rule-based player ``<name>``)."""
+    if policy == RANDOM:
+        return RandomPlayer(game)
     plugin = game_plugin(game)
-    factory = plugin.player(name)
+    factory = plugin.player(policy)
     if factory is None:
         have = ", ".join(f"{p}{_ROLLOUT}" for p in sorted(plugin.players)) or "none"
         raise PlayerSpecError(
-            f"leaf '{name}{_ROLLOUT}' needs the game's rule-based player {name!r}, which "
+            f"leaf '{policy}{_ROLLOUT}' needs the game's rule-based player {policy!r}, which "
             f"{game.spec.name} does not have (its rollout leaves: random, {have})"
         )
     player: Player = factory(game)
     return player
 
 
-class _Leaves(Mapping[str, Callable[[Game], Player]]):
-    """Leaf names -> the rollout policy they play at every seat: ``random`` and
-    ``random_rollout``, and ``<name>_rollout`` for any rule-based player ``name`` of a game's
-    plugin (the factory raises a PlayerSpecError naming the game's players when it has none)."""
-
-    def __getitem__(self, leaf: str) -> Callable[[Game], Player]:
-        if leaf in ("random", "random" + _ROLLOUT):
-            return _random_policy
-        name = leaf.removesuffix(_ROLLOUT) if isinstance(leaf, str) else ""
-        if name != leaf and name.isidentifier():
-            return functools.partial(_plugin_policy, name)
-        raise KeyError(leaf)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("random", "random" + _ROLLOUT, "<player>" + _ROLLOUT))
-
-    def __len__(self) -> int:
-        return 3
-
-
-LEAVES: Mapping[str, Callable[[Game], Player]] = _Leaves()
-"""Leaf names -> the rollout policy they play at every seat (see :class:`_Leaves`)."""
-
-
-def rollout_policy(game: Game, leaf: str) -> Player:
-    """The player a named rollout leaf plays at every seat of ``game``."""
-    try:
-        policy = LEAVES[leaf.strip().lower()]
-    except KeyError:
-        raise PlayerSpecError(
-            f"unknown leaf {leaf!r}; allowed: random, random_rollout, <player>_rollout (a "
-            "rule-based player of the game's plugin, e.g. heuristic_rollout), hand, tables, "
-            "tables+hand or an Evaluator instance"
-        ) from None
-    return policy(game)
-
-
 def build_leaf_evaluator(
     game: Game,
-    leaf: str | Evaluator,
+    leaf: str | LeafSpec | Evaluator,
     *,
     rollouts: int = 1,
     tables: str | None = None,
     hand: float | None = None,
 ) -> Evaluator:
-    """The evaluator that ``leaf`` names for ``game`` (an Evaluator instance is returned as is);
-    ``tables`` (a directory) and ``hand`` (a weight) serve the table leaves (:mod:`.table_leaves`)."""
+    """The evaluator that ``leaf`` names for ``game``: a :class:`LeafSpec` (a leaf text is
+    parsed into one, with ``rollouts``) of a rollout or table leaf, or an Evaluator instance,
+    returned as is; ``tables`` (a directory) and ``hand`` (a weight) serve the table leaves
+    (:mod:`.table_leaves`)."""
     if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
         raise PlayerSpecError(f"rollouts must be an int >= 1, got {rollouts!r}")
-    named = table_leaf(game, leaf, rollouts=rollouts, tables=tables, hand=hand)
-    if named is not None:
-        return named
-    if not isinstance(leaf, str):
-        if not callable(getattr(leaf, "evaluate", None)):
+    if isinstance(leaf, str):  # a player spec's leaf: parsed here, once
+        leaf = parse_leaf(leaf, rollouts=rollouts)
+    if isinstance(leaf, LeafSpec) and leaf.kind in TABLE_KINDS:
+        return table_leaf(game, leaf, tables=tables, hand=hand)
+    if tables is not None or hand is not None:
+        shown = leaf.text if isinstance(leaf, LeafSpec) else leaf
+        raise PlayerSpecError(
+            f"tables=<dir> and hand=<weight> apply to the leaves {', '.join(TABLE_KINDS)}, "
+            f"not {shown!r}"
+        )
+    if isinstance(leaf, LeafSpec):
+        if leaf.kind != ROLLOUT:
             raise PlayerSpecError(
-                f"leaf must be random, random_rollout, <player>_rollout or an Evaluator, "
-                f"got {leaf!r}"
+                f"leaf {leaf.text!r} reads a network, which this player does not hold; allowed "
+                "here: random, random_rollout, <player>_rollout, hand, tables, tables+hand or "
+                "an Evaluator instance"
             )
-        if rollouts != 1:
-            raise PlayerSpecError("rollouts applies to the named rollout leaves only")
-        return leaf
-    return RolloutEvaluator(rollout_policy(game, leaf), rollouts=rollouts)
+        assert leaf.rollout is not None
+        return RolloutEvaluator(rollout_policy(game, leaf.rollout), rollouts=leaf.rollouts)
+    if not callable(getattr(leaf, "evaluate", None)):
+        raise PlayerSpecError(
+            f"leaf must be random, random_rollout, <player>_rollout or an Evaluator, got {leaf!r}"
+        )
+    if rollouts != 1:
+        raise PlayerSpecError("rollouts applies to the named rollout leaves only")
+    return leaf
 
 
 def _deductions(game: Game) -> WorldConstraints:
@@ -325,17 +301,16 @@ class SearchPlayer:
     """Plays the action an ISMCTS or SM-MCTS search chooses (see the module docstring).
 
     ``algorithm``: ``auto`` (SM-MCTS if the game has simultaneous moves, else ISMCTS), ``ismcts``
-    or ``smmcts``. ``leaf``: a name of :data:`LEAVES` or an Evaluator. ``simulations``: the
-    simulation budget per move; ``time_limit_s`` adds a wall-clock limit (the first limit
-    reached stops the search, so give a large ``simulations`` for a pure time budget) and
-    ISMCTS's ``determinizations`` × ``simulations_per_determinization`` replaces the count;
-    ``None`` leaves the search config's default. ``rollouts``: playouts averaged per leaf.
+    or ``smmcts``. ``leaf``: a leaf text (:func:`~.leaf_spec.parse_leaf`), a ``LeafSpec`` or
+    an Evaluator. ``simulations``: the simulation budget per move (``None``: the search
+    config's default; SM-MCTS also takes ``time_limit_s``, a wall-clock limit). ``rollouts``:
+    playouts averaged per leaf.
     ISMCTS only: ``deduce`` (bool) determinizes with the game's public deductions (its plugin's
     ``world_constraints``); ``belief`` (``network``, or a callable ``(state, player) ->
     probabilities``) draws the worlds from a belief (module docstring); ``root`` (a name of
     :data:`ROOT_SCHEDULES` or a root schedule function) chooses how the root spends the budget.
     Every other keyword is an option of the search's config (``ISMCTSConfig`` /
-    ``SMMCTSConfig``), e.g. ``c_uct=2.0``, ``time_limit_s=0.5``.
+    ``SMMCTSConfig``), e.g. ``c_uct=2.0``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
     told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:
@@ -350,8 +325,8 @@ class SearchPlayer:
         game: Game,
         *,
         algorithm: str | None = None,
-        leaf: str | Evaluator = "random",
-        simulations: int | None = 400,
+        leaf: str | LeafSpec | Evaluator = "random",
+        simulations: int | None = ismcts.ISMCTSConfig.simulations,
         rollouts: int = 1,
         deduce: bool = False,
         belief: str | Callable[[State, int], Any] | None = None,
@@ -373,7 +348,8 @@ class SearchPlayer:
         options.setdefault("temperature", 0.0)
         self.options = dict(options)
         self.search = _build_search(game, self.algorithm, self.evaluator, options)
-        leaf_name = leaf if isinstance(leaf, str) else type(leaf).__name__
+        shown = leaf.text if isinstance(leaf, LeafSpec) else type(leaf).__name__
+        leaf_name = leaf if isinstance(leaf, str) else shown
         budget = "" if simulations is None else f":{simulations}"
         self.name = f"{self.algorithm}:{leaf_name}{budget}"
         self.last_result: SearchResult | None = None  # None: the last move was forced

@@ -28,6 +28,7 @@ import numpy as np
 from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
 from omega_cluster.games.registry import available_games, game_plugin
+from omega_cluster.players.leaf_spec import HAND, TABLE_KINDS, TABLES, TABLES_HAND, LeafSpec
 from omega_cluster.players.registry import PlayerSpecError
 from omega_cluster.search.evaluators import Evaluator, HeuristicEvaluator, Leaf, LeafEvaluation
 
@@ -42,8 +43,8 @@ __all__ = [
     "table_leaf",
 ]
 
-HAND_LEAF, TABLES_LEAF, BLEND_LEAF = "hand", "tables", "tables+hand"
-TABLE_LEAVES = (HAND_LEAF, TABLES_LEAF, BLEND_LEAF)
+HAND_LEAF, TABLES_LEAF, BLEND_LEAF = HAND, TABLES, TABLES_HAND
+TABLE_LEAVES = TABLE_KINDS
 DEFAULT_HAND_WEIGHT = 0.25
 
 
@@ -134,21 +135,14 @@ class TablesHandEvaluator:
         return f"TablesHandEvaluator(hand={self.weight}, scale={self.scale})"
 
 
-def table_leaf(
-    game: Game, leaf: Any, *, rollouts: int = 1, tables: Any = None, hand: Any = None
-) -> Evaluator | None:
-    """The evaluator of leaf ``leaf`` for ``game`` when it is one of :data:`TABLE_LEAVES` (else
-    None, once no option of these leaves is given); ``tables`` (the directory) serves ``tables``
-    and ``tables+hand``, ``hand`` (the weight) the blend."""
-    name = leaf.strip().lower() if isinstance(leaf, str) else None
+def table_leaf(game: Game, leaf: LeafSpec, *, tables: Any = None, hand: Any = None) -> Evaluator:
+    """The evaluator of the table leaf ``leaf`` (a kind of :data:`TABLE_LEAVES`) for ``game``;
+    ``tables`` (the directory) serves ``tables`` and ``tables+hand``, ``hand`` (the weight) the
+    blend."""
+    name = leaf.kind
     if name not in TABLE_LEAVES:
-        if tables is not None or hand is not None:
-            raise PlayerSpecError(
-                f"tables=<dir> and hand=<weight> apply to the leaves {', '.join(TABLE_LEAVES)}, "
-                f"not {leaf!r}"
-            )
-        return None
-    if rollouts != 1:
+        raise PlayerSpecError(f"leaf {leaf.text!r} is not one of {', '.join(TABLE_LEAVES)}")
+    if leaf.rollouts != 1:
         raise PlayerSpecError("rollouts applies to the named rollout leaves only")
     if name != BLEND_LEAF and hand is not None:
         raise PlayerSpecError(f"hand=<weight> applies to leaf {BLEND_LEAF!r} only, not {name!r}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omega_cluster.games.api import State
+from omega_cluster.search._defaults import C_UCT, SIMULATIONS
 from omega_cluster.search._ismcts_root import RootSchedule, tree_root
 
 __all__ = ["ISMCTSConfig", "WorldConstraints"]
@@ -21,7 +22,6 @@ WorldConstraints = Callable[[State, int], Any]
 gives its own as the plugin hook ``world_constraints`` (the search players' ``deduce=true``)."""
 
 _SELECTIONS = ("uct", "puct", "smooth_uct")
-_FINAL_POLICIES = ("visits", "max_visits", "max_value")
 
 
 def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
@@ -61,26 +61,17 @@ def _refuse_clashes(what: str, *options: tuple[str, bool]) -> None:
 class ISMCTSConfig:
     """Every knob of one ISMCTS; validated on construction (errors name the field and the range)."""
 
-    simulations: int = 400  # total simulations per search (ignored when D×S is given)
-    determinizations: int | None = None  # D worlds drawn with sample_world ...
-    simulations_per_determinization: int | None = None  # ... each used for S simulations
-    time_limit_s: float | None = None  # wall-clock budget; the search stops at the first limit
+    simulations: int = SIMULATIONS  # total simulations per search
     selection: str = "uct"  # "uct" | "puct" (PUCT uses the evaluator's prior; uniform if none) |
     # "smooth_uct" (UCT mixed with the node's average policy: converges in imperfect-information
     # games, where UCT's visits need not; _ismcts_bandit)
-    c_uct: float = 1.4  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
+    c_uct: float = C_UCT  # UCT exploration constant: mean + c·sqrt(ln N_available / n)
     c_puct: float = 1.5  # PUCT constant: mean + c·prior·sqrt(N_available) / (1 + n)
     root_schedule: RootSchedule = tree_root  # how the root spends the budget: tree_root |
     # paired_root (every root move on the same worlds) | a function of one's own (_ismcts_root)
-    final_policy: str = "visits"  # "visits" (normalised) | "max_visits" | "max_value"
     temperature: float = 0.0  # 0: play the final policy's argmax; > 0: sample ∝ visits^(1/T)
     dirichlet_alpha: float = 0.3  # root noise concentration (AlphaZero: ~10 / typical branching)
     dirichlet_fraction: float = 0.0  # weight of the noise in the root prior; 0 = off (PUCT only)
-    pw_base: float | None = None  # progressive widening: admitted = base + scale·sqrt(visits)
-    pw_scale: float = 1.0  # (None: every candidate admitted at once)
-    root_cap: int | None = None  # keep at most this many root candidates (+ must-keep actions)
-    nonroot_cap: int | None = None  # the same below the root
-    reuse_tree: bool = False  # keep the tree for this player's next move (reset() forgets it)
     leaves_in_flight: int = 1  # > 1: select several leaves per yield, with virtual loss
     world_constraints: WorldConstraints | None = None  # deductions every determinization honours
 
@@ -91,23 +82,8 @@ class ISMCTSConfig:
         self._check_hooks()
 
     def _check_budget(self) -> None:
-        """The simulations, the D×S pair (both or neither) and the time limit."""
+        """The simulations."""
         _check_int("simulations", self.simulations, 1)
-        _check_int("determinizations", self.determinizations, 1, optional=True)
-        _check_int(
-            "simulations_per_determinization",
-            self.simulations_per_determinization,
-            1,
-            optional=True,
-        )
-        if (self.determinizations is None) != (self.simulations_per_determinization is None):
-            raise ValueError(
-                "ISMCTSConfig: set both determinizations (D) and simulations_per_determinization "
-                f"(S) for a D×S budget, or neither; got D={self.determinizations!r}, "
-                f"S={self.simulations_per_determinization!r}"
-            )
-        if self.time_limit_s is not None:
-            _check_float("time_limit_s", self.time_limit_s, 0.0, open_low=True)
 
     def _check_selection(self) -> None:
         """The bandit rule and its constants, the final policy and the root noise."""
@@ -117,11 +93,6 @@ class ISMCTSConfig:
             )
         _check_float("c_uct", self.c_uct, 0.0)
         _check_float("c_puct", self.c_puct, 0.0)
-        if self.final_policy not in _FINAL_POLICIES:
-            raise ValueError(
-                f"ISMCTSConfig.final_policy must be one of {_FINAL_POLICIES}, "
-                f"got {self.final_policy!r}"
-            )
         _check_float("temperature", self.temperature, 0.0)
         _check_float("dirichlet_alpha", self.dirichlet_alpha, 0.0, open_low=True)
         _check_float("dirichlet_fraction", self.dirichlet_fraction, 0.0, 1.0)
@@ -133,14 +104,7 @@ class ISMCTSConfig:
             )
 
     def _check_tree_shape(self) -> None:
-        """Progressive widening, the candidate caps, tree reuse and the leaves in flight."""
-        if self.pw_base is not None:
-            _check_float("pw_base", self.pw_base, 0.0, open_low=True)
-        _check_float("pw_scale", self.pw_scale, 0.0)
-        _check_int("root_cap", self.root_cap, 1, optional=True)
-        _check_int("nonroot_cap", self.nonroot_cap, 1, optional=True)
-        if not isinstance(self.reuse_tree, bool):
-            raise ValueError(f"ISMCTSConfig.reuse_tree must be a bool, got {self.reuse_tree!r}")
+        """The leaves in flight."""
         _check_int("leaves_in_flight", self.leaves_in_flight, 1)
 
     def _check_hooks(self) -> None:
@@ -154,8 +118,6 @@ class ISMCTSConfig:
             _refuse_clashes(
                 "a root schedule other than tree_root draws its own worlds and compares the "
                 "root's moves on them afresh",
-                ("determinizations", self.determinizations is not None),
-                ("reuse_tree", self.reuse_tree),
                 ("dirichlet_fraction", self.dirichlet_fraction > 0.0),
             )
         if self.world_constraints is not None and not callable(self.world_constraints):
@@ -166,11 +128,5 @@ class ISMCTSConfig:
 
     @property
     def budget(self) -> int:
-        """Simulations per search: D×S when given, else ``simulations``."""
-        if self.determinizations is not None and self.simulations_per_determinization is not None:
-            return self.determinizations * self.simulations_per_determinization
+        """Simulations per search (``simulations``)."""
         return self.simulations
-
-    @property
-    def simulations_per_world(self) -> int:
-        return self.simulations_per_determinization or 1

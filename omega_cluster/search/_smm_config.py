@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from omega_cluster.games.api import State
 from omega_cluster.search import _bandits
+from omega_cluster.search._defaults import C_UCT, SIMULATIONS
 
 __all__ = ["SELECTION_RULES", "OpponentPolicy", "SMMCTSConfig"]
 
@@ -30,11 +31,11 @@ _FINAL = ("visits", "average")
 class SMMCTSConfig:
     """Tuning knobs of :class:`~.smmcts.SMMCTS` (validated on construction)."""
 
-    simulations: int = 1000  # iterations per search (>= 1); the budget
+    simulations: int = SIMULATIONS  # iterations per search (>= 1); the budget
     time_limit_s: float | None = None  # also stop after this many seconds (first limit wins);
     # a time limit makes the result depend on the machine, not only on the rng
     selection: str = "ucb"  # per-player rule: "ucb" (decoupled UCB1), "exp3", "regret_matching"
-    c_uct: float = 1.4  # UCB1 exploration constant, on rewards rescaled to [0, 1]
+    c_uct: float = C_UCT  # UCB1 exploration constant, on rewards rescaled to [0, 1]
     exp3_gamma: float = 0.1  # Exp3 uniform exploration γ in (0, 1]; learning rate η = γ/K
     rm_gamma: float = 0.1  # regret-matching uniform exploration γ in [0, 1]
     final_strategy: str = "visits"  # the returned mixed strategy: "visits" = normalised root visit

@@ -42,7 +42,7 @@ def smm_path(game: Game, config: SMMCTSConfig, evaluator: Any) -> tuple[Any, Any
         return None, None, why or "no compiled SM-MCTS"
     from omega_cluster.search.fast.smm_driver import unsupported
 
-    obstacle = unsupported(config, plan.leaf.name)
+    obstacle = unsupported(config, plan.leaf)
     if obstacle is not None:
         return None, None, f"the compiled SM-MCTS: {obstacle}"
     return fast, plan, ""

@@ -241,8 +241,8 @@ class CompiledSMSearches(_Compiled):
         results = run_batched_sm(
             self.fast, np.stack([self.fast.pack(s) for s in states]), np.array(players, np.int64),
             np.array([c.simulations for c in configs], np.int64),
-            np.array([sm_seed(r) for r in rngs], np.uint64), self.config, leaf.name,
-            self._timed_forward if leaf.network else None, leaf.network_value_weight,
+            np.array([sm_seed(r) for r in rngs], np.uint64), self.config, leaf,
+            self._timed_forward if leaf.network else None,
         )  # fmt: skip
         self.forward_calls += results.forward_calls
         self._count(results.forward_calls if leaf.network else 1, int(results.leaves.sum()), stats)

@@ -191,14 +191,14 @@ class RolloutEvaluator:
     def fast_leaf(self) -> tuple[Any, str]:
         """The compiled leaf this is (see :class:`~omega_cluster.search.fast.game.LeafPlan`):
         one rollout of a uniform random player, or of a player with a compiled playout."""
-        from omega_cluster.search.fast.game import FastLeaf, LeafPlan
+        from omega_cluster.search.fast.game import RANDOM_ROLLOUT, FastLeaf, LeafPlan
 
         if self.rollouts != 1:
             return None, f"{self.rollouts} rollouts per leaf (the compiled leaf plays one)"
         if not self.use_fast_playout:
             return None, "use_fast_playout=False keeps the Python rollouts"
         if type(self.policy) is RandomPlayer:
-            return LeafPlan(FastLeaf("random_rollout")), ""
+            return LeafPlan(FastLeaf(RANDOM_ROLLOUT)), ""
         if getattr(self.policy, "compiled", None) is False:
             return None, f"the rollout player {self.policy!r} is not compiled (compiled=False)"
         name = getattr(self.policy, "name", None)

@@ -18,6 +18,7 @@ import random
 from collections.abc import Iterator
 
 from omega_cluster.games.api import Game, State
+from omega_cluster.search._defaults import C_UCT
 from omega_cluster.search._ismcts_run import Run
 from omega_cluster.search._ismcts_tree import Tree
 from omega_cluster.search.evaluators import Evaluator
@@ -50,7 +51,7 @@ def game_tree_policy(
     *,
     simulations: int,
     selection: str = "smooth_uct",
-    c_uct: float = 1.4,
+    c_uct: float = C_UCT,
     seed: int = 0,
 ) -> GameTreePolicy:
     """Run ``simulations`` simulations from the start of ``game`` (module docstring)."""

@@ -170,14 +170,9 @@ class ISMCTS:
                                                     loop=self)  # fmt: skip
         self.fast: FastGame | None = self.runner.fast
         self.fast_reason = self.runner.fast_reason
-        self._tree: Tree | None = None  # kept between moves (reuse_tree)
-        self._tree_player = -1
-        self._busy = False
 
     def reset(self) -> None:
-        """Forget the reused tree (call between games)."""
-        self._tree = None
-        self._tree_player = -1
+        """Nothing to forget: every search grows its own tree (kept for the player protocol)."""
 
     def search(self, state: State, player: int, rng: RngLike) -> SearchResult:
         """Run one search to the end, evaluating leaves as they come (the unbatched loop)."""
@@ -202,14 +197,6 @@ class ISMCTS:
     # -- the search ------------------------------------------------------------------------------
     def _take_tree(self, player: int, root_key: object) -> tuple[Tree, bool]:
         cfg = self.config
-        tree = self._tree
-        if (
-            cfg.reuse_tree
-            and tree is not None
-            and self._tree_player == player
-            and root_key in tree.tables[player]
-        ):
-            return tree, True
         virtual_loss = None
         if cfg.leaves_in_flight > 1:
             virtual_loss = (
@@ -221,10 +208,10 @@ class ISMCTS:
             smooth=cfg.selection == "smooth_uct",
             c_uct=cfg.c_uct,
             c_puct=cfg.c_puct,
-            pw_base=cfg.pw_base,
-            pw_scale=cfg.pw_scale,
-            root_cap=cfg.root_cap,
-            nonroot_cap=cfg.nonroot_cap,
+            pw_base=None,
+            pw_scale=1.0,
+            root_cap=None,
+            nonroot_cap=None,
             virtual_loss=virtual_loss,
         )
         return tree, False
@@ -233,50 +220,39 @@ class ISMCTS:
         self, state: State, player: int, rng: random.Random
     ) -> Generator[list[Leaf], list[LeafEvaluation], SearchResult]:
         cfg = self.config
-        if cfg.reuse_tree and self._busy:
-            raise RuntimeError(
-                "ISMCTS with reuse_tree=True serves one game at a time: its tree belongs to the "
-                "search in progress; use one ISMCTS per concurrent game"
-            )
         started = time.perf_counter()
         legal = list(state.legal_actions(player))
         root_key = state.information_set_key(player)
         tree, reused = self._take_tree(player, root_key)
-        self._busy = cfg.reuse_tree
+        worlds = Worlds(state, player, rng, 1, cfg.world_constraints)
+        root = tree.tables[player].get(root_key)
+        leaves = 0
+        if root is None:
+            world = worlds.next()
+            worlds.pushed = world  # the first simulation starts from it
+            prior: tuple[float, ...] | None = None
+            value = 0.0
+            if tree.puct:  # PUCT needs the root's prior before the first selection
+                (answer,) = yield [Leaf(world, player, tuple(legal), rng)]
+                leaves += 1
+                prior, value = answer.prior, answer.values[player]
+            root = tree.new_node(player, legal, prior, value, world, root=True)
+            tree.tables[player][root_key] = root
+        elif root.rest:
+            tree.uncap_root(root)
+        tree.root = root
+        reused_visits = root.n if reused else 0
+        clean_prior = root.prior
+        if cfg.dirichlet_fraction > 0.0:
+            root.prior = dirichlet_noise(
+                clean_prior, cfg.dirichlet_alpha, cfg.dirichlet_fraction, rng
+            )
         try:
-            worlds = Worlds(state, player, rng, cfg.simulations_per_world, cfg.world_constraints)
-            root = tree.tables[player].get(root_key)
-            leaves = 0
-            if root is None:
-                world = worlds.next()
-                worlds.pushed = world  # the first simulation starts from it
-                prior: tuple[float, ...] | None = None
-                value = 0.0
-                if tree.puct:  # PUCT needs the root's prior before the first selection
-                    (answer,) = yield [Leaf(world, player, tuple(legal), rng)]
-                    leaves += 1
-                    prior, value = answer.prior, answer.values[player]
-                root = tree.new_node(player, legal, prior, value, world, root=True)
-                tree.tables[player][root_key] = root
-            elif root.rest:
-                tree.uncap_root(root)
-            tree.root = root
-            reused_visits = root.n if reused else 0
-            clean_prior = root.prior
-            if cfg.dirichlet_fraction > 0.0:
-                root.prior = dirichlet_noise(
-                    clean_prior, cfg.dirichlet_alpha, cfg.dirichlet_fraction, rng
-                )
-            try:
-                counts = yield from self._simulate(tree, worlds, rng, started)
-            finally:
-                root.prior = clean_prior
-            simulations, histogram, more_leaves, winner = counts
-            leaves += more_leaves
+            counts = yield from self._simulate(tree, worlds, rng, started)
         finally:
-            self._busy = False
-        if cfg.reuse_tree:
-            self._tree, self._tree_player = tree, player
+            root.prior = clean_prior
+        simulations, histogram, more_leaves, winner = counts
+        leaves += more_leaves
         drawn = worlds.drawn if worlds.hidden else 0
         return self._result(
             root, legal, player, rng, started, simulations, histogram, leaves, drawn,
@@ -290,9 +266,8 @@ class ISMCTS:
         Returns the simulation count, the depth histogram, the number of leaves evaluated and
         the root candidate the schedule chose (``None``: the final policy chooses)."""
         cfg = self.config
-        deadline = None if cfg.time_limit_s is None else started + cfg.time_limit_s
         run = Run(tree, rng, cfg.leaves_in_flight)
-        root = Root(run, worlds, cfg.budget, deadline)
+        root = Root(run, worlds, cfg.budget, None)
         winner = yield from cfg.root_schedule(root)
         if winner is not None and not (isinstance(winner, int) and 0 <= winner < len(root.means)):
             raise ValueError(
@@ -324,7 +299,7 @@ class ISMCTS:
     ) -> SearchResult:
         cfg = self.config
         stats = root_statistics(root, legal, self.game.num_players)
-        policy = final_policy(cfg.final_policy, stats.visits, stats.action_values)
+        policy = final_policy("visits", stats.visits, stats.action_values)
         if winner is not None and cfg.temperature == 0.0:  # the root schedule's choice
             index = legal.index(root.acts[winner])
         else:

@@ -7,7 +7,6 @@
   with a baseline, standardised clipped advantages, entropy bonus) losses;
 * :mod:`.learner` — :class:`Learner`: AdamW + schedule, gradient clipping, mixed precision on CUDA,
   checkpoints that resume exactly, a stop with a clear error on a NaN loss;
-* :mod:`.loop` — :func:`run_loop`: collect → shards → replay window → train → checkpoint;
 * :mod:`.pipeline` — the service's driver (collect → train → gate → promote, sync or async, one
   set of steps), reaching its workers (:mod:`.workers`) through a :mod:`.backend`, with its
   state on disk in :mod:`.run_state`.
@@ -23,7 +22,6 @@ from omega_cluster.train.learner import (
     LearnerStats,
     NonFiniteLossError,
 )
-from omega_cluster.train.loop import IterationReport, LoopConfig, run_loop, selfplay_evaluator
 from omega_cluster.train.losses import (
     LossError,
     LossTerms,
@@ -43,12 +41,10 @@ from omega_cluster.train.selfplay import (
 
 __all__ = [
     "LEARNER_MODES",
-    "IterationReport",
     "Learner",
     "LearnerConfig",
     "LearnerError",
     "LearnerStats",
-    "LoopConfig",
     "LossError",
     "LossTerms",
     "NonFiniteLossError",
@@ -61,7 +57,5 @@ __all__ = [
     "alphazero_loss",
     "aux_loss",
     "play_games",
-    "run_loop",
-    "selfplay_evaluator",
     "to_tensors",
 ]

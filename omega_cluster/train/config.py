@@ -68,7 +68,7 @@ class SelfPlayConfig:
     # root noise (dirichlet_alpha, dirichlet_fraction: on full searches only) and the rest of the
     # ISMCTS knobs; its temperature is replaced by the schedule below. A simultaneous-move game's
     # SM-MCTS takes its simulations (and search_options).
-    search: ISMCTSConfig = field(default_factory=lambda: ISMCTSConfig(simulations=200))
+    search: ISMCTSConfig = field(default_factory=ISMCTSConfig)
     fast_simulations: int = 32  # cheap search budget (playout-cap randomisation)
     full_search_probability: float = 1.0  # p of a full search; 1.0 = every move a full search
     temperature: float = 1.0  # move temperature for each game's first `temperature_moves` moves

@@ -53,7 +53,7 @@ from omega_cluster.model.checkpoint import CheckpointError
 from omega_cluster.model.encoders import encoder_for
 from omega_cluster.model.network import ModelConfig, PolicyValueNet
 from omega_cluster.model.threads import pin_threads
-from omega_cluster.players.leaf import LeafSpec
+from omega_cluster.players.leaf_spec import LeafSpec
 from omega_cluster.train._slices import slice_metrics
 from omega_cluster.train._tables import Table, table_games
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig

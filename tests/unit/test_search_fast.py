@@ -254,14 +254,7 @@ def test_fast_path_names_what_prevents_it() -> None:
     leduc = make_game("leduc_poker")
     random_leaf = FastLeaf("random_rollout")
     assert fast_path(leduc, ISMCTSConfig(), random_leaf)[0] is not None
-    for overrides, reason in (
-        ({"reuse_tree": True}, "reuse_tree"),
-        ({"pw_base": 1.0}, "progressive widening"),
-        ({"root_cap": 2}, "root_cap"),
-        ({"leaves_in_flight": 4}, "leaves_in_flight"),
-        ({"time_limit_s": 1.0}, "time_limit_s"),
-        ({"determinizations": 2, "simulations_per_determinization": 3}, "determinizations"),
-    ):
+    for overrides, reason in (({"leaves_in_flight": 4}, "leaves_in_flight"),):
         fast, why = fast_path(leduc, ISMCTSConfig(**overrides), random_leaf)
         assert fast is None and why is not None and reason in why
     assert "no compiled rollout 'commander_rollout'" in str(

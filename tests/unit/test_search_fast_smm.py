@@ -21,6 +21,7 @@ from omega_cluster.games.goofspiel.fast import OVER, fast_smm_search
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search._ismcts_jit import rand_below
 from omega_cluster.search.evaluators import FunctionEvaluator, LeafEvaluation, RolloutEvaluator
+from omega_cluster.search.fast.game import FastLeaf
 from omega_cluster.search.fast.smm_driver import run_batched_sm, unsupported
 from omega_cluster.search.smmcts import SMMCTS, SMMCTSConfig
 
@@ -157,20 +158,22 @@ def test_hook_and_refusals_name_the_reason() -> None:
     fast, why = fast_smm_search(GoofspielGame(num_cards=5, players=3, imp_info=True))
     assert fast is None and "two players" in why
     assert "not a Goofspiel game" in fast_smm_search(object())[1]  # type: ignore[arg-type]
-    assert unsupported(SMMCTSConfig(), "random_rollout") is None
-    assert "pw_c" in unsupported(SMMCTSConfig(pw_c=1.0), "network")
-    assert "reuse_tree" in unsupported(SMMCTSConfig(reuse_tree=True), "network")
-    assert "leaf 'heuristic'" in unsupported(SMMCTSConfig(), "heuristic")
+    assert unsupported(SMMCTSConfig(), FastLeaf("random_rollout")) is None
+    assert "pw_c" in unsupported(SMMCTSConfig(pw_c=1.0), FastLeaf("network"))
+    assert "reuse_tree" in unsupported(SMMCTSConfig(reuse_tree=True), FastLeaf("network"))
+    assert "leaf 'heuristic'" in unsupported(SMMCTSConfig(), FastLeaf("heuristic"))
     game = GoofspielGame(num_cards=4)
     fast = _fast(game)
     S = fast.pack(game.new_initial_state())  # a chance node: no one bids yet
     one, zero = np.ones(1, np.int64), np.zeros(1, np.int64)
     with pytest.raises(ValueError, match="needs a forward"):
-        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), "network")
+        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), FastLeaf("network"))
     with pytest.raises(ValueError, match="root 0 is not a decision of player 0"):
-        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), "random_rollout")
+        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), FastLeaf("random_rollout"))
     with pytest.raises(ValueError, match="pw_c=2.0 is not compiled"):
-        run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(pw_c=2.0), "random_rollout")
+        run_batched_sm(
+            fast, S[None], zero, one, zero, SMMCTSConfig(pw_c=2.0), FastLeaf("random_rollout")
+        )
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -237,7 +240,7 @@ def test_root_strategy_agrees_with_the_python_search(
     seeds = 12
     res = run_batched_sm(
         fast, np.stack([fast.pack(root)] * seeds), np.zeros(seeds, np.int64),
-        np.full(seeds, 600), np.arange(seeds, dtype=np.uint64), cfg, leaf, _forward, 0.5,
+        np.full(seeds, 600), np.arange(seeds, dtype=np.uint64), cfg, FastLeaf(leaf, 0.5), _forward,
     )  # fmt: skip
     rollout = RolloutEvaluator(RandomPlayer())
     evaluator = {"random_rollout": rollout, "network": _python_network(game)}.get(leaf)
@@ -277,12 +280,12 @@ def test_batched_searches_equal_each_alone_and_budgets_are_simulations() -> None
     R, P = np.stack(roots), np.array(players)
     budgets, seeds = np.array([1, 7, 40, 100, 33]), np.array([5, 6, 7, 8, 9], np.uint64)
     cfg = SMMCTSConfig(selection="exp3")
-    together = run_batched_sm(fast, R, P, budgets, seeds, cfg, "network", _forward)
+    together = run_batched_sm(fast, R, P, budgets, seeds, cfg, FastLeaf("network"), _forward)
     assert list(together.simulations) == list(budgets)
     assert 0 < together.forward_calls <= max(budgets) and together.leaves.sum() <= budgets.sum()
     for k in range(5):
         alone = run_batched_sm(fast, R[k : k + 1], P[k : k + 1], budgets[k : k + 1],
-                               seeds[k : k + 1], cfg, "network", _forward)  # fmt: skip
+                               seeds[k : k + 1], cfg, FastLeaf("network"), _forward)  # fmt: skip
         for name in ("legal", "visits", "policy", "root_value", "leaves", "tree_nodes"):
             assert np.array_equal(
                 getattr(alone, name)[0], getattr(together, name)[k], equal_nan=True

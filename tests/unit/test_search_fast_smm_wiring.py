@@ -18,6 +18,7 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator, encoder_for
 from omega_cluster.search.batched import CompiledSMSearches
 from omega_cluster.search.evaluators import BlendEvaluator, FunctionEvaluator, RolloutEvaluator
+from omega_cluster.search.fast.game import FastLeaf
 from omega_cluster.search.fast.rng import SplitMixRandom
 from omega_cluster.search.fast.smm_driver import run_batched_sm
 from omega_cluster.search.ismcts import ISMCTSConfig
@@ -137,7 +138,7 @@ def test_the_compiled_search_is_a_per_game_copy_numba_caches_on_disk() -> None:
     state = _bidding(GoofspielGame(num_cards=5))
     one = np.ones(1, np.int64)
     run_batched_sm(fast, fast.pack(state)[None], 0 * one, one, one.astype(np.uint64),
-                   SMMCTSConfig(), "random_rollout")  # fmt: skip
+                   SMMCTSConfig(), FastLeaf("random_rollout"))  # fmt: skip
     cached = Path(module.__file__).parent / "__pycache__"
     stem = Path(module.__file__).stem
     assert any(f.name.startswith(f"{stem}.advance") for f in cached.glob("*.nbi"))  # on disk

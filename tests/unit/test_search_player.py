@@ -19,7 +19,6 @@ from omega_cluster.cli import main
 from omega_cluster.eval.arena import play_match
 from omega_cluster.games import make_game
 from omega_cluster.games.api import CHANCE, Game, State
-from omega_cluster.games.leduc_poker import CALL
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players import PlayerSpecError, make_player
 from omega_cluster.players.search import ISMCTSPlayer, SearchPlayer, SMMCTSPlayer
@@ -121,22 +120,6 @@ def test_algorithm_follows_the_game_and_can_be_forced() -> None:
         SearchPlayer(kuhn, algorithm="mcts")
 
 
-def test_any_budget_count_time_or_determinizations() -> None:
-    game = make_game("leduc_poker")
-    state = first_decision(game, seed=1)
-    timed = make_player("ismcts:random:1000000:time_limit_s=0.02", game)
-    assert isinstance(timed, SearchPlayer)
-    timed.act(state, 0, random.Random(0))
-    assert timed.last_result is not None
-    assert 0 < timed.last_result.diagnostics.simulations < 1_000_000
-    assert timed.last_result.diagnostics.seconds < 1.0
-    worlds = SearchPlayer(game, determinizations=4, simulations_per_determinization=5)
-    worlds.act(state, 0, random.Random(0))
-    assert worlds.last_result is not None
-    assert worlds.last_result.diagnostics.simulations == 20
-    assert worlds.last_result.diagnostics.determinizations == 4
-
-
 def test_any_evaluator_serves_as_the_leaf() -> None:
     game = make_game("leduc_poker")
     heuristic = HeuristicEvaluator(lambda state: (0.0, 0.0))
@@ -150,35 +133,6 @@ def test_any_evaluator_serves_as_the_leaf() -> None:
         SearchPlayer(game, leaf=heuristic, rollouts=2)
     with pytest.raises(PlayerSpecError, match="rollouts must be an int >= 1"):
         SearchPlayer(game, rollouts=0)
-
-
-def _searched_moves_of_seat_zero(player: SearchPlayer, game: Game, seed: int) -> list[bool]:
-    """Play one Leduc deal (seat 1 always calls); whether each searched move of seat 0 reused
-    the tree."""
-    state = first_decision(game, seed)
-    rng, reused = random.Random(seed), []
-    while state.current_players:
-        acting = state.current_players[0]
-        if acting == CHANCE:
-            state.apply_action(state.chance_outcomes()[0][0])
-        elif acting == 1:
-            state.apply_action(CALL)
-        else:
-            state.apply_action(player.act(state, 0, rng))
-            if player.last_result is not None:
-                reused.append(player.last_result.diagnostics.reused)
-    return reused
-
-
-def test_tree_reuse_stays_within_one_game() -> None:
-    """A kept tree serves the player's next move in the same game, never a new game's first."""
-    game = make_game("leduc_poker")
-    player = SearchPlayer(game, simulations=300, reuse_tree=True)
-    first = _searched_moves_of_seat_zero(player, game, seed=4)
-    assert len(first) >= 2 and first[0] is False and any(first[1:])
-    again = _searched_moves_of_seat_zero(player, game, seed=4)  # the same deal, a new game
-    assert again[0] is False
-    assert again == first
 
 
 # -- spec strings -------------------------------------------------------------------------------
@@ -276,11 +230,6 @@ def test_rollout_leaves_play_the_plugins_players() -> None:
         ),
         ("ismcts:random:10:root=racing", "kuhn_poker", r"root must be one of tree, paired"),
         ("ismcts:random:10:margin=0.5", "kuhn_poker", r"unknown option\(s\) margin"),
-        (
-            "ismcts:random:10:root=paired:reuse_tree=true",
-            "kuhn_poker",
-            r"does not combine with reuse_tree",
-        ),
     ],
 )
 def test_bad_specs_name_the_problem(spec: str, game_name: str, problem: str) -> None:

@@ -26,6 +26,7 @@ from omega_cluster.games.tuning import (
     spec_from_default,
 )
 from omega_cluster.players.registry import PlayerSpecError, make_player, parse_player_spec
+from omega_cluster.search.ismcts import ISMCTSConfig
 
 __all__ = [
     "BLEND_TARGET",
@@ -78,7 +79,7 @@ def resolve_target(game: Game, name: str) -> TuneTarget:
 
 def _search_target(game: Game, spec: str) -> TuneTarget:
     """``search:<leaf>:<simulations>[:key=value]``: the search's ``c_uct``."""
-    weight = WeightSpec("c_uct", 1.4, 0.05, 6.0, 1.0)
+    weight = WeightSpec("c_uct", ISMCTSConfig.c_uct, 0.05, 6.0, 1.0)
     return _option_target(game, spec, weight, "the search's UCT exploration constant")
 
 

@@ -254,7 +254,7 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
     legal = [int(x) for x in results.legal[k, :n]]
     visits = [int(x) for x in results.visits[k, :n]]
     values = [float(x) for x in results.means[k, :n]]
-    policy = final_policy(config.final_policy, visits, values)
+    policy = final_policy("visits", visits, values)
     index = choose_action(policy, visits, config.temperature, rng)
     hist = [int(x) for x in results.histogram[k]]
     while hist and hist[-1] == 0:

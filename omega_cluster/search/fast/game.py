@@ -27,6 +27,7 @@ __all__ = [
     "CHANCE_NODE",
     "CRITIC_LEAF",
     "OVER",
+    "RANDOM_ROLLOUT",
     "FastGame",
     "FastLeaf",
     "LeafPlan",
@@ -37,6 +38,7 @@ __all__ = [
 
 _LEAF_ROLLOUT_SEP = "+"
 CRITIC_LEAF = "critic"  # the network's prior, the perfect-information critic's value
+RANDOM_ROLLOUT = "random_rollout"  # the compiled uniform random playout (FastGame.rollouts' key)
 
 
 @dataclass(frozen=True)
@@ -145,12 +147,6 @@ def _config_obstacle(config: ISMCTSConfig) -> str | None:
     for name, bad in (
         ("root_schedule (only tree_root)", c.root_schedule is not tree_root),
         ("selection='smooth_uct'", c.selection == "smooth_uct"),
-        ("time_limit_s", c.time_limit_s is not None),
-        ("determinizations × simulations_per_determinization", c.determinizations is not None),
-        ("pw_base (progressive widening)", c.pw_base is not None),
-        ("root_cap", c.root_cap is not None),
-        ("nonroot_cap", c.nonroot_cap is not None),
-        ("reuse_tree", c.reuse_tree),
         ("world_constraints", c.world_constraints is not None),
         ("leaves_in_flight > 1", c.leaves_in_flight != 1),
     ):

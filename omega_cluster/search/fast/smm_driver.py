@@ -23,12 +23,11 @@ import numpy as np
 from omega_cluster.search import _bandits
 from omega_cluster.search._smm_config import SELECTION_RULES, SMMCTSConfig
 from omega_cluster.search.fast import smm
+from omega_cluster.search.fast.game import RANDOM_ROLLOUT, FastLeaf
 from omega_cluster.search.fast.smm_specialize import smm_for
 
-__all__ = ["LEAVES", "SMResults", "run_batched_sm", "unsupported"]
+__all__ = ["SMResults", "leaf_mode", "run_batched_sm", "unsupported"]
 
-LEAVES = {"random_rollout": smm.LEAF_ROLLOUT, "network": smm.LEAF_NETWORK,
-          "network+random_rollout": smm.LEAF_BLEND}  # fmt: skip
 SMForward = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -49,10 +48,21 @@ class SMResults:
     forward_calls: int
 
 
-def unsupported(config: SMMCTSConfig, leaf: str) -> str | None:
+def leaf_mode(leaf: FastLeaf) -> int | None:
+    """The compiled leaf of ``leaf``: random rollouts, the network or their blend (None: the
+    compiled SM-MCTS has no such leaf)."""
+    if leaf.critic or leaf.rollout not in (None, RANDOM_ROLLOUT):
+        return None
+    if not leaf.network:
+        return smm.LEAF_ROLLOUT
+    return smm.LEAF_NETWORK if leaf.rollout is None else smm.LEAF_BLEND
+
+
+def unsupported(config: SMMCTSConfig, leaf: FastLeaf) -> str | None:
     """Why the compiled search does not mirror ``config`` with ``leaf`` (None: it does)."""
-    if leaf not in LEAVES:
-        return f"leaf {leaf!r} is not compiled (compiled: {', '.join(LEAVES)})"
+    if leaf_mode(leaf) is None:
+        compiled = f"{RANDOM_ROLLOUT}, network, network+{RANDOM_ROLLOUT}"
+        return f"leaf {leaf.name!r} is not compiled (compiled: {compiled})"
     for name, off in (("pw_c", None), ("time_limit_s", None), ("opponent_policy", None),
                       ("reuse_tree", False)):  # fmt: skip
         if getattr(config, name) != off:
@@ -67,21 +77,21 @@ def run_batched_sm(
     budgets: np.ndarray,
     seeds: np.ndarray,
     config: SMMCTSConfig,
-    leaf: str,
+    leaf: FastLeaf,
     forward: SMForward | None = None,
-    network_value_weight: float = 1.0,
 ) -> SMResults:
     """Search K packed ``roots`` (int64[K, state_size]) for ``players`` with ``budgets``
     simulations each, splitmix64 ``seeds``; ``fast`` a game's kernels (its plugin hook
     ``fast_smm_search``). ``forward(obs, feats, mask) -> (priors, seat-relative values)`` serves
     the network leaf (``leaf`` "network", or "network+random_rollout" with the network's value
-    weighted ``network_value_weight``, the rollout's ``1 - network_value_weight``)."""
+    weighted by the leaf's ``network_value_weight``, the rollout's by the rest)."""
     why = unsupported(config, leaf)
     if why is not None:
         raise ValueError(f"run_batched_sm: {why}")
-    mode = LEAVES[leaf]
+    mode = leaf_mode(leaf)
+    assert mode is not None
     if mode != smm.LEAF_ROLLOUT and forward is None:
-        raise ValueError(f"run_batched_sm: leaf {leaf!r} needs a forward function")
+        raise ValueError(f"run_batched_sm: leaf {leaf.name!r} needs a forward function")
     K = len(roots)
     if not (len(players) == len(budgets) == len(seeds) == K) or np.any(np.asarray(budgets) < 1):
         raise ValueError("run_batched_sm: one player, budget >= 1 and seed per root")
@@ -93,7 +103,7 @@ def run_batched_sm(
             )
     T = _trees(fast, roots, players, budgets, seeds, config)
     compiled, G = smm_for(fast)  # cached on disk: see smm_specialize
-    cfg = _cfg(fast, config, mode, network_value_weight)
+    cfg = _cfg(fast, config, mode, leaf.network_value_weight)
     buf = np.zeros(max(fast.num_actions, 1), np.int64)
     n, A = fast.num_players, fast.num_actions
     width = max(fast.obs_size, 1), max(fast.feat_size, 1)
