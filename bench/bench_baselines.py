@@ -69,13 +69,13 @@ class Score:
 
 def _chunk(task: tuple[str, dict[str, str], list[str], int, int]) -> list[float]:
     """Play one chunk of a match in this process; the first player's win share per game."""
-    from omega_cluster.cli.arena import build_game
+    from omega_cluster.cli.args import build_game
     from omega_cluster.eval.arena import play_match
     from omega_cluster.model.threads import pin_threads
 
     name, params, seats, games, seed = task
     pin_threads(1)
-    game = build_game(name, dict(params))
+    game = build_game(name, dict(params), "bench_baselines", ())
     result = play_match(game, seats, games=games, seed=seed)
     return [r.win_shares[r.seat_of(0)] for r in result.records]
 

@@ -57,6 +57,7 @@ from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.registry import make_player
 from omega_cluster.train.config import SelfPlayConfig
 from omega_cluster.train.learner import Learner
+from omega_cluster.train.losses import explained_variance as explained_variance_of
 from omega_cluster.train.losses import relative_seats
 from omega_cluster.train.selfplay import SelfPlay, TeacherEvaluator
 from omega_cluster.wiring import build_encoder, build_game, build_model, learner_config
@@ -209,7 +210,13 @@ def positions(game: MexicanTrainGame, store: ShardStore) -> Positions:
 
 # -- figures ---------------------------------------------------------------------------------
 def explained_variance(y: np.ndarray, v: np.ndarray) -> float:
-    return float(1.0 - np.sum((y - v) ** 2) / max(np.sum((y - y.mean()) ** 2), 1e-12))
+    """The learner's explained variance (:func:`omega_cluster.train.losses.explained_variance`)
+    of the prediction ``v`` of ``y``, a bias counted as unexplained (``bias=True``)."""
+    y64, v64 = (
+        torch.from_numpy(np.asarray(y, np.float64)),
+        torch.from_numpy(np.asarray(v, np.float64)),
+    )
+    return float(explained_variance_of(v64, y64, torch.ones_like(y64, dtype=torch.bool), bias=True))
 
 
 def calibration_error(y: np.ndarray, v: np.ndarray, bins: int = 10) -> float:

@@ -24,7 +24,7 @@
 #   exports for everything it starts; the processes the nodes start, jobs included, inherit it.
 #   A driver started by hand needs it too (else it looks for the GCS at the outward address):
 #   `. .local-cluster/cluster.env` sets it, with the rest.
-#   A cluster of several machines is not started by this script (README "Multi-node")
+#   A cluster of several machines is not started by this script (docs/cluster.md "Multi-node")
 #   and keeps Ray's behaviour. tests/integration/test_local_cluster.py and test_two_node.py check
 #   the listening sockets of the whole process tree while a job runs.
 # * A private Ray temp dir ($RAY_TEMP_DIR, not /tmp/ray): `ray start` records its address in

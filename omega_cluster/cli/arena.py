@@ -18,22 +18,14 @@ from collections.abc import Mapping
 import torch
 from rich.table import Table
 
-from omega_cluster.cli.args import (
-    Command,
-    UsageError,
-    default_players,
-    flag,
-    integer,
-    parse_key_values,
-)
-from omega_cluster.cli.args import build_game as args_build_game
+from omega_cluster.cli.args import Command, Settings, UsageError, key_command
 from omega_cluster.eval.arena import play_match, print_table
 from omega_cluster.eval.table import wide_console
-from omega_cluster.games.api import Game, ParamSpec
+from omega_cluster.games.api import ParamSpec
 from omega_cluster.games.registry import available_games, game_class
 from omega_cluster.model.threads import pin_threads
 
-__all__ = ["ARENA", "ARENA_KEYS", "GAMES", "build_game"]
+__all__ = ["ARENA", "ARENA_KEYS", "GAMES"]
 
 ARENA_KEYS: dict[str, str] = {
     "game": "game name (see `omega-cluster games`), openspiel:<name> or package.module:Class",
@@ -48,28 +40,11 @@ ARENA_KEYS: dict[str, str] = {
 }
 
 
-def build_game(name: str, pairs: dict[str, str]) -> Game:
-    """The game of a ``game=`` value and its parameters (``pairs``, raw text)."""
-    return args_build_game(name, pairs, "arena", ARENA_KEYS)
-
-
-def _configure_arena(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "settings", nargs="*", metavar="key=value", help="arena keys and game parameters"
-    )
-
-
 def run_arena(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    arena = {key: pairs.pop(key) for key in list(pairs) if key in ARENA_KEYS}
-    if "game" not in arena:
-        raise UsageError(
-            f"arena needs game=<name>; available games: {', '.join(available_games())}"
-        )
-    pin_threads(integer("threads", arena.get("threads", "1"), minimum=1))
-    seats = [s.strip() for s in arena.get("seats", "").split(",") if s.strip()]
-    default_players(arena["game"], pairs, seats)
-    game = build_game(arena["game"], pairs)
+    s = Settings("arena", args.settings, ARENA_KEYS, game_params=True)
+    pin_threads(s.integer("threads", 1, minimum=1))
+    seats = [seat.strip() for seat in s.text("seats").split(",") if seat.strip()]
+    game = s.game(seats)
     if not seats:
         seats = ["random"] * game.num_players
     if len(seats) != game.num_players:
@@ -77,16 +52,13 @@ def run_arena(args: argparse.Namespace) -> int:
             f"{len(seats)} seats ({','.join(seats)}) for a {game.num_players}-player game; "
             "give one player spec per seat"
         )
-    progress = flag("progress", arena.get("progress", "true"))
-    if flag("quiet", arena.get("quiet", "false")):
-        progress = False
     result = play_match(
         game,
         seats,
-        games=integer("games", arena.get("games", "100"), minimum=1),
-        seed=integer("seed", arena.get("seed", "0"), minimum=0),
-        rotate_seats=flag("rotate", arena.get("rotate", "true")),
-        progress=progress,
+        games=s.integer("games", 100, minimum=1),
+        seed=s.integer("seed", 0, minimum=0),
+        rotate_seats=s.flag("rotate", True),
+        progress=s.progress(),
     )
     print_table(result)
     print(f"torch threads: {torch.get_num_threads()}")  # what the match ran with (threads=)
@@ -118,16 +90,15 @@ def run_games(args: argparse.Namespace) -> int:
     return 0
 
 
-ARENA = Command(
+ARENA = key_command(
     "arena",
     "play a match between players and print win rates and fair shares with 95% intervals",
-    _configure_arena,
+    ARENA_KEYS,
     run_arena,
-    epilog="arena keys:\n"
-    + "\n".join(f"  {k:<9} {v}" for k, v in ARENA_KEYS.items())
-    + "\nevery other key is a game parameter (see `omega-cluster games`).\n"
-    "example: omega-cluster arena game=mexican_train "
-    "seats=commander,lieutenant,ensign,ensign games=200",
+    note="every other key is a game parameter (see `omega-cluster games`).",
+    usage=(
+        "omega-cluster arena game=mexican_train seats=commander,lieutenant,ensign,ensign games=200",
+    ),
 )
 GAMES = Command(
     "games", "list the registered games and their parameters", _configure_games, run_games

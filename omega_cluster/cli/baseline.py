@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from omega_cluster.cli.args import Command, UsageError, flag, integer, number, parse_key_values
+from omega_cluster.cli.args import Settings, UsageError, key_command
 
 __all__ = ["BASELINE", "BASELINES", "BASELINE_KEYS"]
 
@@ -32,33 +32,23 @@ BASELINE_KEYS: dict[str, str] = {
 }
 
 
-def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("baseline", metavar="baseline", help=f"one of {', '.join(BASELINES)}")
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="baseline keys")
-
-
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """The command's checked settings; every bad value is one line before Ray starts."""
     if args.baseline not in BASELINES:
         raise UsageError(f"unknown baseline {args.baseline!r}; baselines: {', '.join(BASELINES)}")
-    pairs = parse_key_values(args.settings)
-    keys = {k: pairs.pop(k) for k in list(pairs) if k in BASELINE_KEYS}
-    missing = [k for k in ("game", "minutes", "out") if not keys.get(k)]
-    if missing:
-        raise UsageError(f"baseline rllib_ppo needs {', '.join(f'{k}=' for k in missing)}")
-    from omega_cluster.cli.arena import build_game
-
-    game = build_game(keys["game"], pairs)
+    s = Settings(f"baseline {args.baseline}", args.settings, BASELINE_KEYS, game_params=True)
+    s.require("game=<name>", "minutes=<m>", "out=<dir>")
+    game = s.game()
     return {
-        "game": keys["game"],
+        "game": s.text("game"),
         "game_params": dict(game.params),
-        "minutes": number("minutes", keys["minutes"], low=0.0, high=7 * 24 * 60.0),
-        "out": Path(keys["out"]),
-        "league": integer("league", keys.get("league", "4"), minimum=1),
-        "snapshot_every": integer("snapshot_every", keys.get("snapshot_every", "5"), minimum=1),
-        "batch": integer("batch", keys.get("batch", "4000"), minimum=8),
-        "cpus": integer("cpus", keys.get("cpus", "2"), minimum=1),
-        "tracking": flag("tracking", keys.get("tracking", "true")),
+        "minutes": s.number("minutes", low=0.0, high=7 * 24 * 60.0),
+        "out": Path(s.text("out")),
+        "league": s.integer("league", 4, minimum=1),
+        "snapshot_every": s.integer("snapshot_every", 5, minimum=1),
+        "batch": s.integer("batch", 4000, minimum=8),
+        "cpus": s.integer("cpus", 2, minimum=1),
+        "tracking": s.flag("tracking", True),
     }
 
 
@@ -110,13 +100,12 @@ def run_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
-BASELINE = Command(
+BASELINE = key_command(
     "baseline",
     "train an outside baseline (RLlib PPO with a league of frozen snapshots) for a time budget",
-    _configure,
+    BASELINE_KEYS,
     run_baseline,
-    epilog="baseline keys:\n"
-    + "\n".join(f"  {k:<15} {v}" for k, v in BASELINE_KEYS.items())
-    + "\nevery other key is a game parameter.\n"
-    "example: omega-cluster baseline rllib_ppo game=leduc_poker minutes=10 out=runs/ppo-leduc",
+    positional=("baseline", f"one of {', '.join(BASELINES)}"),
+    note="every other key is a game parameter.",
+    usage=("omega-cluster baseline rllib_ppo game=leduc_poker minutes=10 out=runs/ppo-leduc",),
 )

@@ -10,16 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from omega_cluster.cli.args import (
-    Command,
-    UsageError,
-    check_writable,
-    flag,
-    integer,
-    number,
-    parse_key_values,
-    slug,
-)
+from omega_cluster.cli.args import Settings, UsageError, check_writable, integer, key_command, slug
 from omega_cluster.eval.cohorts import load_cohort, run_cohort
 from omega_cluster.eval.matches import BenchError
 from omega_cluster.eval.report import contrast_table, write_bench_report
@@ -29,6 +20,7 @@ from omega_cluster.model.threads import pin_threads
 __all__ = ["BENCH", "BENCH_KEYS"]
 
 DEFAULT_OUT = "outputs/bench"  # the default report goes to a folder of its own in here
+EXAMPLE = "omega-cluster bench a=commander b=lieutenant cohort=mt4p-200"
 
 BENCH_KEYS: dict[str, str] = {
     "a": "player spec of arm A, the candidate (e.g. commander)",
@@ -46,48 +38,33 @@ BENCH_KEYS: dict[str, str] = {
 }
 
 
-def _configure_bench(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="bench keys")
-
-
 def run_bench(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    unknown = [key for key in pairs if key not in BENCH_KEYS]
-    if unknown:
-        raise UsageError(f"unknown key {unknown[0]!r}; bench keys: {', '.join(BENCH_KEYS)}")
-    missing = [key for key in ("a", "b", "cohort") if not pairs.get(key)]
-    if missing:
-        raise UsageError(
-            f"bench needs {', '.join(f'{k}=' for k in missing)}; "
-            "e.g. omega-cluster bench a=commander b=lieutenant cohort=mt4p-200"
-        )
+    s = Settings("bench", args.settings, BENCH_KEYS)
+    s.require("a=<player>", "b=<player>", "cohort=<name>", hint=f"e.g. {EXAMPLE}")
     rotations = None
-    if "rotations" in pairs:
-        rotations = [integer("rotations", r, minimum=0) for r in pairs["rotations"].split(",")]
-    pin_threads(integer("threads", pairs.get("threads", "1"), minimum=1))
-    progress = flag("progress", pairs.get("progress", "true"))
-    if flag("quiet", pairs.get("quiet", "false")):
-        progress = False
+    if "rotations" in s:
+        rotations = [integer("rotations", r, minimum=0) for r in s.text("rotations").split(",")]
+    pin_threads(s.integer("threads", 1, minimum=1))
     # before the match: a report that cannot be written would lose it
-    check_writable("out", pairs.get("out") or DEFAULT_OUT)
+    check_writable("out", s.text("out", DEFAULT_OUT))
     try:
-        cohort = load_cohort(pairs["cohort"])
+        cohort = load_cohort(s.text("cohort"))
         result = run_cohort(
             cohort,
-            pairs["a"],
-            pairs["b"],
-            seeds=integer("seeds", pairs["seeds"], minimum=1) if "seeds" in pairs else None,
+            s.text("a"),
+            s.text("b"),
+            seeds=s.integer("seeds", minimum=1),
             rotations=rotations,
-            level=number("level", pairs.get("level", "0.95"), low=0.0, high=1.0),
-            bootstrap=integer("bootstrap", pairs.get("bootstrap", "2000"), minimum=0),
-            rng_seed=integer("rng", pairs.get("rng", "0"), minimum=0),
-            progress=progress,
+            level=s.number("level", 0.95, low=0.0, high=1.0),
+            bootstrap=s.integer("bootstrap", 2000, minimum=0),
+            rng_seed=s.integer("rng", 0, minimum=0),
+            progress=s.progress(),
         )
     except BenchError as err:  # cohort errors name the registered cohorts themselves
         raise UsageError(str(err)) from None
     console = wide_console()
     console.print(contrast_table(result))  # first: the figures are shown even if writing fails
-    out = pairs.get("out") or f"{DEFAULT_OUT}/{cohort.name}-{slug(result.a)}-vs-{slug(result.b)}"
+    out = s.text("out", f"{DEFAULT_OUT}/{cohort.name}-{slug(result.a)}-vs-{slug(result.b)}")
     try:
         files = write_bench_report(result, out)
     except OSError as err:
@@ -96,12 +73,10 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-BENCH = Command(
+BENCH = key_command(
     "bench",
     "paired contrast of two players on a registered cohort: table with intervals, plots",
-    _configure_bench,
+    BENCH_KEYS,
     run_bench,
-    epilog="bench keys:\n"
-    + "\n".join(f"  {k:<10} {v}" for k, v in BENCH_KEYS.items())
-    + "\nexample: omega-cluster bench a=commander b=lieutenant cohort=mt4p-200",
+    usage=(EXAMPLE,),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from omega_cluster.cli.args import Command, UsageError, flag, integer, parse_key_values
+from omega_cluster.cli.args import Settings, UsageError, key_command
 
 __all__ = ["EXPORT", "EXPORT_KEYS"]
 
@@ -20,28 +20,22 @@ EXPORT_KEYS: dict[str, str] = {
 }
 
 
-def _configure_export(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="export keys")
-
-
 def run_export(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    unknown = [key for key in pairs if key not in EXPORT_KEYS]
-    if unknown:
-        raise UsageError(f"unknown key {unknown[0]!r}; export keys: {', '.join(EXPORT_KEYS)}")
-    missing = [key for key in ("checkpoint", "out") if not pairs.get(key)]
-    if missing:
-        raise UsageError(f"export needs {' and '.join(f'{k}=<dir>' for k in missing)}")
+    s = Settings("export", args.settings, EXPORT_KEYS)
+    s.require("checkpoint=<dir>", "out=<dir>")
+    opset = s.integer("opset", 17, minimum=7)
+    verify = s.integer("verify", 64, minimum=0)
+    overwrite = s.flag("overwrite", False)
     # lazy: torch takes seconds to import and no other command needs it
     from omega_cluster.model import CheckpointError, EncoderError, ExportError, export_bundle
 
     try:
         result = export_bundle(
-            pairs["checkpoint"],
-            pairs["out"],
-            opset=integer("opset", pairs.get("opset", "17"), minimum=7),
-            verify_positions=integer("verify", pairs.get("verify", "64"), minimum=0),
-            overwrite=flag("overwrite", pairs.get("overwrite", "false")),
+            s.text("checkpoint"),
+            s.text("out"),
+            opset=opset,
+            verify_positions=verify,
+            overwrite=overwrite,
         )
     except (CheckpointError, EncoderError, ExportError) as err:
         raise UsageError(str(err)) from err
@@ -54,12 +48,10 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-EXPORT = Command(
+EXPORT = key_command(
     "export",
     "write a portable agent bundle (ONNX + encoder metadata + README) from a checkpoint",
-    _configure_export,
+    EXPORT_KEYS,
     run_export,
-    epilog="export keys:\n"
-    + "\n".join(f"  {k:<10} {v}" for k, v in EXPORT_KEYS.items())
-    + "\nexample: omega-cluster export checkpoint=runs/leduc/v3 out=bundles/leduc-v3",
+    usage=("omega-cluster export checkpoint=runs/leduc/v3 out=bundles/leduc-v3",),
 )

@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from omega_cluster.cli.args import (
-    Command,
-    UsageError,
-    build_game,
-    default_players,
-    integer,
-    parse_key_values,
-)
+from omega_cluster.cli.args import Settings, UsageError, key_command
 from omega_cluster.games.registry import available_games
 from omega_cluster.play.session import TableSession
 from omega_cluster.play.terminal import TerminalTable
@@ -32,35 +25,26 @@ PLAY_KEYS: dict[str, str] = {
 }
 
 
-def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="play keys, game params")
-
-
 def run_play(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    keys = {key: pairs.pop(key) for key in list(pairs) if key in PLAY_KEYS}
-    if "game" not in keys or "seats" not in keys:
-        raise UsageError(
-            f"play needs game=<name> and seats=<spec,...>; games: {', '.join(available_games())}"
-        )
-    seats = [s.strip() for s in keys["seats"].split(",") if s.strip()]
+    s = Settings("play", args.settings, PLAY_KEYS, game_params=True)
+    s.require("game=<name>", "seats=<spec,...>", hint=f"games: {', '.join(available_games())}")
+    seats = [seat.strip() for seat in s.text("seats").split(",") if seat.strip()]
     if not seats:
         raise UsageError("seats= is empty; give one player spec (or you) per seat")
-    default_players(keys["game"], pairs, seats)
-    game = build_game(keys["game"], pairs, "play", PLAY_KEYS)
-    session = TableSession(game, seats, seed=integer("seed", keys.get("seed", "0"), minimum=0))
+    game = s.game(seats)
+    session = TableSession(game, seats, seed=s.integer("seed", 0, minimum=0))
     return TerminalTable(session).run()
 
 
-PLAY = Command(
+PLAY = key_command(
     "play",
     "sit at a table: play a game in the terminal against any players, with the advisor",
-    _configure,
+    PLAY_KEYS,
     run_play,
-    epilog="play keys:\n"
-    + "\n".join(f"  {k:<6} {v}" for k, v in PLAY_KEYS.items())
-    + "\nevery other key is a game parameter.\n"
-    "at the prompt: a move number or name, ? advisor, ?? advisor with search, q quit.\n"
-    "example: omega-cluster play game=mexican_train players=4 "
-    "seats=you,champion:runs/default,commander,commander rounds=1",
+    note="every other key is a game parameter.\n"
+    "at the prompt: a move number or name, ? advisor, ?? advisor with search, q quit.",
+    usage=(
+        "omega-cluster play game=mexican_train players=4 "
+        "seats=you,champion:runs/default,commander,commander rounds=1",
+    ),
 )

@@ -16,15 +16,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from omega_cluster.cli.args import (
-    PROG,
-    Command,
-    UsageError,
-    check_writable,
-    flag,
-    integer,
-    parse_key_values,
-)
+from omega_cluster.cli.args import PROG, Settings, check_writable, key_command
 
 __all__ = ["RELEASE", "RELEASE_KEYS"]
 
@@ -38,31 +30,21 @@ RELEASE_KEYS: dict[str, str] = {
 }
 
 
-def _configure_release(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="release keys")
-
-
 def run_release(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    unknown = [key for key in pairs if key not in RELEASE_KEYS]
-    if unknown:
-        raise UsageError(f"unknown key {unknown[0]!r}; release keys: {', '.join(RELEASE_KEYS)}")
-    missing = [key for key in ("run", "out") if not pairs.get(key)]
-    if missing:
-        raise UsageError(f"release needs {' and '.join(f'{k}=<dir>' for k in missing)}")
-    version = None
-    if pairs.get("version"):
-        version = integer("version", pairs["version"], minimum=0)
-    force = flag("force", pairs.get("force", "false"))
-    verify = integer("verify", pairs.get("verify", "64"), minimum=0)
-    check_writable("out", pairs["out"])
+    s = Settings("release", args.settings, RELEASE_KEYS)
+    s.require("run=<dir>", "out=<dir>")
+    version = s.integer("version", minimum=0) if s.text("version") else None
+    force = s.flag("force", False)
+    verify = s.integer("verify", 64, minimum=0)
+    out = s.text("out")
+    check_writable("out", out)
     # lazy: torch, Hydra and MLflow take seconds to import and no other command needs them all
     from omega_cluster.release import read_run, read_strength, write_release
 
-    strength = read_strength(pairs["strength"]) if pairs.get("strength") else None
-    record = read_run(pairs["run"], version)
+    strength = read_strength(s.text("strength")) if s.text("strength") else None
+    record = read_run(s.text("run"), version)
     command = shlex.join([PROG, "release", *args.settings])
-    result = write_release(record, pairs["out"], strength=strength, force=force,
+    result = write_release(record, out, strength=strength, force=force,
                            command=command, verify_positions=verify)  # fmt: skip
     check = (
         "ONNX not verified"
@@ -73,19 +55,18 @@ def run_release(args: argparse.Namespace) -> int:
         f"released v{result.version} of {record.run_dir} to {result.directory} "
         f"(model.safetensors, metadata.json, model.onnx, encoder.json, MODEL_CARD.md); {check}"
     )
-    print(f"seat it as network:{pairs['out']}")
+    print(f"seat it as network:{out}")
     return 0
 
 
-RELEASE = Command(
+RELEASE = key_command(
     "release",
     "release a run's champion: checkpoint, ONNX bundle and model card in one folder",
-    _configure_release,
+    RELEASE_KEYS,
     run_release,
-    epilog="release keys:\n"
-    + "\n".join(f"  {k:<9} {v}" for k, v in RELEASE_KEYS.items())
-    + "\nusage:\n"
-    "  omega-cluster release run=runs/mexican_train-20261129-120000 out=models/mexican_train\n"
-    "  omega-cluster release run=<run dir> strength=bench/champion.json out=models/mexican_train\n"
-    "  omega-cluster arena game=mexican_train seats=network:models/mexican_train,commander",
+    usage=(
+        "omega-cluster release run=runs/mexican_train-20261129-120000 out=models/mexican_train",
+        "omega-cluster release run=<run dir> strength=bench/champion.json out=models/mexican_train",
+        "omega-cluster arena game=mexican_train seats=network:models/mexican_train,commander",
+    ),
 )

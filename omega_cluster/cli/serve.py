@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from omega_cluster.cli.args import Command, UsageError, integer, parse_key_values
+from omega_cluster.cli.args import Settings, UsageError, key_command
 
 __all__ = ["SERVE", "SERVE_KEYS"]
 
@@ -23,36 +23,24 @@ SERVE_KEYS: dict[str, str] = {
 }
 
 
-def _configure_serve(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="serve keys")
-
-
 def run_serve(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    unknown = [key for key in pairs if key not in SERVE_KEYS]
-    if unknown:
-        raise UsageError(f"unknown key {unknown[0]!r}; serve keys: {', '.join(SERVE_KEYS)}")
+    s = Settings("serve", args.settings, SERVE_KEYS)
     from omega_cluster.play.web.server import DEFAULT_HOST, DEFAULT_PORT, serve
 
-    port = integer("port", pairs.get("port", str(DEFAULT_PORT)), minimum=1)
-    if port > 65535:
-        raise UsageError(f"port={port} must be an int in 1..65535")
-    runs = pairs.get("runs") or None
+    port = s.integer("port", DEFAULT_PORT, minimum=1, maximum=65535)
+    runs = s.text("runs") or None
     if runs is not None and not Path(runs).is_dir():
         raise UsageError(
             f"runs={runs}: no such directory (give a run directory or a folder of them)"
         )
-    host = pairs.get("host") or DEFAULT_HOST
-    serve(runs, host, port, explicit="host" in pairs)
+    serve(runs, s.text("host", DEFAULT_HOST), port, explicit="host" in s)
     return 0
 
 
-SERVE = Command(
+SERVE = key_command(
     "serve",
     "serve the web table (play any seats) and the game viewer (replay a run's games)",
-    _configure_serve,
+    SERVE_KEYS,
     run_serve,
-    epilog="serve keys:\n"
-    + "\n".join(f"  {k:<6} {v}" for k, v in SERVE_KEYS.items())
-    + "\nexample: omega-cluster serve runs=runs  (then open http://127.0.0.1:8000/)",
+    usage=("omega-cluster serve runs=runs  (then open http://127.0.0.1:8000/)",),
 )

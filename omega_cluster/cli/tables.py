@@ -25,20 +25,9 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TimeElapsedColumn
 
-from omega_cluster.cli.args import (
-    Command,
-    UsageError,
-    build_game,
-    check_writable,
-    flag,
-    integer,
-    number,
-    parse_key_values,
-)
+from omega_cluster.cli.args import Settings, UsageError, check_writable, key_command
 from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game
-from omega_cluster.games.registry import available_games
-from omega_cluster.players.registry import parse_scalar
 from omega_cluster.train.ntuple import (
     STATE_FILE,
     LookaheadPolicy,
@@ -71,55 +60,32 @@ TABLES_KEYS: dict[str, str] = {
 CLUSTERS = ("inprocess", "embedded")
 
 
-def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "settings", nargs="*", metavar="key=value", help="tables keys and game parameters"
-    )
-
-
-def _game(pairs: dict[str, str], keys: dict[str, str]) -> Game:
-    name = keys.get("game")
-    if not name:
-        raise UsageError(
-            f"tables needs game=<name>; available games: {', '.join(available_games())}"
-        )
-    return build_game(name, pairs, "tables", TABLES_KEYS)
-
-
-def _config(keys: dict[str, str], saved: dict[str, Any] | None) -> TableTrainConfig:
+def _config(s: Settings, saved: dict[str, Any] | None) -> TableTrainConfig:
     """The run's settings: the keys given, else the saved run's, else the defaults."""
     settings = (saved or {}).get("settings", {})
     defaults = TableTrainConfig(games=1)
-    minutes = number("minutes", keys["minutes"], low=0, high=1e6) if "minutes" in keys else None
-    games = integer("games", keys["games"], minimum=1) if "games" in keys else None
+    minutes = s.number("minutes", low=0, high=1e6)
+    games = s.integer("games", minimum=1)
     if minutes is None and games is None:
         raise UsageError("tables needs minutes=<m> or games=<n> to know when to stop")
 
-    def pick(key: str, field: str, parse: Any) -> Any:
-        if key in keys:
-            return parse(key, keys[key])
+    def saved_or_default(field: str) -> Any:
         return settings.get(field, getattr(defaults, field))
 
+    watch = s.integer("watch", minimum=0)
+    lam = s.number("lam", low=0, high=1, closed=True)
+    alpha = s.number("alpha", low=0, high=1e3)
     return replace(
         defaults,
         games=games,
         minutes=minutes,
-        watch_games=pick("watch", "watch_games", lambda k, v: integer(k, v, minimum=0)),
-        lam=pick("lam", "lam", _unit),
-        alpha=pick("alpha", "alpha", lambda k, v: number(k, v, low=0, high=1e3)),
-        worlds=integer("worlds", keys.get("worlds", "8"), minimum=1),
-        validate_every=integer("validate", keys.get("validate", "200"), minimum=0),
-        seed=integer("seed", keys["seed"], minimum=0)
-        if "seed" in keys
-        else (saved or {}).get("seed", 0),
+        watch_games=saved_or_default("watch_games") if watch is None else watch,
+        lam=saved_or_default("lam") if lam is None else lam,
+        alpha=saved_or_default("alpha") if alpha is None else alpha,
+        worlds=s.integer("worlds", 8, minimum=1),
+        validate_every=s.integer("validate", 200, minimum=0),
+        seed=s.integer("seed", (saved or {}).get("seed", 0), minimum=0),
     )
-
-
-def _unit(key: str, text: str) -> float:
-    value = parse_scalar(text)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise UsageError(f"{key}={text!r} must be a number in [0, 1]")
-    return float(value)
 
 
 def default_policy(game: Game, worlds: int) -> Policy:
@@ -134,7 +100,7 @@ def default_policy(game: Game, worlds: int) -> Policy:
     return LookaheadPolicy(game, depth=1, worlds=worlds)
 
 
-def _trainer(game: Game, keys: dict[str, str], out: Path) -> tuple[TableTrainer, bool]:
+def _trainer(game: Game, s: Settings, out: Path) -> tuple[TableTrainer, bool]:
     """The run in ``out`` continued, or a new one (``out`` empty or absent)."""
     saved = None
     if (out / STATE_FILE).exists():
@@ -144,7 +110,7 @@ def _trainer(game: Game, keys: dict[str, str], out: Path) -> tuple[TableTrainer,
             f"out={str(out)!r} holds other files and no table run ({STATE_FILE}): "
             "give an empty or new directory"
         )
-    config = _config(keys, saved)
+    config = _config(s, saved)
     policy = default_policy(game, config.worlds)
     if saved is None:
         trainer = TableTrainer(game, config, policy)
@@ -154,11 +120,9 @@ def _trainer(game: Game, keys: dict[str, str], out: Path) -> tuple[TableTrainer,
     return trainer, saved is not None
 
 
-def _cluster(keys: dict[str, str]) -> tuple[str, int]:
-    workers = integer("workers", keys.get("workers", "1"), minimum=1)
-    cluster = keys.get("cluster", "inprocess" if workers == 1 else "embedded")
-    if cluster not in CLUSTERS:
-        raise UsageError(f"cluster={cluster!r}: allowed values are {', '.join(CLUSTERS)}")
+def _cluster(s: Settings) -> tuple[str, int]:
+    workers = s.integer("workers", 1, minimum=1)
+    cluster = s.choice("cluster", "inprocess" if workers == 1 else "embedded", CLUSTERS)
     if cluster == "inprocess" and workers > 1:
         raise UsageError(f"workers={workers} needs cluster=embedded (inprocess is one process)")
     return cluster, workers
@@ -195,17 +159,15 @@ def _progress(enabled: bool, trainer: TableTrainer) -> Iterator[Any]:
 
 
 def run_tables(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    keys = {key: pairs.pop(key) for key in list(pairs) if key in TABLES_KEYS}
-    game = _game(pairs, keys)
-    if not keys.get("out"):
-        raise UsageError("tables needs out=<dir> (the tables and the run's state)")
-    out = Path(keys["out"])
+    s = Settings("tables", args.settings, TABLES_KEYS, game_params=True)
+    game = s.game()
+    s.require("out=<dir>", hint="the tables and the run's state")
+    out = Path(s.text("out"))
     check_writable("out", out)
-    cluster, workers = _cluster(keys)
-    tracking = flag("tracking", keys.get("tracking", "true"))
-    quiet = flag("quiet", keys.get("quiet", "false"))
-    trainer, resumed = _trainer(game, keys, out)
+    cluster, workers = _cluster(s)
+    tracking = s.flag("tracking", True)
+    quiet = s.flag("quiet", False)
+    trainer, resumed = _trainer(game, s, out)
     c = trainer.counters
     if resumed:
         print(f"continuing {out}: {c.games} games played ({c.watched} watched)")
@@ -268,10 +230,10 @@ def _train(
     return 0
 
 
-TABLES = Command(
-    name="tables",
-    help="train n-tuple value tables by TD self-play (game=, out=, minutes= or games=)",
-    configure=_configure,
-    run=run_tables,
-    epilog="keys:\n" + "\n".join(f"  {k:<9} {v}" for k, v in TABLES_KEYS.items()),
+TABLES = key_command(
+    "tables",
+    "train n-tuple value tables by TD self-play (game=, out=, minutes= or games=)",
+    TABLES_KEYS,
+    run_tables,
+    note="every other key is a game parameter.",
 )

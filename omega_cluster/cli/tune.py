@@ -21,10 +21,8 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from omega_cluster.cli.arena import build_game
-from omega_cluster.cli.args import Command, UsageError, check_writable, integer, parse_key_values
+from omega_cluster.cli.args import Settings, UsageError, check_writable, integer, key_command
 from omega_cluster.eval.tuning import Generation, TuneConfig, Tuner, game_targets
-from omega_cluster.games.registry import available_games
 
 __all__ = ["TUNE", "TUNE_KEYS"]
 
@@ -43,36 +41,28 @@ TUNE_KEYS: dict[str, str] = {
 CLUSTERS = ("inprocess", "embedded", "local")
 
 
-def _configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("settings", nargs="*", metavar="key=value", help="tune keys, game params")
-
-
-def _config(keys: dict[str, str], pairs: dict[str, str]) -> TuneConfig:
-    if "game" not in keys:
-        raise UsageError(f"tune needs game=<name>; available games: {', '.join(available_games())}")
-    game = build_game(keys["game"], pairs)
-    if not keys.get("target"):
+def _config(s: Settings) -> TuneConfig:
+    game = s.game()
+    if not s.text("target"):
         own = ", ".join(game_targets(game)) or "none of its own"
         raise UsageError(f"tune needs target=<name>; targets of {game.spec.name}: {own}, "
                          "search:<leaf>:<simulations>")  # fmt: skip
+    minimum = {"population": 2, "seed": 0}
     ints = {
-        k: integer(k, keys[k], minimum=2 if k == "population" else (0 if k == "seed" else 1))
+        k: integer(k, s.text(k), minimum=minimum.get(k, 1))
         for k in ("generations", "population", "deals", "pool", "seed")
-        if k in keys
+        if k in s
     }
-    return TuneConfig(game.spec.name, dict(game.params), keys["target"], **ints)
+    return TuneConfig(game.spec.name, dict(game.params), s.text("target"), **ints)
 
 
 def run_tune(args: argparse.Namespace) -> int:
-    pairs = parse_key_values(args.settings)
-    keys = {key: pairs.pop(key) for key in list(pairs) if key in TUNE_KEYS}
-    if not keys.get("out"):
-        raise UsageError("tune needs out=<dir> (the log, the MLflow store and the preset)")
-    cluster = keys.get("cluster", "inprocess")
-    if cluster not in CLUSTERS:
-        raise UsageError(f"cluster={cluster!r}: allowed values are {', '.join(CLUSTERS)}")
-    check_writable("out", keys["out"])
-    config = _config(keys, pairs)
+    s = Settings("tune", args.settings, TUNE_KEYS, game_params=True)
+    s.require("out=<dir>", hint="the log, the MLflow store and the preset")
+    cluster = s.choice("cluster", "inprocess", CLUSTERS)
+    out = s.text("out")
+    check_writable("out", out)
+    config = _config(s)
     command = shlex.join(["omega-cluster", "tune", *args.settings])
     mapper = None
     if cluster != "inprocess":
@@ -80,10 +70,10 @@ def run_tune(args: argparse.Namespace) -> int:
 
         mapper = RayMap(cluster)
     try:
-        tuner = Tuner(config, Path(keys["out"]), command=command)
+        tuner = Tuner(config, Path(out), command=command)
         if mapper is not None:
             tuner.map = mapper
-        return _run(tuner, keys.get("tracking"))
+        return _run(tuner, s.text("tracking") or None)
     finally:
         if mapper is not None:
             mapper.close()
@@ -120,14 +110,14 @@ def _run(tuner: Tuner, uri: str | None) -> int:
     return 0
 
 
-TUNE = Command(
+TUNE = key_command(
     "tune",
     "CMA-ES self-play tuning of a weight set against a pool of its snapshots; writes a preset",
-    _configure,
+    TUNE_KEYS,
     run_tune,
-    epilog="tune keys:\n"
-    + "\n".join(f"  {k:<12} {v}" for k, v in TUNE_KEYS.items())
-    + "\nevery other key is a game parameter (see `omega-cluster games`).\n"
-    "example: omega-cluster tune game=mexican_train players=4 rounds=1 target=commander "
-    "generations=15 population=12 deals=200 pool=5 seed=1 out=outputs/tune-4p",
+    note="every other key is a game parameter (see `omega-cluster games`).",
+    usage=(
+        "omega-cluster tune game=mexican_train players=4 rounds=1 target=commander "
+        "generations=15 population=12 deals=200 pool=5 seed=1 out=outputs/tune-4p",
+    ),
 )

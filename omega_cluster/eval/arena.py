@@ -20,7 +20,8 @@ same whoever sits where: the deal seed is :func:`~omega_cluster.games.chance.der
 to ``new_initial_state`` (implicit chance: shuffles) and seeds the chance ``random.Random`` that
 samples explicit chance nodes (Kuhn's, Leduc's and Goofspiel's deals), which therefore depends on
 the deal only. Each seat's player gets its own ``random.Random`` from ``(seed, "player", i, seat)``.
-Per step the arena uses ``random.Random`` (~50 ns a draw) rather than numpy (1–3 µs).
+Per step the arena uses ``random.Random`` rather than numpy, whose per-call overhead is larger
+than a draw (see :mod:`omega_cluster.games.api`).
 
 Benches that are cut into chunks and played elsewhere (Ray workers) describe each game as data
 instead: :mod:`omega_cluster.eval.matches` (match specifications, slices, merging) and

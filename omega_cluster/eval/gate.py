@@ -16,10 +16,9 @@ Two modes (:class:`GateConfig`):
 * ``"sprt"`` (the default) — fishtest / Leela Zero: a GSPRT of H0 "Elo ≤ elo0" against H1
   "Elo ≥ elo1" (:mod:`omega_cluster.eval.sprt`) over all slices pooled, pentanomial when every
   slice is paired, trinomial otherwise; it stops as soon as the evidence is clear. ``max_games``
-  ends an undecided test with a rejection (the champion stays: never regress on a hunch). The
-  default design (0 / 30 Elo, alpha 0.025, beta 0.1, 1000 games) promotes a candidate no better
-  than the champion about 3% of the time where the old fixed 40 games with margin 0 did 45%
-  (``bench/bench_sprt.py`` simulates both).
+  ends an undecided test with a rejection (the champion stays: never regress on a hunch). Its
+  error rates are set by ``alpha`` and ``beta``, where a fixed budget's depend on the budget:
+  ``bench/bench_sprt.py`` simulates both modes' promotion rates.
 
 Both modes also refuse a candidate that is significantly worse in any one slice (its score
 interval lies wholly below 0.5) — an aggregate must not hide a broken table. With k slices some

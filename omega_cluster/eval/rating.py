@@ -153,8 +153,7 @@ class AnchorResult:
         games, are the independent sample. A deal that favours one *seat* gives the champion one
         win and one loss whichever player it is (the interval narrows below the per-game Wilson
         interval); a deal that favours one *player* in both seats (the champion wins or loses
-        both) widens it. Measured on Mexican Train 2p, champion vs Commander: 0.565 [0.491,
-        0.639] by deal, Wilson [0.496, 0.632] over the same 200 games: the second kind wins."""
+        both) widens it. Which kind wins depends on the game and the pair of players."""
         if len(self.deal_scores) < 2:
             raise ValueError(f"a paired interval needs >= 2 deals, got {len(self.deal_scores)}")
         return mean_ci(self.deal_scores, level)

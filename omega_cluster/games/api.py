@@ -37,8 +37,9 @@ The search, which only ever applies actions it got from ``legal_actions``, calls
 ``apply_action_unchecked`` / ``apply_joint_action_unchecked`` to skip the legality test.
 
 Randomness is always explicit. Inner loops (a random player, a rollout, ``sample_world``) take a
-:class:`random.Random` — a Mersenne Twister call costs ~50 ns where a ``numpy.random.Generator``
-call costs 1–3 µs, which dominates a 3 µs game step (measured in ``bench/``). Boundaries accept
+:class:`random.Random` — a ``numpy.random.Generator`` call's overhead would dominate a game
+step, where a Mersenne Twister call is cheap (``bench/bench_mexican_train.py`` measures the
+random-number cost). Boundaries accept
 either; :func:`as_rng` turns a seed or a ``numpy.random.Generator`` into a ``random.Random``
 deterministically.
 

@@ -11,12 +11,12 @@ Its :meth:`Forward.load_state_dict` takes a new champion's weights.
   (:func:`~omega_cluster.model.export.export_onnx`) and run by an ONNX Runtime session on the CPU,
   one intra-op thread per torch thread of the process (pinned:
   :func:`~omega_cluster.model.threads.pin_threads`), sequential execution. New weights mean a new
-  export and a new session (about 50-70 ms for the default run's model).
+  export and a new session.
 
-Why both (``python -m bench.bench_runtime``, one thread): ONNX Runtime runs the default run's
-model 6-8× faster than torch at batch 1 (a pure-network player, a gate game), 1.5-1.7× at 64-128
-and 1.1-1.6× at 256-512 (torch's per-call overhead is what it saves); ``torch.jit`` and
-``torch.compile`` gain less or lose. :func:`best_forward` makes that choice for a model: ONNX
+Why both: ONNX Runtime runs the small networks here faster than torch on the CPU, most at small
+batches (a pure-network player, a gate game), since torch's per-call overhead is what it saves;
+``torch.jit`` and ``torch.compile`` gain less or lose (``python -m bench.bench_runtime``
+measures all of them). :func:`best_forward` makes that choice for a model: ONNX
 Runtime for a CPU model when it is installed (the ``onnx`` extra), torch otherwise (a GPU, or no
 onnxruntime).
 

@@ -3,8 +3,8 @@
 A self-play actor, a bench worker, the gatekeeper or an arena runs many *small* forward passes
 (a batch of a few hundred positions through a small MLP). Torch's default is one intra-op thread
 per core; each forward pass then wakes that many threads, and several such processes on one
-machine spin-wait against each other for the same cores: two arenas of a pure network side by
-side ran 10× slower with the default than with one thread each (``python -m bench.bench_threads``).
+machine spin-wait against each other for the same cores, far slower than with one thread each
+(``python -m bench.bench_threads`` measures it).
 So every process that plays with a network calls :func:`pin_threads` with the run's
 ``cluster.torch_threads`` (default 1) before it plays; the arena and bench commands take
 ``threads=`` (default 1).

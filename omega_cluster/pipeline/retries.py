@@ -5,7 +5,8 @@ A call whose actor died or restarts is made again after a pause that doubles wit
 in a row of its kind (:func:`backoff`: :data:`BACKOFF_S`, twice that, ... at most
 :data:`BACKOFF_MAX_S`); :data:`MAX_FAILURES` failures in a row stop the run with
 :class:`RunFailed`, whose message names the kind of call and the last error (:func:`brief`).
-With the defaults a call that can never succeed stops the run within about 16 s of pauses.
+With the defaults a call that can never succeed stops the run after seconds of pauses, not
+minutes.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ the Python search loop), or any :class:`~omega_cluster.search.evaluators.Evaluat
 network, a blend, …). ``rollouts`` playouts are averaged per leaf (they differ only through the
 rng: Mexican Train keeps the boneyard's order in the state, so ``commander_rollout`` plays
 ``rollouts`` identical playouts). A policy with compiled playouts plays them there (the
-Commander's ``playout_returns``: the same moves, ~10× faster).
+Commander's ``playout_returns``: the same moves, faster).
 
 ISMCTS options besides the config's fields: ``deduce=true`` determinizes with the game's public
 deductions (its plugin's ``world_constraints`` hook; Mexican Train: a draw or a pass proves the
@@ -29,9 +29,8 @@ hand held no playable tile) and ``root=<schedule>`` chooses how the root spends 
 (:data:`ROOT_SCHEDULES`): ``tree`` (selected like any node, the default) or ``paired`` (full
 paired evaluation: every root move on the same worlds to the budget; see
 :mod:`omega_cluster.search.ismcts`). The paired root is the one root schedule that moved the
-measured strength beyond noise: at Mexican Train 4p, 5,500 simulations, fair share 1.34 [1.26,
-1.41] against three Commanders, where the tree root gives 1.24 [1.17, 1.31] at 1,000 (2,400
-games each, ``bench/bench_ismcts.py --strength``). The Mexican Train studies that screened other options
+measured strength beyond noise at Mexican Train (``bench/bench_ismcts.py --strength``). The
+Mexican Train studies that screened other options
 (sequential halving, a z-race, observer keying, an anchor move, a Commander prior, margin values,
 a modelled opponent, belief sampling, ε-greedy and tuned-weight rollouts) and found no gain
 beyond noise live in ``experiments/`` with their figures.
@@ -313,9 +312,8 @@ class SearchPlayer:
     ``SMMCTSConfig``), e.g. ``c_uct=2.0``.
 
     A player competes, so it plays the argmax of the search policy (``temperature=0``) unless
-    told otherwise; self-play samples instead. (Measured on Goofspiel-13 at 300 iterations:
-    SM-MCTS scores 70% against joint-action MCTS playing its most-visited action, 55% sampling
-    from its visit distribution, which at small budgets is mostly exploration.)
+    told otherwise; self-play samples instead. (At small budgets the visit distribution is
+    mostly exploration, so sampling from it plays weaker: ``bench/bench_smmcts.py``.)
     """
 
     default_algorithm = "auto"  # when no algorithm is given (subclasses fix their own)

@@ -17,9 +17,9 @@ d·sqrt(N))^-1)`` (N the node's visits) and otherwise samples a candidate from t
 policy, its visit counts ``n_a / N``: like fictitious play, each player then answers the others'
 *average* strategies, whose visit distributions approach a Nash equilibrium. The search's final
 policy ``visits`` is that average policy. Constants as in the paper's poker experiments:
-γ = 0.1, η = 0.9, d = 0.001. Inner-loop code, written for CPython speed like the tree (precomputed tables, locals,
-one ``rnd()`` per random choice). Its own function costs one call per tree node: measured ~1-2 %
-of a 2,000-simulation Leduc search in the Python loop (within the noise), none on Mexican Train.
+γ = 0.1, η = 0.9, d = 0.001. Inner-loop code, written for CPython speed like the tree
+(precomputed tables, locals, one ``rnd()`` per random choice); its own function costs one call
+per tree node, within the noise of a search's time (``bench/bench_ismcts.py --profile``).
 """
 
 from __future__ import annotations

@@ -13,10 +13,9 @@ schedules ship:
   random numbers), in batches, until the budget is spent; the best mean is played. Candidates
   that matched the leader by the same difference on every batch leave after a few batches
   (nothing tells them apart). A paired comparison of the moves aims at the move finally played
-  (simple regret) rather than at the visits on the way. Measured at Mexican Train 4p against three
-  Commanders (5,500 simulations a decision, 2,400 games on 600 fresh deals, declared in advance):
-  fair share 1.34 [1.26, 1.41], where the tree root gives 1.24 [1.17, 1.31] (at 1,000 simulations;
-  4,000 and 10,000 did not lift its per-decision gain, ``experiments/decisions/``).
+  (simple regret) rather than at the visits on the way. At Mexican Train 4p against three
+  Commanders it plays stronger than the tree root, whose per-decision gain more budget did not
+  lift (``bench/bench_ismcts.py --strength``; the study in ``experiments/decisions/``).
 
 A schedule of one's own is any function with the signature of :data:`RootSchedule`; it may mix
 :meth:`RootRun.free` and :meth:`RootRun.paired` calls and read the root's running ``means`` and

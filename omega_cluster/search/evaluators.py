@@ -136,10 +136,10 @@ class RolloutEvaluator:
 
     ``policy`` is a Player (``RandomPlayer``, ``Commander``, …) or a factory ``game -> Player``.
     For a uniform random policy, a game's own fast ``random_playout(rng)`` is used when it has one
-    (Mexican Train: same rules and random numbers as the generic loop, ~1.25× faster).
+    (Mexican Train: same rules and random numbers as the generic loop, faster).
     A policy with ``playout_returns(state, rng)`` (returns of a playout with itself at every seat,
     or ``None`` where it cannot) plays there instead: the Commander's compiled playouts, the same
-    moves ~10× faster.
+    moves, faster (``bench/bench_officers.py``).
     """
 
     def __init__(

@@ -6,14 +6,12 @@ searcher's information set, ``state.sample_world(player, rng)`` — and walks on
 are information sets, keyed, as OpenSpiel's ``ISMCTSBot`` does, by (acting player,
 ``information_set_key(acting player)``). Each simulation:
 
-1. **determinize**: a fresh world per simulation, or ``determinizations`` D worlds each reused for
-   ``simulations_per_determinization`` S simulations (cloned);
+1. **determinize**: a fresh world per simulation;
 2. **select** down the tree: UCT (Kocsis & Szepesvári 2006; unvisited actions first, in random
    order), PUCT (Silver et al. 2017, with the evaluator's prior) or Smooth UCT (Heinrich &
    Silver 2015: UCT mixed with the node's average policy, :mod:`._ismcts_bandit`; the Python
    loop only); an action's exploration term
-   counts how often it was *available* (the paper's subset-armed bandit: with progressive widening,
-   since it was admitted). Chance nodes are sampled from ``chance_outcomes`` with the rng;
+   counts how often it was *available* (the paper's subset-armed bandit). Chance nodes are sampled from ``chance_outcomes`` with the rng;
 3. **expand** the first information set not in the tree: it becomes a node, and its state is a
    :class:`~omega_cluster.search.evaluators.Leaf` for the evaluator (value per player and, for
    PUCT, a prior over the legal actions);
@@ -26,11 +24,8 @@ needs and receives their evaluations, so many searches share one batched evaluat
 counting as a loss (virtual loss, Chaslot, Winands & van den Herik 2008) until its value arrives.
 Terminal states never reach the evaluator: their values are ``state.returns()``.
 
-Also here: progressive widening (children admitted = ``pw_base + pw_scale·√visits``, Coulom 2007;
-Chaslot et al. 2008) and root / non-root candidate caps, both taking candidates by prior (PUCT) or
-in legal order (UCT) and never dropping ``state.must_keep_actions``; Dirichlet root noise and a
-visit temperature for self-play (AlphaZero); tree reuse between one player's consecutive moves when
-the new root information set is already in the tree; ``world_constraints``, public deductions
+Also here: Dirichlet root noise and a visit temperature for self-play (AlphaZero);
+``world_constraints``, public deductions
 every determinization honours (``sample_world``'s constraints; a game gives its own through its
 plugin, e.g. Mexican Train's: a player who drew held no playable tile). The result is a
 :class:`~omega_cluster.search.result.SearchResult`.
@@ -42,49 +37,32 @@ plays the best mean — full paired evaluation, common random numbers between th
 aims at the move finally played rather than at the visits on the way. With large hidden hands
 (Mexican Train) an opponent's information set is new in every world, so the tree rarely grows
 past the first opponent and the search is mostly a bandit over the root's moves: that is where
-pairing the worlds pays (Mexican Train 4p, three Commanders, 2,400 games each: fair share 1.34
-[1.26, 1.41] at 5,500 simulations against 1.24 [1.17, 1.31] for the tree root at 1,000, where
-more budget alone did not lift the tree root's per-decision gain).
+pairing the worlds pays (its strength against the tree root is measured by
+``bench/bench_ismcts.py``).
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
 ``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
 player)`` (which must read only what ``player`` knows), so two states that ``player`` cannot tell
 apart give identical results for the same rng (tested, for the compiled loop too).
 
-Where the time goes (cProfile and CPU timings, ``bench/bench_ismcts.py --profile``):
-
-* Leduc, 2,000 simulations from a first decision: the tree saturates after ~100 leaves, so nearly
-  every simulation runs to a terminal state without a rollout (~3.5 decisions and ~0.75 chance
-  nodes a simulation). Before: ~13 µs a simulation, 3.2x OpenSpiel's Python ``ISMCTSBot``; Leduc's
-  ``sample_world`` ~30 % (a re-deal and a replay of the history into a fresh state), selection
-  ~35 %, the game's steps / keys / ``is_legal`` ~25 %, backup ~5 % (summing every player's
-  return into every node). Measures taken, in the order of their gain: Leduc's ``sample_world``
-  clones and swaps the opponents' cards instead of replaying (3.2x -> 5.1x); the root alone sums
-  the return vector (the root value is all that reads it); selection is a closure built once per
-  search (cell reads, per-class step function) that also backs up terminal values itself;
-  two- and three-candidate UCT steps are unrolled; Leduc's bet step is inline in
-  ``_apply_action`` and its key uses precomputed constants. After: ~6.5 µs a simulation, ~6x
-  the Python bot and ~0.22x the C++ one; by own time descend ~35 %, the game's step ~25 %,
-  ``sample_world`` + ``clone`` ~11 %, backup ~6 %, the simulation loop ~5 %, keys ~5 %,
-  ``is_legal`` ~4 % (a guard: an information set must fix the legal actions). The rest is the
-  interpreter: each decision costs four calls into the game.
-* The fast path (:mod:`omega_cluster.search.fast`): for a game whose plugin gives compiled
-  kernels (``fast_search``: Leduc, Kuhn, ...) and a configuration the compiled tree mirrors (the
-  tree root, UCT or PUCT, Dirichlet noise, a simulation budget, one world a simulation), the
-  search runs as compiled code (numba), automatically, when the evaluator is a leaf the tree
-  has compiled (its ``fast_leaf()``: one rollout of a uniform random player or of a player the
-  game compiles, such as the Commander; the network leaf, whose forward pass then serves a whole
-  batch of leaves; their blend). ``fast=False`` keeps the Python loop. It draws the same random numbers for the same purposes as this loop, so handed a
-  :class:`~omega_cluster.search.fast.rng.SplitMixRandom` both give the same result (tested);
-  ``ISMCTS.fast_reason`` says why a search does not take it. The path is chosen once, when the
-  search is built (:func:`~omega_cluster.search.batched.batched_search`, which self-play's
-  batched searches use too). Every other game, evaluator and
-  configuration runs here. Leduc, 2,000 simulations, random rollouts (``bench/bench_ismcts.py``,
-  CPU time on a shared machine): ~0.7 µs a simulation, ~14x this loop, ~3.4x OpenSpiel's C++
-  ``ISMCTSBot``; 256 concurrent PUCT searches with a trivial network: ~0.8M network leaves/s,
-  ~60x this loop under ``run_searches``.
-* Mexican Train 4p mid-round, random rollouts: the game's ``random_playout`` ~75 %,
-  ``sample_world`` ~15 %, the search ~10 %. With Commander rollouts the Commander is ~97 %.
+Speed. The Python loop is written for CPython: selection is a closure built once per search
+(cell reads, a per-class step function) that also backs up terminal values itself, two- and
+three-candidate UCT steps are unrolled, and only the root sums the return vector (the root value
+is all that reads it); a game helps with a cheap ``sample_world`` (Leduc clones and swaps the
+opponents' cards rather than replaying the history). The fast path
+(:mod:`omega_cluster.search.fast`): for a game whose plugin gives compiled kernels
+(``fast_search``: Leduc, Kuhn, ...) and a configuration the compiled tree mirrors (the tree
+root, UCT or PUCT, Dirichlet noise, a simulation budget, one world a simulation), the search runs
+as compiled code (numba), automatically, when the evaluator is a leaf the tree has compiled (its
+``fast_leaf()``: one rollout of a uniform random player or of a player the game compiles, such
+as the Commander; the network leaf, whose forward pass then serves a whole batch of leaves;
+their blend). ``fast=False`` keeps the Python loop. It draws the same random numbers for the
+same purposes as this loop, so handed a :class:`~omega_cluster.search.fast.rng.SplitMixRandom`
+both give the same result (tested); ``ISMCTS.fast_reason`` says why a search does not take it.
+The path is chosen once, when the search is built
+(:func:`~omega_cluster.search.batched.batched_search`, which self-play's batched searches use
+too). Every other game, evaluator and configuration runs here. Where the time goes, for both loops
+and against OpenSpiel's ``ISMCTSBot``, is measured by ``bench/bench_ismcts.py`` (``--profile``).
 """
 
 from __future__ import annotations

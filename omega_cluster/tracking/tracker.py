@@ -1,8 +1,9 @@
 """One MLflow run of a training run: :class:`Tracker` logs params, tags, buffered metrics,
 artifacts, the Elo log and the registered champions.
 
-* Metrics are buffered and sent with ``log_batch`` (measured: a single ``log_metric`` costs
-  1-55 ms against a server, a ``log_batch`` of 1,000 points 0.07-0.23 s). The buffer flushes when
+* Metrics are buffered and sent with ``log_batch``: against a server each call is a round trip,
+  so one batch of many points costs little more than one point (``bench/bench_tracking.py``
+  measures both). The buffer flushes when
   it holds ``max_buffered`` points or ``flush_every_s`` has passed, checked on each call; NaN/inf
   values are skipped and counted (:attr:`Tracker.skipped_metrics`), never fatal.
 * Champions are registered without pickle and without a model flavour: the registered version's

@@ -57,19 +57,25 @@ def belief_rows(
 
 
 def explained_variance(
-    predicted: torch.Tensor, target: torch.Tensor, mask: torch.Tensor
+    predicted: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, *, bias: bool = False
 ) -> torch.Tensor:
     """``1 - Var(target - predicted) / Var(target)`` over the entries where ``mask`` is True
-    (a scalar; NaN with fewer than two entries or a constant target)."""
-    m = mask.float()
-    n = m.sum()
-    target = target.float()
-    residual = target - predicted.float()
+    (a scalar; NaN with fewer than two entries or a constant target).
 
-    def var(x: torch.Tensor) -> torch.Tensor:
-        mean = (x * m).sum() / n.clamp_min(1.0)
+    With ``bias=True`` the residual is not centred: ``1 - Σ(target - predicted)² / Σ(target -
+    mean)²``, the coefficient of determination, which counts a constant offset of the prediction
+    as unexplained (``bench/bench_value.py``'s figure). Float64 inputs are computed in float64.
+    """
+    dtype = torch.float64 if target.dtype == torch.float64 else torch.float32
+    m = mask.to(dtype)
+    n = m.sum()
+    target = target.to(dtype)
+    residual = target - predicted.to(dtype)
+
+    def var(x: torch.Tensor, centred: bool = True) -> torch.Tensor:
+        mean = (x * m).sum() / n.clamp_min(1.0) if centred else 0.0
         return ((x - mean).square() * m).sum() / n.clamp_min(1.0)
 
     total = var(target)
     ok = (n >= 2) & (total > 1e-12)
-    return torch.where(ok, 1.0 - var(residual) / total.clamp_min(1e-12), torch.nan)
+    return torch.where(ok, 1.0 - var(residual, not bias) / total.clamp_min(1e-12), torch.nan)

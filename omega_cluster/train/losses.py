@@ -60,6 +60,7 @@ __all__ = [
     "alphazero_loss",
     "aux_loss",
     "aux_target_arrays",
+    "explained_variance",
     "hidden_terms",
     "relative_seats",
     "to_tensors",

@@ -9,10 +9,10 @@ Mexican Train) are played with its moves recorded as one-hot policy targets
 replay window of the run never reads them), and the fresh network is trained on them for
 ``learner.warm_start_steps`` steps. The result is the run's ``v0``. Self-play then distils the
 search's visits, not the teacher's picks (a network trained only on the teacher's picks converges
-to a clone of it; here the teacher only sets the prior the first searches start from). Why: a PUCT search with a uniform prior and 64 simulations loses to
-its own rollout policy (``make train``'s untrained ``v0`` scored 0.440 against Commander); a
-prior that already plays like the teacher lets the search spend its simulations on the moves
-that matter.
+to a clone of it; here the teacher only sets the prior the first searches start from). Why: a
+PUCT search with a uniform prior and a small simulation budget loses to its own rollout policy
+(``make train``'s untrained ``v0`` against Commander); a prior that already plays like the
+teacher lets the search spend its simulations on the moves that matter.
 
 Pure: no Ray, no MLflow, no Hydra settings (a :class:`WarmStartConfig`, built by the service
 layer); the pipeline calls :func:`warm_start` once, when it creates ``v0``.

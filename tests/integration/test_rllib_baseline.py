@@ -112,7 +112,7 @@ def test_two_iterations_snapshot_main_into_the_league_and_save(
     ("argv", "expected"),
     [
         (["nope"], "unknown baseline 'nope'; baselines: rllib_ppo"),
-        (["rllib_ppo", "game=kuhn_poker"], "baseline rllib_ppo needs minutes=, out="),
+        (["rllib_ppo", "game=kuhn_poker"], "baseline rllib_ppo needs minutes=<m> and out=<dir>"),
         (["rllib_ppo", "game=kuhn_poker", "minutes=0", "out=x"], "minutes='0' must be a number"),
         (["rllib_ppo", "game=kuhn_poker", "minutes=1", "out=x", "seats=3"], "seats"),
     ],

@@ -151,7 +151,7 @@ class LeducPokerState(PokerState):
     # -- rules ---------------------------------------------------------------------------------
     def _apply_action(self, action: int) -> None:
         """One step (a deal or a bet). The bet is inline rather than a method of its own: this
-        is the innermost step of a search, where a Python call costs ~10% of the step."""
+        is the innermost step of a search, where a Python call is a large part of the step."""
         self.history.append(action)
         cur = self._cur
         if cur < 0:

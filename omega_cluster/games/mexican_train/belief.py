@@ -7,11 +7,10 @@ says something about the hand it held, since with most other hands it would have
 the positions where the opponent chose its recent moves, chooses the same moves — rejection
 sampling from the posterior over hands under the model "the opponents are Commanders" (the
 opponent-model inference of determinized search: Whitehouse, Powley & Cowling 2011, Dou Di Zhu;
-Buro et al. 2009's inference for Skat). Why: on 1,200 Commander-vs-Commander positions (2p, 400
-simulations), ISMCTS searching with the *true* hands picks moves worth +0.013 ± 0.006 win
-probability more per decision than with uniform worlds (the hard deductions: +0.004 ± 0.006).
-Measured: this model, with its three most recent checks, adds +0.001 ± 0.005 over the hard
-deductions: a Commander's few recent moves say little about the tiles that decide the round.
+Buro et al. 2009's inference for Skat). Why: a search that knew the true hands would pick
+better moves than one over uniform worlds, and a belief closer to the true hands closes part of
+that gap. How much this model adds over the hard deductions is small: a Commander's few recent
+moves say little about the tiles that decide the round.
 
 How a past decision is rebuilt without the hidden history: replaying the round's public actions
 gives every public fact at each decision (train ends, markers, open doubles, the board, hand

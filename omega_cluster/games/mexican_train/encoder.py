@@ -22,10 +22,9 @@ Action features: kind (play/draw/pass), the tile's values (two-hot), pips, doubl
 length, the end the play leaves, own tiles matching that end, whether the play goes out (all
 from precomputed tile tables) and, with ``heuristic_features`` (default), the Commander's 20
 move terms (:mod:`.officers.terms`: longest own chain after the move, stranded pips, blocking
-and feeding shares, doubles, ...; ~18 µs per position). Measured on the same 32k self-play rows
-(ISMCTS teacher, 400 games vs Ensign): the greedy network won 0.61-0.65 without the terms and
-0.71 with them — the MLP does not learn a longest-chain search from the tile bits
-(``bench/bench_training.py``).
+and feeding shares, doubles, ...). They cost encoding time and are worth it: the MLP does not
+learn a longest-chain search from the tile bits, and a network trained on the same rows plays
+stronger with them (see ``bench/bench_training.py``).
 
 Auxiliary targets (:meth:`MexicanTrainEncoder.aux_targets`): this round's pips per relative seat
 and who goes out (relative seat, or "blocked"), from the round's public :class:`RoundResult`;

@@ -33,14 +33,10 @@ returns ``None`` (no deductions). ISMCTS takes it as ``world_constraints``
 (:class:`~omega_cluster.search.ismcts.ISMCTSConfig`); the search players turn it on with
 ``deduce=true``.
 
-Measured (ISMCTS, Commander rollouts, 400 simulations): scored by the true value of the moves it
-picks on Commander-vs-Commander positions (true hands, 40-60 boneyard orders), +0.004 ± 0.006
-win probability per decision at 2p (1,200 positions) and +0.006 ± 0.010 at 4p (600 positions)
-over uniform worlds; in matches against Commander it did not show: 52.4% [47.5, 57.2] over the
-400 bench games at 2p, fair share 1.21 [1.03, 1.38] at 4p. Sound (tested on real hands), small.
-The kept-draw limits (added 2026-11-30; ``before_draws=False`` leaves them out) bound a third of
-the decisions of 4p Commander rounds and add +0.0025 ± 0.0048 and -0.0010 ± 0.0020 per decision
-(ISMCTS 1,000 simulations, two sets of 500 4p positions, paired; ``bench/bench_decisions.py``).
+Sound (tested on real hands); its gain to a search's decisions is small and did not show in
+matches against Commander (``bench/bench_ismcts.py`` plays ``deduce=true`` searches). The
+kept-draw limits (``before_draws=False`` leaves them out) bound a share of the decisions of 4p
+rounds; their gain is within the noise of a paired study.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ only), ``goes_out`` (always decisive), ``draw`` and ``pass_turn`` (only without 
 their defaults. Each weight's scale is its default's size (at least 1) and its bounds three
 scales either side, so a weight may change sign or vanish. Games between Commanders of
 different weights run whole rounds compiled (one compiled Commander per process, its per-seat
-weights set per game: the very moves the Python Commanders would play, ~10x faster).
+weights set per game: the very moves the Python Commanders would play, faster).
 
 The hand-written value's weights (:class:`~.evaluation.HandWeights`) are the generic target
 ``lookahead:hand:<depth>`` of every game with a ``hand_value`` hook

@@ -12,9 +12,9 @@ play the action of the most-visited child (ISMCTS: its normalised visit counts, 
 ``uct_c`` (2.0, OpenSpiel's examples' constant) and ``rollouts`` (1). The bots are built afresh
 for every move with seeds drawn from the arena's rng and keep nothing between moves (ISMCTS sees
 only the acting player's information state; MCTS the state, which is all there is to see). An
-MCTS game is fixed by its seed; pyspiel's ISMCTSBot is not repeatable from one seed (measured: a
-second visit distribution from one seed and state in about one try of 40; the cause lies in the
-C++ bot), so its games repeat only in distribution. The game's plugin names them
+MCTS game is fixed by its seed; pyspiel's ISMCTSBot is not repeatable from one seed (now and
+then a second visit distribution from one seed and state; the cause lies in the C++ bot), so
+its games repeat only in distribution. The game's plugin names them
 (``PLUGIN.players``), so the registry builds them by spec for ``openspiel:`` games only, in the
 arena and as gate anchors.
 """

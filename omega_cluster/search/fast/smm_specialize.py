@@ -3,8 +3,8 @@ globals, so numba caches it on disk and a second process starts without compilin
 
 :mod:`.smm` takes the game's kernels as a tuple argument ``G`` (``G[0](ctx, S)`` is ``status``):
 numba cannot cache a function whose arguments are other functions, so every process would compile
-the search again (10-25 s). :func:`smm_for` writes, once per set of kernels, the source of
-:mod:`.smm` with every ``G[i]`` replaced by a module global imported from the game
+the search again (seconds per process). :func:`smm_for` writes, once per set of kernels, the
+source of :mod:`.smm` with every ``G[i]`` replaced by a module global imported from the game
 (``from omega_cluster.games.goofspiel._fast_kernels import status as _g_status``), named by a hash
 of that text and of the source files it compiles (as :mod:`.specialize` does for the turn-based
 tree, whose loader and cache directory it shares). The copy keeps the ``G`` parameter: the driver

@@ -2,7 +2,7 @@
 imports of that game's functions, compiled and cached by numba like any module.
 
 Numba caches a function on disk only when everything it calls is fixed at compile time; passed as
-arguments, the game's kernels would make every process compile the tree again (~15 s). So the
+arguments, the game's kernels would make every process compile the tree again (seconds). So the
 tree calls them as module globals, and :func:`tree_for` writes, once per set of kernels, a module
 file whose header imports them (``from omega_cluster.games.kuhn_poker.fast import apply as
 apply``) followed by the tree's own source, named by a hash of both and of the source files the

@@ -15,8 +15,8 @@ a faster layout): the search runs with the same budget, called in the same order
 ``terms.move_features`` calls it, so budgeted (greedy) chains come out the same too. It first
 uses a small memo (:data:`_SMALL_MEMO` slots, in cache across leaves); a decision that fills it
 three quarters full is searched again in one of 65,536 slots (the officers' size; its own
-overflow, where results could differ, the 60-expansion budget keeps far away: 148 entries at
-most over the 1,851 positions of the tests).
+overflow, where results could differ, the 60-expansion budget keeps far away, as the tests
+check).
 
 The recent-action buffer of the packed state holds ``(actor, action)`` pairs most recent first:
 entry ``i`` is ``S[X_HIST + 2 i]`` (the actor's seat) and ``S[X_HIST + 2 i + 1]`` (the action).

@@ -5,7 +5,7 @@ tiles explored in the same order — on the two-word tile masks of :mod:`._rules
 The memo is open addressing over ``keys``/``vals``, valid for one decision (``stamp`` holds the
 generation ``ctl[C_GEN]``); ``ctl`` also holds the budget left, the entry count and an overflow
 flag (a memo three quarters full: the caller then plays in Python). The recursion is kept in one
-kernel: helpers called from it are not inlined and cost ~50 % of a playout's time (measured).
+kernel: helpers called from it are not inlined, and their calls would dominate a playout.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The Commander compiled (numba): Commander-vs-Commander playouts.
 
 A Commander rollout (Commander plays every seat to the end of the round) is ISMCTS's rollout leaf,
-and three quarters of its time in Python is the longest-chain search and the move scores (~11 µs
-a move). This module plays the same moves compiled: the rules (:mod:`._rules_jit`, a mirror of
-:mod:`omega_cluster.games.mexican_train.state`) and the Commander of
-:mod:`omega_cluster.games.mexican_train.officers.terms` (the memoised, budgeted chain search
-explored in the same order, every score added term by term in the same order, ties to the lowest
-action id) are mirrored line for line, so a compiled playout makes the very moves of
+and most of its time in Python is the longest-chain search and the move scores. This module
+plays the same moves compiled (``bench/bench_officers.py`` times both): the rules
+(:mod:`._rules_jit`, a mirror of :mod:`omega_cluster.games.mexican_train.state`) and the
+Commander of :mod:`omega_cluster.games.mexican_train.officers.terms` (the memoised, budgeted
+chain search explored in the same order, every score added term by term in the same order, ties
+to the lowest action id) are mirrored line for line, so a compiled playout makes the very moves of
 ``play_out(state, [Commander] * n)`` and returns the same win shares
 (``tests/unit/test_commander_jit.py`` checks move by move and playout by playout, for every rule
 variant). Imported only when numba is installed; :meth:`Commander.playout_returns` is the way in.

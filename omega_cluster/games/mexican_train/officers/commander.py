@@ -9,7 +9,8 @@ played; ties go to the lowest action id, so the Commander is deterministic (``rn
 same scores split per term, so it can say in named terms why it plays a move.
 Used as an arena anchor and as the rollout policy of ISMCTS (the rollout leaf); as the
 latter it plays whole rounds compiled (:meth:`Commander.playout_returns`,
-:mod:`~omega_cluster.games.mexican_train.officers._commander_jit`: the same moves, ~10× faster).
+:mod:`~omega_cluster.games.mexican_train.officers._commander_jit`: the same moves, faster;
+``bench/bench_officers.py`` measures by how much).
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ class Commander:
 
     def playout_returns(self, state: State, rng: random.Random) -> tuple[float, ...] | None:
         """The returns after this Commander plays every seat from ``state`` (left unchanged)
-        to the end, compiled — the very moves of ``play_out(state, [self] * n)`` ~10x faster —
+        to the end, compiled — the very moves of ``play_out(state, [self] * n)``, faster —
         or ``None`` where the compiled playout does not reach (numba missing, ``compiled=False``,
         a campaign with rounds still to deal): the caller then plays in Python.
         :class:`~omega_cluster.search.evaluators.RolloutEvaluator` asks for it. ``rng`` is

@@ -4,9 +4,8 @@ The middle anchor of the officer ladder (Ensign, the uniform random player, < Li
 Commander): it dumps pips greedily and looks no further than its own turn. Greedy over the
 turn, not the tile: a double earns another play, so laying a playable double first gets two tiles
 out of the hand this turn; among doubles, and then among the other tiles, the heaviest goes first.
-(Measured: the plain "heaviest tile" rule reaches a fair share of only ~1.11 against three Ensigns
-in 4-player single rounds, since whoever goes out first wins whatever the pips; doubles first
-reaches ~1.5.) It reads only the legal actions and the tile tables.
+(The plain "heaviest tile" rule is much weaker against Ensigns in single rounds, since whoever
+goes out first wins whatever the pips.) It reads only the legal actions and the tile tables.
 """
 
 from __future__ import annotations

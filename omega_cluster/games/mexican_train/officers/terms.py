@@ -225,7 +225,8 @@ def move_scores(
     The Commander's hot path (it is the rollout policy of ISMCTS): the same features as
     :func:`move_features`, added term by term in ``TERMS`` order, so every score is the very
     float ``Σ w·f`` over the vector gives (a term whose feature is 0 adds ±0.0, so it is left
-    out); ``tests/unit/test_officers.py`` checks they agree. Commander rollouts run ~12 % faster.
+    out); ``tests/unit/test_officers.py`` checks they agree. It spares the Commander's rollouts
+    building a vector per action.
     """
     g = state.game
     tiles = g.tiles

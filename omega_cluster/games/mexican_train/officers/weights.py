@@ -53,8 +53,8 @@ class CommanderWeights:
     """Weights of the Commander's terms (feature units in brackets) and the danger threshold.
 
     Defaults: hand-set, then one pass of coordinate search (each weight × 0, ½, 2, kept when
-    the variant beat the defaults by > 0.06 mean fair share over 800 seat-rotated double-12
-    single rounds at 2, 4 and 6 players). It moved two weights: raw pip dumping to 0 (in a
+    the variant beat the defaults beyond noise in seat-rotated double-12 single rounds at 2, 4
+    and 6 players). It moved two weights: raw pip dumping to 0 (in a
     single round whoever goes out wins whatever the pips, so keeping a long own chain matters
     far more) and hand_flexibility from 3 to 6; the other terms scored within noise of their
     hand-set values. Over 3-round points campaigns campaign_dump at 0, 0.25 and 0.5 played
