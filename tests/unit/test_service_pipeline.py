@@ -84,6 +84,7 @@ def tiny_settings(
             chunk_games=8,
             anchors={"random": 1000.0},
             anchor_games=4,
+            bench_simulations=8,
         ),
         cluster=ClusterSettings(backend="local", games_per_chunk=4, concurrent_games=4, mode=mode),
         tracking=TrackingSettings(enabled=False),
