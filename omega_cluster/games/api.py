@@ -254,13 +254,6 @@ class State(ABC):
         Empty for a player who does not act now.
         """
 
-    def must_keep_actions(self, player: int) -> Sequence[int]:
-        """Legal actions that search must never prune (candidate caps, progressive widening).
-
-        A hook for games with a rare but vital move (Mexican Train: DRAW / PASS). Default: none.
-        """
-        return ()
-
     def chance_outcomes(self) -> Sequence[tuple[int, float]]:
         """``(action, probability)`` pairs at an explicit chance node."""
         raise GameError(f"{self.game.spec.name}: not a chance node")

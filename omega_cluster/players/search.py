@@ -230,7 +230,7 @@ def _root_schedule(root: str | RootSchedule) -> RootSchedule:
 
 
 def _check_budget(simulations: Any) -> None:
-    if simulations is None:  # the search config's default count (or D × S from the options)
+    if simulations is None:  # the search config's default count
         return
     if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
         raise PlayerSpecError(

@@ -8,8 +8,9 @@ joint action is the tuple of picks. A node where one player acts is a bandit of 
 Rewards reaching a bandit are the player's own value rescaled to [0, 1] (UCB1 and Exp3 assume
 bounded rewards in that range). Statistics are lists indexed by *position* (the order in which the
 bandit met its actions, ``Bandit.legal``); a selection looks only at ``cand``, the positions the
-search allows this visit (every legal action, or the progressive-widening prefix, or in
-hidden-information mode the actions legal in the sampled world).
+search allows this visit (every legal action or, in hidden-information mode, the actions legal in
+the sampled world). Exp3 and regret matching mix their strategy with ``GAMMA``-uniform
+exploration.
 
 Each selection records what its update needs on the bandit itself (``last``, ``last_prob``,
 ``last_cand``): a node occurs at most once on a selection path, so no per-path allocation is needed.
@@ -20,9 +21,19 @@ from __future__ import annotations
 import math
 import random
 
-__all__ = ["EXP3", "REGRET_MATCHING", "UCB", "Bandit", "average_strategy", "select", "update"]
+__all__ = [
+    "EXP3",
+    "GAMMA",
+    "REGRET_MATCHING",
+    "UCB",
+    "Bandit",
+    "average_strategy",
+    "select",
+    "update",
+]
 
 UCB, EXP3, REGRET_MATCHING = 0, 1, 2
+GAMMA = 0.1  # uniform exploration γ of Exp3 (learning rate η = γ/K) and regret matching
 _exp = math.exp
 _log = math.log
 _sqrt = math.sqrt
@@ -34,13 +45,12 @@ class Bandit:
     __slots__ = (
         "avail",  # int per position: visits in which the action was a candidate (hidden mode)
         "index",  # action -> position (None until first needed)
-        "keep",  # how many leading entries of ``order`` are must-keep actions
         "last",  # position picked at the latest selection
         "last_cand",  # the candidate positions of the latest selection (regret matching)
-        "last_prob",  # probability of ``last`` at the latest selection (-1: chosen by a hook)
+        "last_prob",  # probability of ``last`` at the latest selection
         "legal",  # actions in position order
         "n",  # int per position: times picked
-        "order",  # positions in progressive-widening priority order
+        "order",  # every position, ascending (a perfect-information visit's candidates)
         "player",  # whose bandit
         "regret",  # float per position: cumulative regret (RM) or reward estimate (Exp3)
         "strategy",  # float per position: summed σ without its γ exploration (Exp3, RM)
@@ -48,7 +58,7 @@ class Bandit:
         "w",  # float per position: summed reward in [0, 1]
     )
 
-    def __init__(self, player: int, legal: list[int], keep: tuple[int, ...] = ()) -> None:
+    def __init__(self, player: int, legal: list[int]) -> None:
         k = len(legal)
         self.player = player
         self.legal = legal
@@ -58,13 +68,7 @@ class Bandit:
         self.regret = [0.0] * k
         self.strategy = [0.0] * k
         self.avail = [0] * k
-        if keep:
-            kept = [i for i, a in enumerate(legal) if a in keep]
-            self.order = kept + [i for i in range(k) if legal[i] not in keep]
-            self.keep = len(kept)
-        else:
-            self.order = list(range(k))
-            self.keep = 0
+        self.order = list(range(k))
         self.total = 0
         self.last = -1
         self.last_prob = 0.0
@@ -87,14 +91,6 @@ class Bandit:
             self.avail.append(0)
             self.order.append(i)
         return i
-
-    def prioritise(self, ranked: list[int]) -> None:
-        """Reorder ``order`` (after the must-keep head) so that ``ranked`` positions come first."""
-        head = self.order[: self.keep]
-        chosen = set(head)
-        tail = [i for i in ranked if i not in chosen]
-        chosen.update(tail)
-        self.order = head + tail + [i for i in self.order if i not in chosen]
 
 
 def select(
@@ -198,7 +194,7 @@ def update(b: Bandit, reward: float, rule: int) -> None:
     b.w[i] += reward
     b.total += 1
     p = b.last_prob
-    if rule == UCB or p <= 0.0:  # p = -1: an opponent-policy hook chose, no bandit update
+    if rule == UCB:
         return
     estimate = reward / p  # importance-sampled reward of the sampled action (Exp3 and RM)
     regret = b.regret

@@ -4,10 +4,9 @@ Internal to :mod:`omega_cluster.search.ismcts`: the selection loop of :mod:`._is
 (:meth:`~._ismcts_tree.Tree.simulator`) calls :func:`chooser`'s closure at every tree node it
 passes. UCT (Kocsis & Szepesvári 2006) plays untried candidates first, in random order, then the
 best ``mean + c·sqrt(ln N / n)``; PUCT (Silver et al. 2017) the best ``mean + c·prior·sqrt(N) /
-(1 + n)``, an unvisited candidate valued at the node's running mean. ``N`` counts how often the
-candidate was available (``node.n - born``, the subset-armed bandit of Cowling, Powley &
-Whitehouse 2012) when progressive widening admits candidates over time. Ties break uniformly at
-random.
+(1 + n)``, an unvisited candidate valued at the node's running mean. ``N`` is the node's visit
+count: every candidate is available from the node's creation (the subset-armed bandit of Cowling,
+Powley & Whitehouse 2012 counts availability). Ties break uniformly at random.
 
 Smooth UCT (Heinrich & Silver 2015, selection ``smooth_uct``): UCT's visit counts need not
 converge to an equilibrium in an imperfect-information game (in Kuhn poker they get *more*
@@ -39,9 +38,9 @@ SMOOTH_GAMMA, SMOOTH_ETA, SMOOTH_D = 0.1, 0.9, 0.001  # Smooth UCT's mixing sche
 def chooser(tree: Tree, rnd: Callable[[], float]) -> Callable[[Node, int], int]:
     """``choose(node, node.n)``: the candidate index one simulation takes at ``node`` (a closure
     over ``tree``'s constants, built once per search by :meth:`Tree.simulator`). UCT tries
-    untried candidates first, in random order; PUCT and widening go to :func:`select`; plain
-    UCT with every candidate admitted (the hot path) is inlined here."""
-    general = tree.pw_base is not None or tree.puct
+    untried candidates first, in random order; PUCT goes to :func:`select`; UCT (the hot path)
+    is inlined here."""
+    puct = tree.puct
     explore, inv_sqrt = tree.explore, tree.inv_sqrt
 
     def choose(node: Node, big_n: int) -> int:
@@ -55,7 +54,7 @@ def chooser(tree: Tree, rnd: Callable[[], float]) -> Callable[[Node, int], int]:
             fresh[j] = fresh[-1]
             fresh.pop()
             return i
-        if general:
+        if puct:
             return select(tree, node, big_n, rnd)
         visits, means = node.visits, node.means
         e = explore[big_n]
@@ -109,31 +108,23 @@ def smooth_chooser(
 
 
 def select(tree: Tree, node: Node, big_n: int, rnd: Callable[[], float]) -> int:
-    """PUCT and/or widening (availability = ``node.n - born``): the best candidate index,
-    random among ties. Under PUCT an unvisited candidate is valued at the node's running
-    mean for the acting player (its own evaluation counted once): first-play urgency that
-    does not hang on one noisy rollout."""
-    means, visits, prior, born = node.means, node.visits, node.prior, node.born
-    explore = tree.explore
-    puct = tree.puct
-    bonus = tree.inv_succ if puct else tree.inv_sqrt
-    fpu = 0.0
-    if puct:
-        total, count = node.fpu, 1
-        for j in range(len(visits)):
-            if visits[j]:
-                total += means[j] * visits[j]
-                count += visits[j]
-        fpu = total / count
+    """PUCT: the best candidate index, random among ties. An unvisited candidate is valued at
+    the node's running mean for the acting player (its own evaluation counted once): first-play
+    urgency that does not hang on one noisy rollout."""
+    means, visits, prior = node.means, node.visits, node.prior
+    bonus = tree.inv_succ
+    total, count = node.fpu, 1
+    for j in range(len(visits)):
+        if visits[j]:
+            total += means[j] * visits[j]
+            count += visits[j]
+    fpu = total / count
+    e = tree.explore[big_n]
     best = -math.inf
     i = ties = 0
     for j in range(len(visits)):
-        e = explore[big_n - born[j]] if born is not None else explore[big_n]
-        if puct:
-            n = visits[j]
-            score = (means[j] if n else fpu) + e * prior[j] * bonus[n]
-        else:
-            score = means[j] + e * bonus[visits[j]]
+        n = visits[j]
+        score = (means[j] if n else fpu) + e * prior[j] * bonus[n]
         if score > best:
             best, i, ties = score, j, 1
         elif score == best:

@@ -24,12 +24,9 @@ gives its own as the plugin hook ``world_constraints`` (the search players' ``de
 _SELECTIONS = ("uct", "puct", "smooth_uct")
 
 
-def _check_int(name: str, value: Any, minimum: int, optional: bool = False) -> None:
-    if optional and value is None:
-        return
+def _check_int(name: str, value: Any, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        none = " or None" if optional else ""
-        raise ValueError(f"ISMCTSConfig.{name} must be an int >= {minimum}{none}, got {value!r}")
+        raise ValueError(f"ISMCTSConfig.{name} must be an int >= {minimum}, got {value!r}")
 
 
 def _check_float(
@@ -125,8 +122,3 @@ class ISMCTSConfig:
                 "ISMCTSConfig.world_constraints must be None or a callable (state, player) -> "
                 f"constraints for sample_world, got {self.world_constraints!r}"
             )
-
-    @property
-    def budget(self) -> int:
-        """Simulations per search (``simulations``)."""
-        return self.simulations

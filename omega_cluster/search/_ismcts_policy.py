@@ -15,7 +15,7 @@ __all__ = ["RootStatistics", "choose_action", "dirichlet_noise", "final_policy",
 
 
 class RootStatistics:
-    """The root's figures over its legal actions (ascending), pruned actions included as zeros."""
+    """The root's figures over its legal actions (ascending)."""
 
     __slots__ = ("action_values", "root_value", "visits")
 
@@ -24,38 +24,22 @@ class RootStatistics:
     ) -> None:
         self.visits = visits  # int[len(legal)]
         self.action_values = action_values  # float[len(legal)], nan when unvisited
-        self.root_value = root_value  # float[N]: mean return of every player over the searches
-        # rooted at this node (with tree reuse, visits from when it was deeper are not counted)
+        self.root_value = root_value  # float[N]: mean return of every player over the simulations
 
 
-def root_statistics(root: Node, legal: Sequence[int], num_players: int) -> RootStatistics:
-    index = {a: j for j, a in enumerate(legal)}
-    visits = [0] * len(legal)
-    values = [math.nan] * len(legal)
-    for i, n in enumerate(root.visits):
-        j = index[root.acts[i]]
-        visits[j] = n
-        if n:
-            values[j] = root.means[i]
+def root_statistics(root: Node, num_players: int) -> RootStatistics:
+    """The figures of ``root``, whose candidates are the legal actions in legal order."""
+    visits = list(root.visits)
+    values = [m if n else math.nan for m, n in zip(root.means, visits, strict=True)]
     count = root.total_n
     root_value = tuple(t / count for t in root.total) if count else (0.0,) * num_players
     return RootStatistics(visits, values, root_value)
 
 
-def final_policy(kind: str, visits: Sequence[int], values: Sequence[float]) -> list[float]:
-    """``visits``: normalised visits; ``max_visits`` / ``max_value``: uniform over the best
-    action(s) by visits / by mean value among the visited ones (ties share)."""
+def final_policy(visits: Sequence[int]) -> list[float]:
+    """The search's policy: the normalised root visits."""
     total = sum(visits)
-    if kind == "visits":
-        return [n / total for n in visits]
-    if kind == "max_visits":
-        scores = [float(n) for n in visits]
-    else:  # max_value
-        scores = [v if n else -math.inf for v, n in zip(values, visits, strict=True)]
-    best = max(scores)
-    winners = [s == best for s in scores]
-    share = 1.0 / sum(winners)
-    return [share if w else 0.0 for w in winners]
+    return [n / total for n in visits]
 
 
 def choose_action(

@@ -39,7 +39,7 @@ class RootRun(Protocol):
 
     @property
     def budget(self) -> int:
-        """Simulations the search may run (``ISMCTSConfig.budget``)."""
+        """Simulations the search may run (``ISMCTSConfig.simulations``)."""
         ...
 
     @property
@@ -49,25 +49,22 @@ class RootRun(Protocol):
 
     @property
     def means(self) -> Sequence[float]:
-        """Running mean value of each admitted root candidate, for the searcher."""
+        """Running mean value of each root candidate, for the searcher."""
         ...
 
     @property
     def visits(self) -> Sequence[int]:
-        """Visits of each admitted root candidate."""
+        """Visits of each root candidate."""
         ...
 
-    def admit_all(self) -> None:
-        """Admit every root candidate now (progressive widening then does not narrow the root)."""
-
     def free(self) -> Steps:
-        """Spend the rest of the budget (or the clock) selecting the root like any node;
-        returns the simulations run."""
+        """Spend the rest of the budget selecting the root like any node; returns the
+        simulations run."""
         ...
 
     def paired(self, count: int, arms: Sequence[int]) -> Steps:
         """Play ``count`` fresh worlds, each once with every candidate index in ``arms`` (clones
-        of one world); returns the worlds played (fewer when the clock stops it)."""
+        of one world); returns the worlds played."""
         ...
 
 
@@ -86,10 +83,8 @@ def tree_root(run: RootRun) -> Generator[list[Leaf], list[LeafEvaluation], int |
 
 def paired_root(run: RootRun) -> Generator[list[Leaf], list[LeafEvaluation], int | None]:
     """Full paired evaluation at the root (module docstring): batches of ``PAIRED_BATCH``
-    common worlds, each played with every candidate still in, until the budget or the clock
-    runs out; from the ``TIED_BATCHES``-th batch on, a candidate whose batch means differ from
+    common worlds, each played with every candidate still in, until the budget runs out; from the ``TIED_BATCHES``-th batch on, a candidate whose batch means differ from
     the leader's by the same amount on every batch leaves. Plays the best mean."""
-    run.admit_all()
     means, visits = run.means, run.visits
     alive = list(range(len(means)))
     batch_means: dict[int, list[float]] = {i: [] for i in alive}
@@ -100,9 +95,7 @@ def paired_root(run: RootRun) -> Generator[list[Leaf], list[LeafEvaluation], int
                 break
             count = 1  # a budget under one world per move: still one world for each
         before = [means[i] * visits[i] for i in alive]
-        played = yield from run.paired(count, alive)
-        if played < count:  # the clock stopped the batch
-            break
+        yield from run.paired(count, alive)
         for i, total in zip(alive, before, strict=True):
             batch_means[i].append((means[i] * visits[i] - total) / count)
         if len(alive) == 1:

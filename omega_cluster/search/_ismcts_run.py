@@ -1,15 +1,14 @@
 """One ISMCTS search's simulations: the determinizations, the select / evaluate / back-up loop
 and the root a root schedule drives.
 
-Internal to :mod:`omega_cluster.search.ismcts` (which owns the configuration, the tree's lifetime
-between moves and the result); the tree itself is :mod:`._ismcts_tree`.
+Internal to :mod:`omega_cluster.search.ismcts` (which owns the configuration and the result); the
+tree itself is :mod:`._ismcts_tree`.
 """
 
 from __future__ import annotations
 
 import functools
 import random
-import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 
 from omega_cluster.games.api import State
@@ -22,19 +21,18 @@ __all__ = ["Root", "Run", "Worlds", "paired_worlds"]
 
 
 class Worlds:
-    """Determinizations: ``next()`` returns a world the caller may mutate (D×S: clones).
+    """Determinizations: ``next()`` returns a fresh world (the caller may mutate it) and counts it.
 
     ``pushed``: a world already drawn (for the root's creation) that the first simulation uses.
     """
 
-    __slots__ = ("_base", "_left", "drawn", "hidden", "per_world", "pushed", "sample")
+    __slots__ = ("drawn", "hidden", "pushed", "sample")
 
     def __init__(
         self,
         state: State,
         player: int,
         rng: random.Random,
-        per_world: int,
         constraints: WorldConstraints | None = None,
     ) -> None:
         self.hidden = state.game.spec.hidden_information
@@ -45,40 +43,22 @@ class Worlds:
                 self.sample = functools.partial(state.sample_world, player, rng)
             else:
                 self.sample = functools.partial(state.sample_world, player, rng, facts)
-        self.per_world = per_world
         self.drawn = 0  # worlds drawn
-        self._base: State | None = None
-        self._left = 0
         self.pushed: State | None = None
 
     def next(self) -> State:
         if self.pushed is not None:
             world, self.pushed = self.pushed, None
             return world
-        if self.per_world == 1:
-            self.drawn += 1
-            return self.sample()
-        if self._left == 0:
-            self._base = self.sample()
-            self.drawn += 1
-            self._left = self.per_world
-        self._left -= 1
-        assert self._base is not None
-        return self._base if self._left == 0 else self._base.clone()
+        self.drawn += 1
+        return self.sample()
 
 
-def paired_worlds(
-    worlds: Worlds, count: int, arms: list[int], deadline: float | None, played: list[int]
-) -> Iterator[tuple[State, int]]:
+def paired_worlds(worlds: Worlds, count: int, arms: list[int]) -> Iterator[tuple[State, int]]:
     """``count`` worlds, each played once with every root candidate in ``arms`` (clones of one
-    world: a paired comparison); ``played[0]`` counts the worlds given out (the clock may stop
-    the loop before ``count``)."""
-    clock = time.perf_counter
+    world: a paired comparison)."""
     for _ in range(count):
-        if deadline is not None and worlds.drawn and clock() >= deadline:
-            return
         world = worlds.next()
-        played[0] += 1
         for i in arms[:-1]:
             yield world.clone(), i
         yield world, arms[-1]
@@ -112,12 +92,12 @@ class Run:
         tree, in_flight, descend = self.tree, self.in_flight, self.descend
         histogram = self.histogram
         pending: list[tuple[State, int, object, list[Node], list[int]]] = []
-        table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
+        table_limit = len(tree.explore) - in_flight - 2
         sims = self.simulations  # a local in the loop, written back before every yield
         for world, forced in worlds:
             if sims >= table_limit:  # visit counts outgrow the UCT tables
-                tree.ensure_tables(tree.base_visits + sims + in_flight + 2)
-                table_limit = len(tree.explore) - tree.base_visits - in_flight - 2
+                tree.ensure_tables(sims + in_flight + 2)
+                table_limit = len(tree.explore) - in_flight - 2
             nodes: list[Node] = []
             picks: list[int] = []
             if forced >= 0:
@@ -148,13 +128,9 @@ class Run:
         requests = [Leaf(w, p, tuple(w.legal_actions(p)), rng) for w, p, _, _, _ in pending]
         answers = yield requests
         self.leaves += len(requests)
-        for (world, p, key, nodes, picks), leaf, answer in zip(
-            pending, requests, answers, strict=True
-        ):
+        for (_, p, key, nodes, picks), leaf, answer in zip(pending, requests, answers, strict=True):
             if key not in tables[p]:  # an earlier leaf of this batch may have created it
-                tables[p][key] = tree.new_node(
-                    p, leaf.legal, answer.prior, answer.values[p], world, root=False
-                )
+                tables[p][key] = tree.new_node(p, leaf.legal, answer.prior, answer.values[p])
             tree.backup(nodes, picks, answer.values)
 
 
@@ -162,8 +138,8 @@ class Root:
     """One search's :class:`~omega_cluster.search._ismcts_root.RootRun`: what a root schedule
     drives (free selection, or worlds played with chosen root candidates)."""
 
-    def __init__(self, run: Run, worlds: Worlds, budget: int, deadline: float | None) -> None:
-        self._run, self._worlds, self._deadline = run, worlds, deadline
+    def __init__(self, run: Run, worlds: Worlds, budget: int) -> None:
+        self._run, self._worlds = run, worlds
         self.budget = budget
         root = run.tree.root
         assert root is not None
@@ -181,32 +157,23 @@ class Root:
     def visits(self) -> list[int]:
         return self._node.visits
 
-    def admit_all(self) -> None:
-        self._run.tree.admit(self._node, len(self._node.acts))
-
     def free(self) -> Steps:
-        """A world per simulation until the budget or the clock runs out, the root selected
-        like any node."""
-        run, worlds, deadline = self._run, self._worlds, self._deadline
+        """A fresh world per simulation until the budget runs out, the root selected like any
+        node."""
+        run, worlds = self._run, self._worlds
         budget = self.budget - run.simulations
-        clock = time.perf_counter
-        # one fresh world per simulation: call sample_world directly (the common case)
-        fast = worlds.sample if worlds.per_world == 1 else None
+        sample = worlds.sample  # one fresh world per simulation: call sample_world directly
         first = worlds.pushed
         worlds.pushed = None
 
         def stream() -> Iterator[tuple[State, int]]:
             nonlocal first
-            n = 0
-            while n < budget and (deadline is None or not n or clock() < deadline):
-                n += 1
+            for _ in range(budget):
                 if first is not None:
                     world, first = first, None
-                elif fast is not None:
-                    world = fast()
-                    run.fast_draws += 1
                 else:
-                    world = worlds.next()
+                    world = sample()
+                    run.fast_draws += 1
                 yield world, -1
 
         before = run.simulations
@@ -214,7 +181,5 @@ class Root:
         return run.simulations - before
 
     def paired(self, count: int, arms: Sequence[int]) -> Steps:
-        played = [0]
-        arms = list(arms)
-        yield from self._run.play(paired_worlds(self._worlds, count, arms, self._deadline, played))
-        return played[0]
+        yield from self._run.play(paired_worlds(self._worlds, count, list(arms)))
+        return count

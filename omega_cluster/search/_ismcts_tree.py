@@ -11,9 +11,8 @@ A node is the information set of the player to act (Cowling, Powley & Whitehouse
 OpenSpiel's ``ISMCTSBot`` keys nodes by (player, information state)). Per candidate action it holds
 the visit count, the running mean of the acting player's return (what selection reads) and the
 vector of summed returns of every player (what the root value reports). The exploration term of
-an action uses how often the action was *available* (the subset-armed bandit of the paper): here
-an action becomes available when progressive widening admits it, so its availability is
-``node.n - born[i]``; without widening every candidate is available from the start.
+an action uses how often the action was *available* (the subset-armed bandit of the paper): every
+legal action is a candidate from the node's creation, so its availability is ``node.n``.
 """
 
 from __future__ import annotations
@@ -51,37 +50,30 @@ class IllegalSearchStateError(ValueError):
 
 
 class Node:
-    """Statistics of one information set. ``acts``/``prior`` list every candidate in the order
-    widening admits them; ``means``/``visits``/``born`` cover the admitted prefix only. Only a
-    search's root sums the full return vector (``total``): the root value is all that reads it,
-    and one vector add per simulation is cheaper than one per node."""
+    """Statistics of one information set, one entry per candidate (every legal action, in legal
+    order). Only a search's root sums the full return vector (``total``): the root value is all
+    that reads it, and one vector add per simulation is cheaper than one per node."""
 
     __slots__ = (
-        "acts",  # candidate actions: must-keep ones first, then by prior (or legal order)
-        "born",  # node.n when each admitted candidate became available (widening only)
+        "acts",  # candidate actions: the legal actions, in legal order
         "fpu",  # the node's own evaluation for the acting player (PUCT first-play value)
-        "fresh",  # UCT: indices of admitted candidates never selected (picked at random first)
-        "keep",  # number of must-keep candidates at the front of ``acts``
-        "means",  # running mean of the acting player's return per admitted candidate
+        "fresh",  # UCT: indices of candidates never selected (picked at random first)
+        "means",  # running mean of the acting player's return per candidate
         "n",  # selections through this node (in-flight ones included)
         "player",  # the acting player
         "prior",  # prior per candidate (uniform when the evaluator gives none)
-        "rest",  # legal actions cut by a candidate cap: [(action, prior)], best first
         "total",  # summed return vector (one entry per player) of the simulations rooted here
         "total_n",  # number of those simulations
-        "visits",  # selections per admitted candidate
+        "visits",  # selections per candidate
     )
 
     acts: list[int]
-    born: list[int] | None
     fpu: float
     fresh: list[int] | None
-    keep: int
     means: list[float]
     n: int
     player: int
     prior: list[float]
-    rest: list[tuple[int, float]]
     total: list[float]
     total_n: int
     visits: list[int]
@@ -97,10 +89,6 @@ class Tree:
         puct: bool,
         c_uct: float,
         c_puct: float,
-        pw_base: float | None,
-        pw_scale: float,
-        root_cap: int | None,
-        nonroot_cap: int | None,
         virtual_loss: float | None,
         smooth: bool = False,
     ) -> None:
@@ -109,11 +97,6 @@ class Tree:
         self.tables: list[dict[object, Node]] = [{} for _ in range(num_players)]
         self.puct = puct
         self.c = c_puct if puct else c_uct
-        self.pw_base = pw_base
-        self.pw_scale = pw_scale
-        self.root_cap = root_cap
-        self.nonroot_cap = nonroot_cap
-        self.base_visits = 0  # simulations run on this tree by earlier searches (tree reuse)
         self.root: Node | None = None  # the running search's root
         self.virtual_loss = virtual_loss  # value of an in-flight visit (None: one leaf at a time)
         self.explore: list[float] = []  # UCT: c·sqrt(ln N); PUCT: c·sqrt(N)
@@ -143,89 +126,24 @@ class Tree:
 
     # -- expansion ------------------------------------------------------------------------------
     def new_node(
-        self,
-        player: int,
-        legal: Sequence[int],
-        prior: Sequence[float] | None,
-        value: float,
-        state: State,
-        *,
-        root: bool,
+        self, player: int, legal: Sequence[int], prior: Sequence[float] | None, value: float
     ) -> Node:
-        """A node for ``player``'s information set with candidates ordered and capped.
-
-        Order: must-keep actions (``state.must_keep_actions``), then the rest by prior (PUCT; ties
-        in legal order) or in legal order (UCT). ``root_cap``/``nonroot_cap`` cut the rest;
-        widening admits the front of the list first. ``value`` (the acting player's value of the
-        node) is the first-play value of unvisited actions under PUCT.
-        """
+        """A node for ``player``'s information set, every legal action a candidate, in legal
+        order. ``value`` (the acting player's value of the node) is the first-play value of
+        unvisited actions under PUCT."""
         k = len(legal)
-        priors = list(prior) if prior is not None and self.puct else [1.0 / k] * k
-        cap = self.root_cap if root else self.nonroot_cap
-        widen = self.pw_base is not None
         node = Node()
         node.player = player
         node.n = 0
         node.fpu = value
-        if (cap is None or cap >= k) and not widen:
-            acts, pri, rest, keep = list(legal), priors, [], 0
-        else:
-            must = set(state.must_keep_actions(player))
-            order = [i for i in range(k) if legal[i] in must]
-            keep = len(order)
-            others = [i for i in range(k) if legal[i] not in must]
-            if self.puct:
-                others.sort(key=lambda i: -priors[i])
-            if cap is not None and len(others) > cap:
-                rest = [(legal[i], priors[i]) for i in others[cap:]]
-                others = others[:cap]
-            else:
-                rest = []
-            order += others
-            acts, pri = [legal[i] for i in order], [priors[i] for i in order]
-        node.acts, node.prior, node.rest, node.keep = acts, pri, rest, keep
-        admit = len(acts) if not widen else min(len(acts), keep + self.allowed(0))
-        node.means = [value] * admit
-        node.visits = [0] * admit
+        node.acts = list(legal)
+        node.prior = list(prior) if prior is not None and self.puct else [1.0 / k] * k
+        node.means = [value] * k
+        node.visits = [0] * k
         node.total = [0.0] * self.num_players
         node.total_n = 0
-        node.born = [0] * admit if widen else None
-        node.fresh = None if self.puct else list(range(admit))
+        node.fresh = None if self.puct else list(range(k))
         return node
-
-    def allowed(self, visits: int) -> int:
-        """Progressive widening: candidates admitted after ``visits`` (besides must-keep ones)."""
-        assert self.pw_base is not None
-        return max(1, int(self.pw_base + self.pw_scale * math.sqrt(visits)))
-
-    def widen(self, node: Node) -> None:
-        """Admit candidates while the widening rule allows more than are admitted."""
-        self.admit(node, min(len(node.acts), node.keep + self.allowed(node.n)))
-
-    def admit(self, node: Node, upto: int) -> None:
-        """Admit the candidates ``acts[len(means):upto]``: the node's first-play value, no
-        visits, available from now (``born``), untried (UCT's ``fresh``)."""
-        for i in range(len(node.means), upto):
-            node.means.append(node.fpu)
-            node.visits.append(0)
-            if node.born is not None:
-                node.born.append(node.n)
-            if node.fresh is not None:
-                node.fresh.append(i)
-
-    def uncap_root(self, node: Node) -> None:
-        """A node created below the root and now the root gets the root cap's candidates back."""
-        cap = self.root_cap
-        others = len(node.acts) - node.keep
-        extra = len(node.rest) if cap is None else min(len(node.rest), cap - others)
-        if extra <= 0:
-            return
-        for action, p in node.rest[:extra]:
-            node.acts.append(action)
-            node.prior.append(p)
-        del node.rest[:extra]
-        if self.pw_base is None:  # no widening: admit them now
-            self.admit(node, len(node.acts))
 
     # -- selection ------------------------------------------------------------------------------
     def simulator(self, rng: random.Random) -> Descend:
@@ -239,7 +157,6 @@ class Tree:
         """
         tables = self.tables
         rnd = rng.random
-        widen = self.pw_base is not None
         vloss = self.virtual_loss
         backup, choose = self.backup, chooser(self, rnd)
 
@@ -260,8 +177,6 @@ class Tree:
                 node = tables[p].get(key)
                 if node is None:
                     return p, key
-                if widen and len(node.means) < len(node.acts):
-                    self.widen(node)
                 big_n = node.n
                 i = choose(node, big_n)
                 action = node.acts[i]

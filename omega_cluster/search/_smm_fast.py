@@ -3,8 +3,7 @@ the Python search's :class:`~.result.SearchResult`.
 
 :func:`smm_path` is the test: the game's plugin has ``fast_smm_search`` (Goofspiel), the
 evaluator's ``fast_leaf()`` is a leaf the compiled search has (random rollout, the network, or
-their blend) and the configuration is one it mirrors (no widening, tree reuse, opponent hook or
-time limit). :func:`sm_result` turns one row of the batched answer into a ``SearchResult``: the
+their blend) and the configuration is one it mirrors (no time limit). :func:`sm_result` turns one row of the batched answer into a ``SearchResult``: the
 mixed strategy is the compiled one, the move is drawn from it with the Python search's
 ``pick_action`` and the caller's rng. Importing this module does not import numba.
 """
@@ -64,8 +63,7 @@ def sm_result(results: Any, k: int, player: int, config: SMMCTSConfig, rng: rand
     diagnostics = SearchDiagnostics(
         simulations=sims, determinizations=sims + 1 if hidden else 0, seconds=seconds,
         leaf_evaluations=leaves, tree_nodes=int(results.tree_nodes[k]), max_depth=0,
-        depth_histogram=(), reused=False, reused_visits=0, candidates_kept=m,
-        candidates_total=m, extra={"hook_calls": 0.0, "terminal_leaves": float(sims - leaves)},
+        depth_histogram=(), extra={"terminal_leaves": float(sims - leaves)},
     )  # fmt: skip
     values = tuple(float(v) for v in results.values[k, :m])  # NaN: never picked
     return SearchResult(

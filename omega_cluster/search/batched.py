@@ -113,8 +113,8 @@ class PythonSearches:
     """The Python loop: one generator search per root, driven by ``run_searches``.
 
     ``loop``: the search (``ISMCTS`` / ``SMMCTS``) whose ``_run`` generator is this path's,
-    which serves the configuration's own budget (a reused tree stays its own); other budgets get
-    searches of their own configuration, built once each."""
+    which serves the configuration's own budget; other budgets get searches of their own
+    configuration, built once each."""
 
     fast = None
 
@@ -208,7 +208,7 @@ class CompiledSearches(_Compiled):
             started = time.perf_counter()
             packed = np.stack([self.fast.pack(states[k]) for k in members])
             seeds = np.array([_seed(rngs[k]) for k in members], np.uint64)
-            sims = np.array([configs[k].budget for k in members], np.int64)
+            sims = np.array([configs[k].simulations for k in members], np.int64)
             who = np.array([players[k] for k in members], np.int64)
             results = run_batched(self.fast, packed, who, sims, seeds, configs[members[0]], leaf,
                                   self._timed_forward if network else None)  # fmt: skip

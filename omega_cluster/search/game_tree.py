@@ -61,8 +61,7 @@ def game_tree_policy(
         )
     if game.spec.simultaneous:
         raise ValueError(f"game_tree_policy: {game.spec.name} has simultaneous moves")
-    tree = Tree(game.num_players, puct=False, c_uct=c_uct, c_puct=0.0, pw_base=None,
-                pw_scale=1.0, root_cap=None, nonroot_cap=None, virtual_loss=None,
+    tree = Tree(game.num_players, puct=False, c_uct=c_uct, c_puct=0.0, virtual_loss=None,
                 smooth=selection == "smooth_uct")  # fmt: skip
     rng = random.Random(seed)
 

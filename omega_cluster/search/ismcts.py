@@ -111,8 +111,8 @@ class ISMCTS:
     """Single-observer ISMCTS over ``game`` with leaves from ``evaluator`` (module docstring).
 
     ``config`` defaults to :class:`ISMCTSConfig` (); keyword ``overrides`` replace its fields:
-    ``ISMCTS(game, evaluator, simulations=2000, selection="puct")``. One instance may run many
-    searches at once (batched) unless ``reuse_tree`` is on: a reused tree belongs to one game.
+    ``ISMCTS(game, evaluator, simulations=2000, selection="puct")``. Every search grows its own
+    tree, so one instance may run many searches at once (batched).
     ``fast`` is the compiled game the search runs on (None: the Python loop, ``fast_reason``
     says why); ``fast=False`` keeps the Python loop whatever the game and leaf (the reference
     of the benchmarks and equality tests).
@@ -173,26 +173,21 @@ class ISMCTS:
         return self.runner.steps(state, player, as_rng(rng))
 
     # -- the search ------------------------------------------------------------------------------
-    def _take_tree(self, player: int, root_key: object) -> tuple[Tree, bool]:
+    def _new_tree(self) -> Tree:
         cfg = self.config
         virtual_loss = None
         if cfg.leaves_in_flight > 1:
             virtual_loss = (
                 self.game.spec.min_return if self.game.spec.min_return is not None else 0.0
             )
-        tree = Tree(
+        return Tree(
             self.game.num_players,
             puct=cfg.selection == "puct",
             smooth=cfg.selection == "smooth_uct",
             c_uct=cfg.c_uct,
             c_puct=cfg.c_puct,
-            pw_base=None,
-            pw_scale=1.0,
-            root_cap=None,
-            nonroot_cap=None,
             virtual_loss=virtual_loss,
         )
-        return tree, False
 
     def _run(
         self, state: State, player: int, rng: random.Random
@@ -201,25 +196,20 @@ class ISMCTS:
         started = time.perf_counter()
         legal = list(state.legal_actions(player))
         root_key = state.information_set_key(player)
-        tree, reused = self._take_tree(player, root_key)
-        worlds = Worlds(state, player, rng, 1, cfg.world_constraints)
-        root = tree.tables[player].get(root_key)
+        tree = self._new_tree()
+        worlds = Worlds(state, player, rng, cfg.world_constraints)
         leaves = 0
-        if root is None:
-            world = worlds.next()
-            worlds.pushed = world  # the first simulation starts from it
-            prior: tuple[float, ...] | None = None
-            value = 0.0
-            if tree.puct:  # PUCT needs the root's prior before the first selection
-                (answer,) = yield [Leaf(world, player, tuple(legal), rng)]
-                leaves += 1
-                prior, value = answer.prior, answer.values[player]
-            root = tree.new_node(player, legal, prior, value, world, root=True)
-            tree.tables[player][root_key] = root
-        elif root.rest:
-            tree.uncap_root(root)
+        world = worlds.next()
+        worlds.pushed = world  # the first simulation starts from it
+        prior: tuple[float, ...] | None = None
+        value = 0.0
+        if tree.puct:  # PUCT needs the root's prior before the first selection
+            (answer,) = yield [Leaf(world, player, tuple(legal), rng)]
+            leaves += 1
+            prior, value = answer.prior, answer.values[player]
+        root = tree.new_node(player, legal, prior, value)
+        tree.tables[player][root_key] = root
         tree.root = root
-        reused_visits = root.n if reused else 0
         clean_prior = root.prior
         if cfg.dirichlet_fraction > 0.0:
             root.prior = dirichlet_noise(
@@ -234,7 +224,7 @@ class ISMCTS:
         drawn = worlds.drawn if worlds.hidden else 0
         return self._result(
             root, legal, player, rng, started, simulations, histogram, leaves, drawn,
-            tree.size(), reused, reused_visits, winner,
+            tree.size(), winner,
         )  # fmt: skip
 
     def _simulate(
@@ -245,14 +235,13 @@ class ISMCTS:
         the root candidate the schedule chose (``None``: the final policy chooses)."""
         cfg = self.config
         run = Run(tree, rng, cfg.leaves_in_flight)
-        root = Root(run, worlds, cfg.budget, None)
+        root = Root(run, worlds, cfg.simulations)
         winner = yield from cfg.root_schedule(root)
         if winner is not None and not (isinstance(winner, int) and 0 <= winner < len(root.means)):
             raise ValueError(
                 f"ISMCTS: root_schedule {cfg.root_schedule!r} returned {winner!r}; expected None "
-                f"or the index of an admitted root candidate (0..{len(root.means) - 1})"
+                f"or the index of a root candidate (0..{len(root.means) - 1})"
             )
-        tree.base_visits += run.simulations
         worlds.drawn += run.fast_draws
         histogram = run.histogram
         while histogram and histogram[-1] == 0:
@@ -271,13 +260,11 @@ class ISMCTS:
         leaves: int,
         determinizations: int,
         tree_nodes: int,
-        reused: bool,
-        reused_visits: int,
         winner: int | None = None,
     ) -> SearchResult:
         cfg = self.config
-        stats = root_statistics(root, legal, self.game.num_players)
-        policy = final_policy("visits", stats.visits, stats.action_values)
+        stats = root_statistics(root, self.game.num_players)
+        policy = final_policy(stats.visits)
         if winner is not None and cfg.temperature == 0.0:  # the root schedule's choice
             index = legal.index(root.acts[winner])
         else:
@@ -290,10 +277,6 @@ class ISMCTS:
             tree_nodes=tree_nodes,
             max_depth=len(histogram) - 1,
             depth_histogram=tuple(histogram),
-            reused=reused,
-            reused_visits=reused_visits,
-            candidates_kept=len(root.means),
-            candidates_total=len(legal),
         )
         return SearchResult(
             player=player,

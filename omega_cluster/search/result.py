@@ -22,10 +22,6 @@ class SearchDiagnostics:
     tree_nodes: int  # nodes in the tree(s) after the search
     max_depth: int  # deepest selection path, in decisions
     depth_histogram: tuple[int, ...]  # int[d]: simulations whose selection path had depth d
-    reused: bool  # the root was found in a tree kept from an earlier move
-    reused_visits: int  # visits the root already had when the search started
-    candidates_kept: int  # root actions the search considered (caps, progressive widening)
-    candidates_total: int  # root legal actions
     extra: dict[str, float] = field(default_factory=dict)  # search-specific figures
 
     @property
@@ -37,8 +33,8 @@ class SearchDiagnostics:
 class SearchResult:
     """The answer of one search for ``player`` at the root.
 
-    ``policy`` is the final policy over ``legal``: normalised visits for ISMCTS (``final_policy``
-    chooses visits / max visits / max value), the mixed strategy for SM-MCTS.
+    ``policy`` is the final policy over ``legal``: the normalised visits for ISMCTS, the mixed
+    strategy for SM-MCTS.
     """
 
     player: int  # whose move was searched

@@ -18,8 +18,8 @@ the game's ``min_return``/``max_return`` when the spec gives both (UCB1 and Exp3
 The search is a generator (``steps``) that yields one :class:`~.evaluators.Leaf` at a time, so
 :func:`~.batching.run_searches` serves many searches with one evaluator call and the batched result
 equals the unbatched one. The leaf at a simultaneous node names the searched player when it acts
-there (else the first acting player) and that player's legal actions: an evaluator's prior is for
-that player only, and SM-MCTS uses it just to order the actions progressive widening unlocks.
+there (else the first acting player) and that player's legal actions; SM-MCTS reads only the
+evaluator's values, never its prior.
 
 Hidden information in simultaneous games (Goofspiel ``imp_info``): each iteration draws a world
 with ``sample_world(player, rng)`` (as ISMCTS does) and descends in it; a child is then keyed by
@@ -30,10 +30,8 @@ split by the opponents' hidden choices. Opponents' bandits live at the searcher'
 (each visit offers only the actions legal in the world; UCB then counts availability) and the
 information-set key must determine who acts. Perfect-information games skip ``sample_world``.
 
-Also: progressive widening (``pw_c``, ``pw_alpha``), cross-turn subtree reuse (:mod:`._smm_tree`)
-and an opponent-policy hook (a function that picks an opponent's action instead of its bandit, e.g.
-a model of an opponent fitted from its games). The configuration, :class:`SMMCTSConfig`, is in
-:mod:`._smm_config` (re-exported here).
+Every search grows its own tree (:mod:`._smm_tree`). The configuration, :class:`SMMCTSConfig`, is
+in :mod:`._smm_config` (re-exported here).
 """
 
 from __future__ import annotations
@@ -49,24 +47,23 @@ from omega_cluster.games.api import CHANCE, Game, GameError, State
 from omega_cluster.games.chance import sample_chance
 from omega_cluster.search import _bandits
 from omega_cluster.search._bandits import Bandit
-from omega_cluster.search._smm_config import SELECTION_RULES, OpponentPolicy, SMMCTSConfig
-from omega_cluster.search._smm_tree import Node, TreeStore, make_node, pick_action, subtree_size
+from omega_cluster.search._smm_config import SELECTION_RULES, SMMCTSConfig
+from omega_cluster.search._smm_tree import Node, make_node, pick_action
 from omega_cluster.search.batched import BatchedSearch, batched_search
 from omega_cluster.search.batching import SearchSteps, run_search
 from omega_cluster.search.evaluators import Evaluator, Leaf, LeafEvaluation
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
-__all__ = ["SELECTION_RULES", "SMMCTS", "OpponentPolicy", "SMMCTSConfig"]
+__all__ = ["SELECTION_RULES", "SMMCTS", "SMMCTSConfig"]
 
 
 class SMMCTS:
     """Simultaneous-move MCTS for one game with one evaluator; see the module docstring.
 
     ``SMMCTS(game, evaluator, config, **overrides)``: ``overrides`` replace fields of ``config``
-    (``SMMCTS(game, ev, simulations=200, selection="exp3")``). Without ``reuse_tree`` an instance
-    holds no per-search state, so one instance may run many searches at once (``run_searches``).
-    With ``reuse_tree`` it keeps the tree between calls: use one instance per seat, one search at a
-    time, and call :meth:`reset` between games.
+    (``SMMCTS(game, ev, simulations=200, selection="exp3")``). An instance holds no per-search
+    state (every search grows its own tree), so one instance may run many searches at once
+    (``run_searches``).
 
     The compiled SM-MCTS (:mod:`.fast.smm_driver`) runs the search when the game's plugin has
     ``fast_smm_search``, the evaluator's ``fast_leaf()`` is a leaf it has (random rollout, the
@@ -106,16 +103,13 @@ class SMMCTS:
         else:  # unknown bounds: rewards used as they are (scale c_uct to the game's returns)
             self._lo, self._span = 0.0, 1.0
         self._rule = SELECTION_RULES[config.selection]
-        self._gamma = config.exp3_gamma if self._rule == _bandits.EXP3 else config.rm_gamma
-        self._store = TreeStore(self._hidden)
         # the path, chosen once: the compiled SM-MCTS or this Python loop (search.batched)
         self.runner: BatchedSearch = batched_search(game, evaluator, config, fast=fast, loop=self)
         self.fast: Any = self.runner.fast  # the compiled game (None: the Python loop)
         self.fast_reason = self.runner.fast_reason
 
     def reset(self) -> None:
-        """Forget the kept tree (call between games when ``reuse_tree`` is on)."""
-        self._store.clear()
+        """Nothing to forget: every search grows its own tree (kept for the player protocol)."""
 
     def search(self, state: State, player: int, rng: random.Random) -> SearchResult:
         """Search ``state`` for ``player`` with the evaluator, unbatched."""
@@ -137,19 +131,11 @@ class SMMCTS:
         cfg = self.config
         start = time.perf_counter()
         deadline = start + cfg.time_limit_s if cfg.time_limit_s is not None else math.inf
-        store = self._store
-        root = store.find(state, player) if cfg.reuse_tree else None
-        reused = root is not None
-        hidden, shuffle = self._hidden, cfg.pw_c is not None
-        worlds = 0
-        counters = {"hook_calls": 0.0, "terminal_leaves": 0.0, "tree_nodes": 1.0}
-        if root is None:
-            # hidden information: the root's bandits come from a sampled world, never the truth
-            root = make_node(state.sample_world(player, rng) if hidden else state, rng, shuffle)
-            worlds += hidden
-        else:
-            counters["tree_nodes"] = float(subtree_size(root))
-        reused_visits = root.visits
+        hidden = self._hidden
+        counters = {"terminal_leaves": 0.0, "tree_nodes": 1.0}
+        # hidden information: the root's bandits come from a sampled world, never the truth
+        root = make_node(state.sample_world(player, rng) if hidden else state)
+        worlds = int(hidden)
         evaluations, sims = 0, 0
         depths: list[int] = [0]
         while sims < cfg.simulations and (sims == 0 or time.perf_counter() < deadline):
@@ -161,18 +147,13 @@ class SMMCTS:
                 world = state.clone()
             path, depth, values = self._select(root, world, player, rng, counters)
             if values is None:  # a new decision node: the evaluator gives its value
-                leaf = self._leaf(world, player, rng)
-                answer: LeafEvaluation = (yield [leaf])[0]
+                answer: LeafEvaluation = (yield [self._leaf(world, player, rng)])[0]
                 evaluations += 1
                 values = answer.values
-                if answer.prior is not None and shuffle:
-                    self._order_by_prior(path[-1], leaf, answer.prior)
             self._backup(path, values)
             while len(depths) <= depth:
                 depths.append(0)
             depths[depth] += 1
-        if cfg.reuse_tree:
-            store.keep(root, state, player)
         seconds = time.perf_counter() - start
         tree_nodes = int(counters.pop("tree_nodes"))
         extra = dict(counters)
@@ -184,10 +165,6 @@ class SMMCTS:
             tree_nodes=tree_nodes,
             max_depth=len(depths) - 1,
             depth_histogram=tuple(depths),
-            reused=reused,
-            reused_visits=reused_visits,
-            candidates_kept=0,
-            candidates_total=0,
             extra=extra,
         )
         return self._result(state, player, root, rng, diagnostics)
@@ -203,7 +180,7 @@ class SMMCTS:
         """Selection and expansion in ``world`` (mutated): descend by joint actions (chance nodes
         sampled) until a terminal or a node created by this iteration. Returns the path, its depth
         in decisions and the terminal returns (None: the last node needs the evaluator)."""
-        hidden, shuffle = self._hidden, self.config.pw_c is not None
+        hidden = self._hidden
         rng_random = rng.random
         node, path, depth = root, [root], 0
         while True:
@@ -216,13 +193,13 @@ class SMMCTS:
             if node.chance:
                 key = self._chance_step(node, world, rng_random)
             else:
-                key = self._decide(node, world, player, rng, counters)
+                key = self._decide(node, world, rng)
                 depth += 1
             if hidden:  # what the searcher can tell apart (see the module docstring)
                 key = world.information_set_key(player)
             child = node.children.get(key)
             if child is None:
-                child = make_node(world, rng, shuffle)
+                child = make_node(world)
                 node.children[key] = child
                 counters["tree_nodes"] += 1
             elif hidden and child.acting != world.current_players:
@@ -258,33 +235,14 @@ class SMMCTS:
         world.apply_action_unchecked(action)
         return action
 
-    def _decide(
-        self,
-        node: Node,
-        world: State,
-        player: int,
-        rng: random.Random,
-        counters: dict[str, float],
-    ) -> int | tuple[int, ...]:
-        """Every acting player picks from its own bandit (or the hook); apply the joint action.
-        Returns the child key (the action, or the joint action tuple)."""
-        cfg, hidden = self.config, self._hidden
-        hook = cfg.opponent_policy
+    def _decide(self, node: Node, world: State, rng: random.Random) -> int | tuple[int, ...]:
+        """Every acting player picks from its own bandit; apply the joint action. Returns the
+        child key (the action, or the joint action tuple)."""
+        cfg, hidden, rule = self.config, self._hidden, self._rule
         picks = []
         for b in node.bandits:
-            if hook is not None and b.player != player:
-                action = hook(world, b.player, rng)
-                counters["hook_calls"] += 1
-                if not world.is_legal(b.player, action):
-                    raise GameError(
-                        f"SMMCTS: opponent_policy returned {action!r} for player {b.player}, "
-                        f"not a legal action {list(world.legal_actions(b.player))!r}"
-                    )
-                b.last, b.last_prob = b.position(action), -1.0
-                picks.append(action)
-                continue
-            cand = self._candidates(b, world) if (hidden or cfg.pw_c is not None) else b.order
-            i = _bandits.select(b, cand, self._rule, cfg.c_uct, self._gamma, rng, hidden)
+            cand = self._candidates(b, world) if hidden else b.order
+            i = _bandits.select(b, cand, rule, cfg.c_uct, _bandits.GAMMA, rng, hidden)
             picks.append(b.legal[i])
         if len(picks) == 1:
             world.apply_action_unchecked(picks[0])
@@ -294,30 +252,14 @@ class SMMCTS:
         return joint
 
     def _candidates(self, b: Bandit, world: State) -> list[int]:
-        """Positions this visit may pick: the progressive-widening prefix of ``b.order``
-        (must-keep actions first) and, with hidden information, only actions legal in ``world``."""
-        pw = self.config.pw_c
-        if self._hidden:
-            legal = {b.position(a) for a in world.legal_actions(b.player)}
-            ordered = [i for i in b.order if i in legal]
-        else:
-            ordered = b.order
-        if pw is not None:
-            k = max(1, b.keep, math.ceil(pw * b.total**self.config.pw_alpha))
-            if k < len(ordered):
-                ordered = ordered[:k]
-        if self._hidden:
-            avail = b.avail
-            for i in ordered:
-                avail[i] += 1
+        """Positions this visit (hidden information) may pick: the actions legal in ``world``,
+        each counted as available."""
+        legal = {b.position(a) for a in world.legal_actions(b.player)}
+        ordered = [i for i in b.order if i in legal]
+        avail = b.avail
+        for i in ordered:
+            avail[i] += 1
         return ordered
-
-    def _order_by_prior(self, node: Node, leaf: Leaf, prior: tuple[float, ...]) -> None:
-        """Progressive widening unlocks the leaf player's actions by decreasing prior."""
-        for b in node.bandits:
-            if b.player == leaf.player:
-                ranked = sorted(range(len(leaf.legal)), key=lambda j: -prior[j])
-                b.prioritise([b.position(leaf.legal[j]) for j in ranked])
 
     # -- the answer ----------------------------------------------------------------------------
     def _result(
@@ -343,14 +285,5 @@ class SMMCTS:
         lo, span = self._lo, self._span
         values = tuple(lo + span * b.w[i] / b.n[i] if b.n[i] else math.nan for i in positions)
         root_value = tuple(v / root.visits if root.visits else 0.0 for v in root.value)
-        kept = len(self._candidates_now(b))
-        diagnostics = replace(diagnostics, candidates_kept=kept, candidates_total=len(legal))
         action = pick_action(legal, policy, self.config.temperature, rng)
         return SearchResult(player, action, legal, policy, visits, values, root_value, diagnostics)
-
-    def _candidates_now(self, b: Bandit) -> list[int]:
-        pw = self.config.pw_c
-        if pw is None:
-            return b.order
-        k = max(1, b.keep, math.ceil(pw * b.total**self.config.pw_alpha))
-        return b.order[:k]

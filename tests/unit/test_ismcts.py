@@ -1,5 +1,5 @@
 """ISMCTS: Kuhn play (dominated actions, exact expected return against random), the leak test,
-a golden result, batched ≡ unbatched, tree reuse, widening and caps, root noise, temperature,
+a golden result, batched ≡ unbatched, root noise, temperature,
 bad input, and a Mexican Train smoke game with Commander rollouts."""
 
 from __future__ import annotations

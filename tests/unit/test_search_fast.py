@@ -145,7 +145,7 @@ def _batched(game: Game, net: Net, states: list[State], seeds: list[int], config
     assert fast is not None, why
     roots = np.stack([fast.pack(s) for s in states])
     players = np.array([s.current_players[0] for s in states])
-    budgets = np.full(len(states), config.budget)
+    budgets = np.full(len(states), config.simulations)
     return run_batched(fast, roots, players, budgets, np.array(seeds, np.uint64), config, leaf,
                        net.forward)  # fmt: skip
 

@@ -159,8 +159,7 @@ def test_hook_and_refusals_name_the_reason() -> None:
     assert fast is None and "two players" in why
     assert "not a Goofspiel game" in fast_smm_search(object())[1]  # type: ignore[arg-type]
     assert unsupported(SMMCTSConfig(), FastLeaf("random_rollout")) is None
-    assert "pw_c" in unsupported(SMMCTSConfig(pw_c=1.0), FastLeaf("network"))
-    assert "reuse_tree" in unsupported(SMMCTSConfig(reuse_tree=True), FastLeaf("network"))
+    assert "time_limit_s" in unsupported(SMMCTSConfig(time_limit_s=1.0), FastLeaf("network"))
     assert "leaf 'heuristic'" in unsupported(SMMCTSConfig(), FastLeaf("heuristic"))
     game = GoofspielGame(num_cards=4)
     fast = _fast(game)
@@ -170,10 +169,9 @@ def test_hook_and_refusals_name_the_reason() -> None:
         run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), FastLeaf("network"))
     with pytest.raises(ValueError, match="root 0 is not a decision of player 0"):
         run_batched_sm(fast, S[None], zero, one, zero, SMMCTSConfig(), FastLeaf("random_rollout"))
-    with pytest.raises(ValueError, match="pw_c=2.0 is not compiled"):
-        run_batched_sm(
-            fast, S[None], zero, one, zero, SMMCTSConfig(pw_c=2.0), FastLeaf("random_rollout")
-        )
+    timed = SMMCTSConfig(time_limit_s=2.0)
+    with pytest.raises(ValueError, match="time_limit_s=2.0 is not compiled"):
+        run_batched_sm(fast, S[None], zero, one, zero, timed, FastLeaf("random_rollout"))
 
 
 # -- the search ------------------------------------------------------------------------------

@@ -62,8 +62,7 @@ def test_smmcts_names_why_it_keeps_the_python_loop() -> None:
     fn = FunctionEvaluator(lambda leaves: [])
     three = GoofspielGame(num_cards=5, players=3, imp_info=True)
     cases = [
-        (SMMCTS(game, rollout, pw_c=1.0), "pw_c=1.0 is not compiled"),
-        (SMMCTS(game, rollout, reuse_tree=True), "reuse_tree=True is not compiled"),
+        (SMMCTS(game, rollout, time_limit_s=1.0), "time_limit_s=1.0 is not compiled"),
         (SMMCTS(game, fn), "has no compiled counterpart"),
         (SMMCTS(game, RolloutEvaluator(RandomPlayer(), rollouts=2)), "2 rollouts per leaf"),
         (SMMCTS(three, rollout), "imp_info is compiled for two players"),

@@ -1,5 +1,5 @@
 """Simultaneous-move MCTS (omega_cluster.search.smmcts): mixed strategies, strength, determinism,
-batching, subtree reuse, the opponent hook, progressive widening, hidden information, bad input."""
+batching, temperature and time limit, hidden information, bad input."""
 
 from __future__ import annotations
 
@@ -245,7 +245,7 @@ def test_deterministic_given_the_rng() -> None:
     game = make_game("goofspiel", num_cards=6)
     state = _goofspiel_after(game, [2])
     for selection in ("ucb", "exp3", "regret_matching"):
-        search = SMMCTS(game, ROLLOUT, simulations=300, selection=selection, pw_c=1.0)
+        search = SMMCTS(game, ROLLOUT, simulations=300, selection=selection)
         first = search.search(state, 1, random.Random(11))
         assert _same(first, search.search(state, 1, random.Random(11)))
         assert not _same(first, search.search(state, 1, random.Random(12)))
@@ -266,62 +266,7 @@ def test_batched_equals_unbatched() -> None:
     assert sum(r.diagnostics.leaf_evaluations for r in together) > 0
 
 
-# -- reuse, hook, widening -------------------------------------------------------------------
-@pytest.mark.parametrize("imp_info", [False, True])
-def test_subtree_reuse(imp_info: bool) -> None:
-    """The next root is found below the previous one (the joint action played, the next point
-    card) and keeps its visits; an unrelated state or reset() starts afresh."""
-    game = make_game("goofspiel", num_cards=5, imp_info=imp_info)
-    search = SMMCTS(game, ROLLOUT, simulations=400, reuse_tree=True)
-    state = _goofspiel_after(game, [4])
-    first = search.search(state, 0, random.Random(3))
-    assert not first.diagnostics.reused
-    state.apply_joint_action((first.action, 2))
-    state.apply_action(state.legal_actions()[0])
-    second = search.search(state, 0, random.Random(4))
-    assert second.diagnostics.reused and second.diagnostics.reused_visits > 0
-    # the kept node's first visit was its leaf evaluation, every later one a pull of its bandits
-    assert sum(second.visits) == second.diagnostics.reused_visits - 1 + 400
-    other = _goofspiel_after(game, [0])
-    assert not search.search(other, 0, random.Random(5)).diagnostics.reused
-    search.reset()
-    assert not search.search(other, 0, random.Random(5)).diagnostics.reused
-
-
-def test_opponent_policy_hook_is_called_and_used() -> None:
-    """A hook that always plays rock for the opponent: the searcher's answer is paper."""
-    calls: list[int] = []
-
-    def always_rock(state: State, player: int, rng: random.Random) -> int:
-        calls.append(player)
-        return 0
-
-    game = MatrixGame()
-    result = SMMCTS(game, ROLLOUT, simulations=500, opponent_policy=always_rock).search(
-        game.new_initial_state(), 0, random.Random(0)
-    )
-    assert calls and set(calls) == {1} and result.diagnostics.extra["hook_calls"] == len(calls)
-    assert result.policy[1] > 0.8 and result.action_values[1] == 1.0
-    with pytest.raises(GameError, match="opponent_policy returned 7"):
-        SMMCTS(game, ROLLOUT, simulations=5, opponent_policy=lambda s, p, r: 7).search(
-            game.new_initial_state(), 0, random.Random(0)
-        )
-
-
-def test_progressive_widening_limits_children() -> None:
-    """pw_c=1, pw_alpha=0.5: after n root visits a bandit considers ceil(sqrt(n)) actions, so 40
-    iterations on Goofspiel-13's 13 bids try at most 7 of them; without widening all 13."""
-    game = make_game("goofspiel", num_cards=13)
-    state = _goofspiel_after(game, [12])
-    widened = SMMCTS(game, ROLLOUT, simulations=40, pw_c=1.0).search(state, 0, random.Random(0))
-    tried = sum(v > 0 for v in widened.visits)
-    assert 1 < tried <= 7 and widened.diagnostics.candidates_kept == 7
-    assert widened.diagnostics.candidates_total == 13
-    assert all((v > 0) == (p > 0) for v, p in zip(widened.visits, widened.policy, strict=True))
-    full = SMMCTS(game, ROLLOUT, simulations=40).search(state, 0, random.Random(0))
-    assert sum(v > 0 for v in full.visits) == 13
-
-
+# -- temperature, time limit ----------------------------------------------------------------
 def test_temperature_zero_plays_the_argmax_and_time_limit_stops() -> None:
     game = make_game("goofspiel", num_cards=6)
     state = _goofspiel_after(game, [5])
@@ -345,13 +290,9 @@ def test_temperature_zero_plays_the_argmax_and_time_limit_stops() -> None:
         ({"simulations": -5}, "simulations=-5"),
         ({"selection": "thompson"}, "selection='thompson' is invalid; allowed: 'ucb', 'exp3'"),
         ({"final_strategy": "max"}, "final_strategy='max' is invalid; allowed: 'visits'"),
-        ({"exp3_gamma": 0.0}, r"exp3_gamma=0.0 is invalid; allowed: a number in \(0, 1\]"),
-        ({"pw_alpha": 2.0}, "pw_alpha"),
-        ({"pw_c": 0}, "pw_c"),
         ({"temperature": -1.0}, "temperature"),
         ({"time_limit_s": 0}, "time_limit_s"),
         ({"c_uct": float("nan")}, "c_uct"),
-        ({"opponent_policy": 3}, "opponent_policy"),
         ({"budget": 3}, "unknown option.s. budget; valid options: c_uct"),
     ],
 )

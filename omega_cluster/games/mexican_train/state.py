@@ -221,12 +221,6 @@ class MexicanTrainState(StateViews, State):
             acts.append(tiles.pass_action)
         return acts
 
-    def must_keep_actions(self, player: int) -> tuple[int, ...]:
-        """DRAW and PASS, when legal: search caps and progressive widening never prune them
-        (a rare but vital move: the only way to get a new tile or to end a chain)."""
-        legal = self.legal_actions(player)
-        return tuple(a for a in legal[-1:] if a >= self.game.tiles.draw_action)
-
     def is_legal(self, player: int, action: int) -> bool:
         if self.over or player != self.current:
             return False

@@ -254,7 +254,7 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
     legal = [int(x) for x in results.legal[k, :n]]
     visits = [int(x) for x in results.visits[k, :n]]
     values = [float(x) for x in results.means[k, :n]]
-    policy = final_policy("visits", visits, values)
+    policy = final_policy(visits)
     index = choose_action(policy, visits, config.temperature, rng)
     hist = [int(x) for x in results.histogram[k]]
     while hist and hist[-1] == 0:
@@ -263,8 +263,7 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
     diagnostics = SearchDiagnostics(
         simulations=sims, determinizations=sims if hidden else 0, seconds=seconds,
         leaf_evaluations=int(results.leaves[k]), tree_nodes=int(results.tree_nodes[k]),
-        max_depth=len(hist) - 1, depth_histogram=tuple(hist), reused=False, reused_visits=0,
-        candidates_kept=n, candidates_total=n,
+        max_depth=len(hist) - 1, depth_histogram=tuple(hist),
     )  # fmt: skip
     return SearchResult(
         player=player, action=legal[index], legal=tuple(legal), policy=tuple(policy),

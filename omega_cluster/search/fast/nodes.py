@@ -111,8 +111,8 @@ def new_node(
     value: float,
     puct: bool,
 ) -> int:
-    """A node for ``player`` with candidates ``legal[:n]`` (the Python ``Tree.new_node`` without
-    caps or widening): means start at ``value``, priors from ``prior`` under PUCT (else uniform)."""
+    """A node for ``player`` with candidates ``legal[:n]`` (the Python ``Tree.new_node``): means
+    start at ``value``, priors from ``prior`` under PUCT (else uniform)."""
     node, fpu, edge, stat, table, counts = pool[0], pool[1], pool[2], pool[3], pool[4], pool[5]
     index, first = counts[k, 0], counts[k, 1]
     if index >= node.shape[1] or first + n > edge.shape[1]:

@@ -4,8 +4,8 @@
 until it needs the network (compiled)" with "one forward pass over the leaves gathered (Python)",
 until every budget is spent. A rollout leaf never leaves the compiled loop. It mirrors
 :class:`~omega_cluster.search.smmcts.SMMCTS` for the configurations self-play and the gate run
-(:func:`unsupported` names what it does not cover: widening, tree reuse, an opponent hook, a time
-limit) and answers, per search, what ``SMMCTS`` would: the searched player's legal actions, their
+(:func:`unsupported` names what it does not cover: a time limit, a leaf it has not compiled)
+and answers, per search, what ``SMMCTS`` would: the searched player's legal actions, their
 visits and mean values, the mixed strategy (``final_strategy``) and the root value. Drawing the
 move from the strategy (``temperature``) is the caller's.
 
@@ -63,10 +63,8 @@ def unsupported(config: SMMCTSConfig, leaf: FastLeaf) -> str | None:
     if leaf_mode(leaf) is None:
         compiled = f"{RANDOM_ROLLOUT}, network, network+{RANDOM_ROLLOUT}"
         return f"leaf {leaf.name!r} is not compiled (compiled: {compiled})"
-    for name, off in (("pw_c", None), ("time_limit_s", None), ("opponent_policy", None),
-                      ("reuse_tree", False)):  # fmt: skip
-        if getattr(config, name) != off:
-            return f"SMMCTSConfig.{name}={getattr(config, name)!r} is not compiled"
+    if config.time_limit_s is not None:
+        return f"SMMCTSConfig.time_limit_s={config.time_limit_s!r} is not compiled"
     return None
 
 
@@ -162,12 +160,11 @@ def _trees(fast: Any, roots: Any, players: Any, budgets: Any, seeds: Any, config
 
 def _cfg(fast: Any, config: SMMCTSConfig, mode: int, weight: float) -> np.ndarray:
     rule = SELECTION_RULES[config.selection]
-    gamma = config.exp3_gamma if rule == _bandits.EXP3 else config.rm_gamma
     lo, hi = fast.min_return, fast.max_return
     lo, span = (lo, hi - lo) if hi > lo else (0.0, 1.0)
     cfg = np.zeros(8)
     cfg[[smm.F_RULE, smm.F_C, smm.F_GAMMA, smm.F_LO, smm.F_INV_SPAN]] = (
-        rule, config.c_uct, gamma, lo, 1.0 / span)  # fmt: skip
+        rule, config.c_uct, _bandits.GAMMA, lo, 1.0 / span)  # fmt: skip
     cfg[[smm.F_LEAF, smm.F_WNET, smm.F_HIDDEN]] = (mode, weight, float(fast.hidden))
     return cfg
 
