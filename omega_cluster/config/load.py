@@ -8,9 +8,13 @@ instance and runs :func:`validate` (allowed values, ranges, the game and its pla
 Hydra and OmegaConf exception becomes a :class:`ConfigError` whose message names the full key and
 what is allowed (the keys of the group, the group's options, the expected type).
 
-``game.params`` is a free mapping (each game declares its own parameters), so an override of one
-of its entries adds or replaces it whether it was in the preset or not: ``game.params.num_cards=4``
-and ``+game.params.num_cards=4`` both work; the game then rejects names it does not know.
+The presets in ``conf/`` say only what differs from the schema's defaults, so an override of a
+key the schema knows sets it whether a preset names it or not: ``cluster.self_play_actors=2``
+and ``+cluster.self_play_actors=2`` both become Hydra's ``++`` (add or replace), and ``~key``
+resets the key to its default. ``game.params`` is a free mapping (each game declares its own
+parameters), so an override of one of its entries adds or replaces it the same way
+(``game.params.num_cards=4``); the game then rejects names it does not know. A key the schema
+does not know is left to Hydra and fails, naming the key and the keys allowed there.
 
 :func:`to_yaml` and :func:`flat_params` render a :class:`Settings` for the run's log and for
 MLflow params (:mod:`omega_cluster.tracking`). The CLI calls :func:`load_settings`;
@@ -51,7 +55,7 @@ from omega_cluster.config import resume
 from omega_cluster.config._checks import validate
 from omega_cluster.config._flat import flat_params
 from omega_cluster.config.errors import ConfigError
-from omega_cluster.config.schema import Settings
+from omega_cluster.config.schema import GameSettings, Settings
 
 __all__ = [
     "CONF_ENV",
@@ -103,7 +107,7 @@ def load_settings(
     if isinstance(overrides, str):
         raise ConfigError(f"overrides must be a list of strings, got the string {overrides!r}")
     directory = conf_dir() if config_dir is None else _check_dir(Path(config_dir), "config_dir")
-    overrides = [e for o in overrides for e in _dict_entry_override(o)]
+    overrides = [e for o in overrides for e in _schema_override(o)]
 
     def compose(given: list[str]) -> DictConfig:
         return _compose(directory, _game_params_reset(directory, given) + given)
@@ -125,18 +129,43 @@ def _saved_run(overrides: Sequence[str]) -> Path | None:
     return path if path.is_dir() else None
 
 
-def _dict_entry_override(override: str) -> list[str]:
-    """``[+]game.params.x=v`` → ``++game.params.x=v``: add or replace a free mapping's entry;
-    ``game.fleet={...}`` replaces the preset's mix (Hydra would merge the two mappings)."""
+def _schema_override(override: str) -> list[str]:
+    """Hydra's forms for an override of a key the schema knows, whether a preset names it or not:
+    ``[+]key=v`` → ``++key=v`` (add or replace); ``~key`` → ``++key=<placeholder> ~key`` (the key is then
+    absent: its schema default); ``game.fleet={...}`` replaces the preset's mix whole (Hydra would
+    merge the two mappings). Any other override (``group=option``, an unknown key) is left as is."""
     text = override.strip()
+    if text.startswith("~"):
+        key, eq, _ = text[1:].partition("=")
+        key = key.strip()
+        if eq or not (key.startswith(tuple(f"{f}." for f in _DICT_FIELDS)) or _is_leaf(key)):
+            return [text]
+        # Hydra deletes only a key that holds a value (not null): give it one first
+        placeholder = {"dict": "{}", "list": "[]"}.get(str(_annotation(key)).partition("[")[0], "0")
+        return [f"++{key}={placeholder}", text]
     bare = text.lstrip("+")
     key, eq, value = bare.partition("=")
     key = key.strip()
-    if any(key.startswith(f"{field}.") for field in _DICT_FIELDS):
+    if not eq:
+        return [text]
+    if key in _REPLACED_FIELDS:
+        return [f"++{key}={{}}", f"~{key}", f"+{key}={value.strip()}"]
+    if key.startswith(tuple(f"{f}." for f in _DICT_FIELDS)) or _is_leaf(key):
         return [f"++{bare}"]
-    if key in _REPLACED_FIELDS and eq:
-        return [f"~{key}", f"+{key}={value.strip()}"]
     return [text]
+
+
+def _is_leaf(key: str) -> bool:
+    """Whether ``key`` (``cluster.self_play_actors``) is a value of the schema, not a group."""
+    node: Any = Settings
+    for part in key.split("."):
+        if not (isinstance(node, type) and dataclasses.is_dataclass(node)):
+            return False
+        fields = {f.name: f for f in dataclasses.fields(node)}
+        if part not in fields:
+            return False
+        node = typing.get_type_hints(node)[part]
+    return not (isinstance(node, type) and dataclasses.is_dataclass(node))
 
 
 def _game_params_reset(directory: Path, overrides: Sequence[str]) -> list[str]:
@@ -150,17 +179,19 @@ def _game_params_reset(directory: Path, overrides: Sequence[str]) -> list[str]:
         return []
     if values["game.name"] == _preset_game_name(directory, values.get("game")):
         return []
-    return ["~game.params"]
+    return ["++game.params={}", "~game.params"]
 
 
 def _preset_game_name(directory: Path, option: str | None) -> str | None:
-    """``name`` of the game preset ``option`` (None: the defaults list's), or None if unreadable."""
+    """``name`` of the game preset ``option`` (None: the defaults list's; a preset without
+    ``name`` has the schema's), or None if unreadable."""
     try:
         if option is None:
             defaults = yaml.safe_load((directory / f"{_PRIMARY}.yaml").read_text())["defaults"]
             option = next(d["game"] for d in defaults if isinstance(d, dict) and "game" in d)
-        name = yaml.safe_load((directory / "game" / f"{option}.yaml").read_text())["name"]
-    except (OSError, KeyError, TypeError, StopIteration, yaml.YAMLError):
+        preset = yaml.safe_load((directory / "game" / f"{option}.yaml").read_text()) or {}
+        name = preset.get("name", GameSettings.name)
+    except (OSError, KeyError, TypeError, AttributeError, StopIteration, yaml.YAMLError):
         return None
     return str(name)
 

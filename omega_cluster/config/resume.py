@@ -76,9 +76,13 @@ def merge_saved(
     config groups. Raises :class:`ConfigError` for a change outside :data:`SAFE_ON_RESUME`."""
     from omega_cluster.config.load import _to_settings, validate
 
+    def typed(given: list[str]) -> dict[str, Any]:
+        # the composition on the schema: every key, the presets' or the schema's default
+        return _leaves(_to_settings(compose(given)))
+
     saved = read_saved_settings(run_dir / SAVED_CONFIG)
-    composed = _leaves(compose(list(overrides)))
-    explicit = _explicit_keys(overrides, compose, groups, composed | _leaves(saved))
+    composed = typed(list(overrides))
+    explicit = _explicit_keys(overrides, typed, groups, composed | _leaves(saved))
     merged, defaults = OmegaConf.structured(saved), _leaves(Settings())
     for key in sorted(explicit):
         if key in composed or key in defaults:  # a removed schema key: its default
@@ -127,7 +131,10 @@ def _safe(key: str) -> bool:
 
 
 def _explicit_keys(
-    overrides: Sequence[str], compose: Compose, groups: set[str], known: Mapping[str, Any]
+    overrides: Sequence[str],
+    compose: Callable[[list[str]], dict[str, Any]],
+    groups: set[str],
+    known: Mapping[str, Any],
 ) -> set[str]:
     """The leaf keys the overrides set: a key and the keys under it; for ``group=option`` the
     group's keys and those the preset changes from the defaults (``run=smoke`` sets ``model``)."""
@@ -138,8 +145,8 @@ def _explicit_keys(
         key = override.strip().lstrip("~+").partition("=")[0].strip().partition("@")[0]
         prefixes.add(key)
         if key in groups:
-            plain = _leaves(compose([])) if plain is None else plain
-            alone = _leaves(compose([override]))
+            plain = compose([]) if plain is None else plain
+            alone = compose([override])
             changed |= {k for k in alone.keys() | plain.keys() if alone.get(k) != plain.get(k)}
     inside = {k for k in known if any(k == p or k.startswith(f"{p}.") for p in prefixes)}
     return inside | changed

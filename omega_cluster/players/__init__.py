@@ -8,6 +8,7 @@ registry asks the game's plugin for them and imports them lazily.
 
 from omega_cluster.games.player import Player, RandomPlayer
 from omega_cluster.players.registry import (
+    PlayerSpec,
     PlayerSpecError,
     available_players,
     make_player,
@@ -18,6 +19,7 @@ from omega_cluster.players.registry import (
 
 __all__ = [
     "Player",
+    "PlayerSpec",
     "PlayerSpecError",
     "RandomPlayer",
     "available_players",

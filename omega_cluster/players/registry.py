@@ -23,7 +23,7 @@ import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from omega_cluster.errors import UserError
@@ -33,6 +33,7 @@ from omega_cluster.games.registry import game_plugin, register_plugin
 
 __all__ = [
     "PlayerEntry",
+    "PlayerSpec",
     "PlayerSpecError",
     "available_players",
     "make_player",
@@ -201,32 +202,69 @@ def parse_scalar(text: str) -> Any:
     return text.strip()
 
 
-def parse_player_spec(spec: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
-    """Split ``name[:arg…]`` into the name, the positional args and the ``key=value`` args."""
-    name, *raw_args = spec.strip().split(":")
-    name = _normalize(name)
-    if not name:
-        raise PlayerSpecError(
-            f"empty player spec {spec!r}; expected name[:arg…], one of {', '.join(sorted(_ENTRIES))}"
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A parsed player spec ``name[:arg…][:key=value…]``: the value the layers below the command
+    line take (:func:`make_player`, the tuner), parsed once where the string comes in
+    (:meth:`parse`). ``text`` is the string as the user typed it; ``str(spec)`` gives it back."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    options: tuple[tuple[str, Any], ...] = ()  # the key=value arguments, in order
+    text: str = field(default="", compare=False)
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    def __str__(self) -> str:
+        return self.text
+
+    @classmethod
+    def parse(cls, spec: str | PlayerSpec) -> PlayerSpec:
+        """Split ``name[:arg…]`` into the name, the positional args and the ``key=value`` args
+        (a :class:`PlayerSpec` is returned as it is)."""
+        if isinstance(spec, PlayerSpec):
+            return spec
+        name, *raw_args = spec.strip().split(":")
+        name = _normalize(name)
+        if not name:
+            raise PlayerSpecError(
+                f"empty player spec {spec!r}; expected name[:arg…], one of "
+                f"{', '.join(sorted(_ENTRIES))}"
+            )
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for raw in raw_args:
+            key, eq, value = raw.partition("=")
+            if eq:
+                if not key.strip().isidentifier():
+                    raise PlayerSpecError(f"player spec {spec!r}: bad argument name {key!r}")
+                kwargs[key.strip()] = parse_scalar(value)
+            elif kwargs:
+                raise PlayerSpecError(f"player spec {spec!r}: positional {raw!r} after key=value")
+            else:
+                args.append(parse_scalar(raw))
+        return cls(name, tuple(args), tuple(kwargs.items()), spec.strip())
+
+    def with_option(self, key: str, value: Any) -> PlayerSpec:
+        """This spec with ``key=value`` added (or replaced), as typed: ``<text>:key=value``."""
+        options = {**self.kwargs, key: value}
+        return PlayerSpec(
+            self.name, self.args, tuple(options.items()), f"{self.text}:{key}={value!r}"
         )
-    args: list[Any] = []
-    kwargs: dict[str, Any] = {}
-    for raw in raw_args:
-        key, eq, value = raw.partition("=")
-        if eq:
-            if not key.strip().isidentifier():
-                raise PlayerSpecError(f"player spec {spec!r}: bad argument name {key!r}")
-            kwargs[key.strip()] = parse_scalar(value)
-        elif kwargs:
-            raise PlayerSpecError(f"player spec {spec!r}: positional {raw!r} after key=value")
-        else:
-            args.append(parse_scalar(raw))
-    return name, tuple(args), kwargs
 
 
-def make_player(spec: str, game: Game) -> Player:
-    """Build the player that ``spec`` names for ``game`` (see the module docstring)."""
-    name, args, kwargs = parse_player_spec(spec)
+def parse_player_spec(spec: str | PlayerSpec) -> PlayerSpec:
+    """:meth:`PlayerSpec.parse`."""
+    return PlayerSpec.parse(spec)
+
+
+def make_player(spec: str | PlayerSpec, game: Game) -> Player:
+    """Build the player that ``spec`` names for ``game`` (see the module docstring); a string is
+    parsed here, a :class:`PlayerSpec` was parsed where it came in."""
+    parsed = PlayerSpec.parse(spec)
+    spec, name, args, kwargs = parsed.text, parsed.name, parsed.args, parsed.kwargs
     game_name = game.spec.name
     entry = _ENTRIES.get(name) or _plugin_entry(name, game)
     target = entry.target_for(game) if entry is not None else None

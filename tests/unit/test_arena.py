@@ -416,11 +416,16 @@ def test_registry_spec_arguments_and_registration(monkeypatch: pytest.MonkeyPatc
     assert isinstance(make_player("heuristic", game), FixedBidder)
     with pytest.raises(PlayerSpecError, match="already has a heuristic player"):
         register_heuristic("high_card", FixedBidder)
-    assert parse_player_spec("ismcts:commander_rollout:400:c=1.5:noise=none:reuse=true") == (
+    parsed = parse_player_spec("ismcts:commander_rollout:400:c=1.5:noise=none:reuse=true")
+    assert (parsed.name, parsed.args, parsed.kwargs) == (
         "ismcts",
         ("commander_rollout", 400),
         {"c": 1.5, "noise": None, "reuse": True},
     )
+    assert str(parsed) == "ismcts:commander_rollout:400:c=1.5:noise=none:reuse=true"
+    assert parse_player_spec(parsed) is parsed  # parsed once, taken as it is below
+    tuned = parsed.with_option("c_uct", 0.5)
+    assert tuned.kwargs["c_uct"] == 0.5 and str(tuned).endswith(":c_uct=0.5")
 
 
 # -- intervals ----------------------------------------------------------------------------------

@@ -124,7 +124,8 @@ def test_every_preset_file_composes(group: str, option: str) -> None:
     if group == "game":
         expected = OmegaConf.to_container(OmegaConf.load(CONF / "game" / f"{option}.yaml"))
         assert isinstance(expected, dict)
-        assert (s.game.name, s.game.params) == (expected["name"], expected["params"])
+        name = expected.get("name", GameSettings.name)  # a preset says only what differs
+        assert (s.game.name, s.game.params) == (name, expected["params"])
         assert s.run.name == "smoke"
 
 
@@ -148,6 +149,30 @@ def test_overrides_of_the_issue() -> None:
     )
     assert s.game.name == "goofspiel" and s.game.params["num_cards"] == 4
     assert s.cluster.self_play_actors == 8 and s.run.iterations == 3
+
+
+@pytest.mark.parametrize(("group", "option"), [p for p in PRESETS if p[0] != "run"])
+def test_presets_say_only_what_differs_from_the_schema(group: str, option: str) -> None:
+    """No line of a group's preset repeats the schema's default (the run presets, which override
+    other groups' presets, may: ``cluster.games_per_chunk: 16`` beats ``cluster=multi_node``)."""
+    preset = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{option}.yaml")) or {}
+    assert isinstance(preset, dict)
+    defaults = dataclasses.asdict(Settings())[group]
+    repeated = [k for k, v in preset.items() if k != "defaults" and defaults.get(k) == v]
+    assert not repeated, f"conf/{group}/{option}.yaml repeats the schema's defaults: {repeated}"
+
+
+def test_any_schema_key_overrides_whether_a_preset_names_it_or_not() -> None:
+    """The presets name few keys; ``key=value``, ``+key=value`` and ``~key`` work on every key
+    the schema knows (Hydra alone refuses a ``key=value`` the composed YAML does not have)."""
+    s = load_settings(["cluster.self_play_actors=3", "+learner.batch_size=32", "tracking.uri=x"])
+    assert (s.cluster.self_play_actors, s.learner.batch_size, s.tracking.uri) == (3, 32, "x")
+    assert load_settings(["run=smoke", "~learner.batch_size"]).learner.batch_size == 256
+    assert load_settings(["run=smoke", "~gate.anchors"]).gate.anchors == {}
+    assert load_settings(["run=smoke", "gate.anchors={random:900}"]).gate.anchors == {
+        "random": 900.0
+    }
+    assert load_settings(["gate.anchors={random:900}"]).gate.anchors == {"random": 900.0}
 
 
 def test_game_params_entries_add_or_replace_with_or_without_plus() -> None:
@@ -181,7 +206,7 @@ def test_repeated_loads_and_an_enclosing_hydra_are_left_alone() -> None:
         first = load_settings(["run=smoke"])
         second = load_settings()
         assert GlobalHydra.instance().is_initialized()
-        assert compose("config").run.name == "default"  # the caller's Hydra still works
+        assert compose("config").run.iterations == 200  # the caller's Hydra still works
     assert (first.run.name, second.run.name) == ("smoke", "default")
 
 

@@ -25,7 +25,7 @@ from omega_cluster.games.tuning import (
     WeightSpec,
     spec_from_default,
 )
-from omega_cluster.players.registry import PlayerSpecError, make_player, parse_player_spec
+from omega_cluster.players.registry import PlayerSpec, PlayerSpecError, make_player
 from omega_cluster.search.ismcts import ISMCTSConfig
 
 __all__ = [
@@ -64,53 +64,54 @@ def resolve_target(game: Game, name: str) -> TuneTarget:
     own = game_targets(game)
     if name in own:
         return own[name]
-    head = name.split(":", 1)[0]
-    if head in ("search", "ismcts", "smmcts") and ":" in name:
-        return _search_target(game, name)
     hand = game_plugin(game).hook("hand_value")
-    if name.startswith("lookahead:hand:") and hand is not None:
-        return _hand_target(game, name, hand)
-    if name.startswith("lookahead:tables+hand:") and hand is not None:
-        return _blend_target(game, name)
+    search = name.split(":", 1)[0] in ("search", "ismcts", "smmcts") and ":" in name
+    lookahead = hand is not None and name.startswith(("lookahead:hand:", "lookahead:tables+hand:"))
+    if search or lookahead:  # a player spec: parsed here, once; the targets take the parsed value
+        try:
+            spec = PlayerSpec.parse(name)
+        except PlayerSpecError as err:
+            raise TuneError(f"target {name!r}: {err}") from None
+        if search:
+            return _search_target(game, spec)
+        if name.startswith("lookahead:hand:"):
+            return _hand_target(game, spec, hand)
+        return _blend_target(game, spec)
     extra = [HAND_TARGET, BLEND_TARGET] if hand is not None else []
     listed = ", ".join([*own, SEARCH_TARGET, *extra])
     raise TuneError(f"unknown target {name!r} for {game.spec.name}; targets: {listed}")
 
 
-def _search_target(game: Game, spec: str) -> TuneTarget:
+def _search_target(game: Game, spec: PlayerSpec) -> TuneTarget:
     """``search:<leaf>:<simulations>[:key=value]``: the search's ``c_uct``."""
     weight = WeightSpec("c_uct", ISMCTSConfig.c_uct, 0.05, 6.0, 1.0)
     return _option_target(game, spec, weight, "the search's UCT exploration constant")
 
 
-def _blend_target(game: Game, spec: str) -> TuneTarget:
+def _blend_target(game: Game, spec: PlayerSpec) -> TuneTarget:
     """``lookahead:tables+hand:<depth>:tables=<dir>``: the blend's weight ``hand``."""
     weight = WeightSpec("hand", 0.25, 0.0, 2.0, 0.25)
     return _option_target(game, spec, weight, "the blend's weight on the hand-written terms")
 
 
-def _option_target(game: Game, spec: str, weight: WeightSpec, doc: str) -> TuneTarget:
+def _option_target(game: Game, spec: PlayerSpec, weight: WeightSpec, doc: str) -> TuneTarget:
     """A player spec with one option tuned: ``<spec>:<weight.name>=<value>``."""
-    try:
-        options = parse_player_spec(spec)[2]
-    except (PlayerSpecError, ValueError) as err:
-        raise TuneError(f"target {spec!r}: {err}") from None
-    if weight.name in options:
+    if weight.name in spec.kwargs:
         raise TuneError(
-            f"target {spec!r}: {weight.name} is the tuned weight, leave it out of the spec"
+            f"target {spec.text!r}: {weight.name} is the tuned weight, leave it out of the spec"
         )
     try:
         make_player(spec, game)  # a bad spec (or tables directory) is refused now, in one line
     except (PlayerSpecError, ValueError) as err:
-        raise TuneError(f"target {spec!r}: {err}") from None
+        raise TuneError(f"target {spec.text!r}: {err}") from None
 
     def build(game: Game, values: Mapping[str, float]) -> Player:
-        return make_player(f"{spec}:{weight.name}={values[weight.name]!r}", game)
+        return make_player(spec.with_option(weight.name, values[weight.name]), game)
 
-    return TuneTarget(spec, (weight,), build, doc=doc)
+    return TuneTarget(spec.text, (weight,), build, doc=doc)
 
 
-def _hand_target(game: Game, spec: str, factory: Any) -> TuneTarget:
+def _hand_target(game: Game, spec: PlayerSpec, factory: Any) -> TuneTarget:
     """``lookahead:hand:<depth>[:worlds=W]``: the hand value's term weights (module doc)."""
     from omega_cluster.players.lookahead import LookaheadPlayer
     from omega_cluster.search.evaluators import HeuristicEvaluator
@@ -118,8 +119,8 @@ def _hand_target(game: Game, spec: str, factory: Any) -> TuneTarget:
     try:
         make_player(spec, game)  # a bad depth or option is refused now, in one line
     except (PlayerSpecError, ValueError) as err:
-        raise TuneError(f"target {spec!r}: {err}") from None
-    _, args, options = parse_player_spec(spec)
+        raise TuneError(f"target {spec.text!r}: {err}") from None
+    args, options = spec.args, spec.kwargs
     base = factory(game).weights
     terms = {k: float(v) for k, v in dataclasses.asdict(base).items() if k != "scale"}
 
@@ -129,7 +130,7 @@ def _hand_target(game: Game, spec: str, factory: Any) -> TuneTarget:
         return LookaheadPlayer(game, leaf, *args[1:], **options)
 
     return TuneTarget(
-        spec,
+        spec.text,
         tuple(spec_from_default(name, value) for name, value in terms.items()),
         build,
         doc="the hand-written value's term weights, as the lookahead search's leaf",

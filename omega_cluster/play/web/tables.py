@@ -22,6 +22,7 @@ from omega_cluster.errors import UserError
 from omega_cluster.games.registry import game_parameters, make_game
 from omega_cluster.play.advisor import advise, load_champion
 from omega_cluster.play.session import MoveEvent, TableSession, jsonable
+from omega_cluster.players.registry import PlayerSpec
 
 __all__ = ["MAX_TABLES", "BadRequest", "Table", "Tables", "new_session"]
 
@@ -131,7 +132,9 @@ class Table:
         if seat is None:
             raise BadRequest("no person acts now: the advisor answers for the person to move")
         if not self._champion_loaded:
-            spec = next((x for x in s.seats if x.split(":")[0] in ("champion", "network")), None)
+            spec = next(
+                (x for x in s.seats if PlayerSpec.parse(x).name in ("champion", "network")), None
+            )
             if spec is None:
                 self.champion_note = "no champion at this table: the game's named terms only"
             else:
