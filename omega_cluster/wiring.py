@@ -269,6 +269,7 @@ def gate_service_config(settings: Settings) -> GateServiceConfig:
         paired=g.paired,
         anchors=dict(g.anchors) or game_plugin(settings.game.name).rating_anchors(),
         anchor_games=g.anchor_games,
+        anchor_network_games=g.anchor_network_games,
         fleet=build_fleet(settings),
         torch_threads=settings.cluster.torch_threads,
     )

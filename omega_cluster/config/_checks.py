@@ -396,6 +396,7 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
     p.integer("gate.chunk_games", g.chunk_games, 1)
     p.flag("gate.paired", g.paired)
     p.integer("gate.anchor_games", g.anchor_games, 0)
+    p.integer("gate.anchor_network_games", g.anchor_network_games, 0, optional=True)
     if not isinstance(g.anchors, Mapping):
         p.add("gate.anchors", f"={g.anchors!r} must map player specs to Elo: {_ANY_GAME_ANCHORS}")
     elif g.anchors or game is None:

@@ -164,6 +164,9 @@ class GateSettings:
     # (the network alone, the network in the search): 4 x anchor_games x anchors per champion
     # with two objectives (0 = off, the schema's default: the run presets set it)
     anchor_games: int = 0
+    # the network alone's games per anchor (null: anchor_games): a move is one forward pass, so
+    # it can afford the games that narrow the headline rating's interval
+    anchor_network_games: int | None = None
 
 
 @dataclass

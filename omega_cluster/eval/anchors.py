@@ -11,9 +11,11 @@ The champion plays as the two players its weights make (:data:`KINDS`): the netw
 ``gate.bench_simulations``). For each objective of the run's fleet and each anchor, each kind
 plays ``gate.anchor_games`` games, spread over that objective's tables in proportion to the
 fleet's weights (at least one deal per table, so every table size is measured), each deal once
-per seat of the champion (the anchor at every other seat). The deals derive from the run seed,
+per seat of the champion (the anchor at every other seat); the network alone, whose move is one
+forward pass, may play more (``gate.anchor_network_games``) for a narrower interval. The deals derive from the run seed,
 the champion's version, the table and the anchor: fresh for every champion, the same for both
-kinds (so network and search face the same deals). A game's score is the champion's
+kinds (so network and search face the same deals, the network's extra games on deals of their
+own). A game's score is the champion's
 head-to-head against the mean of the other seats (1, 0.5 or 0); the slice results also carry the
 fair share (win share x players, 1.0 = par).
 
@@ -164,17 +166,24 @@ def measure_anchors(
     kinds: Sequence[str] = KINDS,
 ) -> AnchorReport:
     """Every anchor game of the champion at ``uri`` (module docstring) and its ratings;
-    ``anchors`` and ``games`` default to the config's (an empty report when either is off)."""
+    ``anchors`` and ``games`` default to the config's (an empty report when either is off); a
+    ``games`` given applies to every kind, else the network alone plays ``anchor_network_games``
+    when set (a kind with no games is not rated)."""
     anchors = dict(config.anchors if anchors is None else anchors)
-    games = config.anchor_games if games is None else games
-    if not anchors or games < 1:
+    network = config.anchor_network_games
+    per_kind = {kind: games if games is not None
+                else network if kind == "network" and network is not None
+                else config.anchor_games for kind in kinds}  # fmt: skip
+    if not anchors or max(per_kind.values(), default=0) < 1:
         return AnchorReport(version, (), ())
     fleet = config.fleet or fleet_for(config.game, dict(config.game_params))
     results: list[AnchorResult] = []
     ratings: list[ChampionRating] = []
     for objective in fleet.objectives:
-        tables = anchor_tables(fleet, objective, games)
         for kind in kinds:
+            if per_kind[kind] < 1:
+                continue
+            tables = anchor_tables(fleet, objective, per_kind[kind])
             mine = [play_anchor(config, version, uri, play, anchor=a, table=t, games=n,
                                 kind=kind) for t, n in tables for a in anchors]  # fmt: skip
             fit = anchored_rating(g for r in mine for g in r.games(anchors[r.anchor]))

@@ -122,6 +122,7 @@ class GateServiceConfig:
     # each, per objective and player kind (0: none); the run's tables (None: game_params')
     anchors: Mapping[str, float] = field(default_factory=dict)
     anchor_games: int = 0
+    anchor_network_games: int | None = None  # the network alone's (None: anchor_games)
     fleet: Fleet | None = None
     torch_threads: int = 1
 

@@ -412,6 +412,30 @@ def test_the_learner_waits_for_rows_and_for_the_samples_per_row_cap(tmp_path: Pa
     assert off.allowed_steps() == 100  # cap 0: off
 
 
+def test_the_network_alone_plays_its_own_number_of_anchor_games(sync_run: Run) -> None:
+    """gate.anchor_network_games: the network alone (one forward pass a move) plays more anchor
+    games than the search player, for a narrower headline interval; 0 search games: the search
+    player is not rated."""
+    champion = sync_run.pipeline.registry.champion
+    assert champion is not None
+    settings = dataclasses.replace(
+        sync_run.settings,
+        gate=dataclasses.replace(sync_run.settings.gate, anchor_games=2, anchor_network_games=6),
+    )
+    service = gate_service(settings)
+    report = measure_anchors(service.config, champion.version, champion.uri, service.play)
+    played = {r.kind: r.wins + r.draws + r.losses for r in report.results}
+    assert played == {"network": 6, "search": 2}
+    assert {r.kind: r.fit.games for r in report.ratings} == played
+    narrow = next(r.fit for r in report.ratings if r.kind == "network")
+    wide = next(r.fit for r in report.ratings if r.kind == "search")
+    assert narrow.high - narrow.low < wide.high - wide.low
+    off = dataclasses.replace(settings.gate, anchor_games=0)
+    service = gate_service(dataclasses.replace(settings, gate=off))
+    report = measure_anchors(service.config, champion.version, champion.uri, service.play)
+    assert [r.kind for r in report.ratings] == ["network"]
+
+
 def test_the_anchor_bench_rates_both_players_of_the_champion(sync_run: Run) -> None:
     """The champion plays the anchor as the network alone and as the search, on the same deals,
     every deal once per seat; a deal's score is the mean over those games, and each player
