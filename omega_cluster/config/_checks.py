@@ -1,19 +1,25 @@
 """Value checks of a :class:`~omega_cluster.config.schema.Settings` (``validate``).
 
 OmegaConf already checked the keys and the types of a composed config; these checks see the
-values: enumerated fields against the allowed names the components themselves use (imported from
-them, so a new search leaf or learner mode is allowed here without an edit), counts, ranges,
-probabilities and the cross-field rules (``selection=puct`` needs a network leaf, root noise needs
-``puct``, ``min_rows <= window_rows``, ``elo0 < elo1``, no Ray address with the local backend;
-the leaf parsed by :func:`omega_cluster.players.leaf_spec.parse_leaf`). The game is
-built once to check ``game.params``, the search leaf and the gate's anchor players against it.
-Ray resources are not checked here: the driver may run without the cluster's CPUs or GPUs, so the
-cluster layer compares actors with the cluster once Ray is up.
+values. Each value is checked once, where it is declared: a value that a component's config owns
+is checked by that config, built here from the settings (``ISMCTSConfig``: the search knobs;
+``SelfPlayConfig``: self-play's part of ``search.*`` and ``cluster.concurrent_games``;
+``ModelConfig``: the sizes of ``model.*``; ``LearnerConfig``: ``learner.*`` but the replay window
+and the warm start; ``GateConfig``: the promotion rule of ``gate.*``), its error reported under
+the settings key (:class:`~omega_cluster.fields.FieldError`, one wording for both). What only the
+settings have is checked here: the game and its parameters, the search leaf (parsed by
+:func:`omega_cluster.players.leaf_spec.parse_leaf`), counts and flags of the cluster, tracking
+and run, and the rules across sections (``selection=puct`` needs a network leaf,
+``min_rows <= window_rows``, no Ray address with the local backend, a critic for
+``value_target=critic``). The game is built once to check ``game.params``, the search leaf, the
+model's hidden-state heads and the gate's anchor players against it. Ray resources are not
+checked here: the driver may run without the cluster's CPUs or GPUs, so the cluster layer
+compares actors with the cluster once Ray is up (likewise ``learner.device``: its name only).
 
 Every problem is collected (not only the first) and raised as one :class:`ConfigError` whose lines
-name the full key, the bad value and what is allowed. The allowed names come from the components'
-own modules, so this package sits above training and evaluation (it reads their names and builds
-nothing) and below the service layer, which alone turns settings into components
+name the full key, the bad value and what is allowed. The checks are the components' own, so this
+package sits above training and evaluation (it builds their configs to check them, and keeps
+none) and below the service layer, which alone turns settings into components
 (:mod:`omega_cluster.wiring`).
 """
 

@@ -89,7 +89,7 @@ class ModelConfig:
     )
     value_range: tuple[float, float] | None = None  # sigmoid-squash values into [lo, hi]; None: raw
     token_size: int = 64  # transformer: observation entries per state token
-    num_heads: int = 4  # transformer: attention heads (must divide hidden_size)
+    num_heads: int = 4  # transformer: attention heads (hidden_size a multiple of it)
     dropout: float = 0.0  # dropout in the trunk (0 for self-play nets)
     aux_heads: tuple[AuxHeadSpec, ...] = field(default_factory=tuple)  # extra targets
     hidden: HiddenSpec | None = None  # the records' hidden state (the encoder's), if any

@@ -176,7 +176,8 @@ class LearnerConfig:
     entropy_coef: float = 0.05  # actor_critic: entropy bonus (0.05 by default)
     advantage_clip: float = 3.0  # actor_critic: clip standardised advantages at ±k σ
     grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
-    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"
+    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps" (the
+    # name is checked here, the Learner checks that this machine has it)
     mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
     prefetch: bool = False  # prepare the next batch on a helper thread (pays with spare cores)
     threads: int | None = None  # torch intra-op threads (process-wide; None: torch's default)
