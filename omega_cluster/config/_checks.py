@@ -1,27 +1,32 @@
 """Value checks of a :class:`~omega_cluster.config.schema.Settings` (``validate``).
 
 OmegaConf already checked the keys and the types of a composed config; these checks see the
-values: enumerated fields against the allowed names the components themselves use (imported from
-them, so a new search leaf or learner mode is allowed here without an edit), counts, ranges,
-probabilities and the cross-field rules (``selection=puct`` needs a network leaf, root noise needs
-``puct``, ``min_rows <= window_rows``, ``elo0 < elo1``, no Ray address with the local backend;
-the leaf parsed by :func:`omega_cluster.players.leaf_spec.parse_leaf`). The game is
-built once to check ``game.params``, the search leaf and the gate's anchor players against it.
-Ray resources are not checked here: the driver may run without the cluster's CPUs or GPUs, so the
-cluster layer compares actors with the cluster once Ray is up.
+values. Each value is checked once, where it is declared: a value that a component's config owns
+is checked by that config, built here from the settings (``ISMCTSConfig``: the search knobs;
+``SelfPlayConfig``: self-play's part of ``search.*`` and ``cluster.concurrent_games``;
+``ModelConfig``: the sizes of ``model.*``; ``LearnerConfig``: ``learner.*`` but the replay window
+and the warm start; ``GateConfig``: the promotion rule of ``gate.*``), its error reported under
+the settings key (:class:`~omega_cluster.fields.FieldError`, one wording for both). What only the
+settings have is checked here: the game and its parameters, the search leaf (parsed by
+:func:`omega_cluster.players.leaf_spec.parse_leaf`), counts and flags of the cluster, tracking
+and run, and the rules across sections (``selection=puct`` needs a network leaf,
+``min_rows <= window_rows``, no Ray address with the local backend, a critic for
+``value_target=critic``). The game is built once to check ``game.params``, the search leaf, the
+model's hidden-state heads and the gate's anchor players against it. Ray resources are not
+checked here: the driver may run without the cluster's CPUs or GPUs, so the cluster layer
+compares actors with the cluster once Ray is up (likewise ``learner.device``: its name only).
 
 Every problem is collected (not only the first) and raised as one :class:`ConfigError` whose lines
-name the full key, the bad value and what is allowed. The allowed names come from the components'
-own modules, so this package sits above training and evaluation (it reads their names and builds
-nothing) and below the service layer, which alone turns settings into components
+name the full key, the bad value and what is allowed. The checks are the components' own, so this
+package sits above training and evaluation (it builds their configs to check them, and keeps
+none) and below the service layer, which alone turns settings into components
 (:mod:`omega_cluster.wiring`).
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from omega_cluster.config.errors import ConfigError
@@ -37,7 +42,14 @@ from omega_cluster.config.schema import (
     Settings,
     TrackingSettings,
 )
-from omega_cluster.eval.gate import GATE_MODES
+from omega_cluster.eval.gate import GateConfig
+from omega_cluster.fields import (
+    FieldError,
+    choice_problem,
+    flag_problem,
+    int_problem,
+    number_problem,
+)
 from omega_cluster.games.api import Game, GameError
 from omega_cluster.games.encoding import EncoderError
 from omega_cluster.games.fleet import FleetError, fleet_for
@@ -49,7 +61,7 @@ from omega_cluster.games.registry import (
     make_game,
 )
 from omega_cluster.model.encoders import encoder_for
-from omega_cluster.model.network import TRUNKS
+from omega_cluster.model.network import ModelConfig
 from omega_cluster.players.leaf_spec import (
     BLEND,
     CRITIC,
@@ -62,8 +74,7 @@ from omega_cluster.players.leaf_spec import (
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.players.search import ALGORITHMS, rollout_policy
 from omega_cluster.search.ismcts import ISMCTSConfig
-from omega_cluster.train.config import LEARNER_MODES, SCHEDULES
-from omega_cluster.train.losses import VALUE_TARGETS
+from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 
 __all__ = ["validate"]
 
@@ -71,9 +82,6 @@ GATE_PLAYERS = ("network", "search")
 _ANY_GAME_ANCHORS = "gate.anchors={random:1000,heuristic:1400}"  # any game with a heuristic
 BACKENDS = ("ray", "local")
 CLUSTER_MODES = ("sync", "async")
-# learner.device: checked for syntax only, the driver may have no GPU while the cluster does
-_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
-_DEVICES = "auto, cpu, mps, cuda, cuda:<index>"
 
 
 class _Problems:
@@ -85,23 +93,18 @@ class _Problems:
     def add(self, key: str, text: str) -> None:
         self.lines.append(f"{key}{text}")
 
+    def _check(self, key: str, value: Any, problem: str | None) -> bool:
+        if problem is not None:
+            self.add(key, f"={value!r} {problem}")
+        return problem is None
+
     def choice(self, key: str, value: Any, allowed: Sequence[str]) -> bool:
-        if isinstance(value, str) and value in allowed:
-            return True
-        self.add(key, f"={value!r} is not allowed; allowed: {', '.join(allowed)}")
-        return False
+        return self._check(key, value, choice_problem(value, allowed))
 
     def integer(
         self, key: str, value: Any, minimum: int | None = None, *, optional: bool = False
     ) -> bool:
-        if optional and value is None:
-            return True
-        ok = isinstance(value, int) and not isinstance(value, bool)
-        if ok and (minimum is None or value >= minimum):
-            return True
-        want = "an int" if minimum is None else f"an int >= {minimum}"
-        self.add(key, f"={value!r} must be {want}{' or null' if optional else ''}")
-        return False
+        return self._check(key, value, int_problem(value, minimum, optional=optional))
 
     def number(
         self,
@@ -114,17 +117,9 @@ class _Problems:
         open_high: bool = False,
         optional: bool = False,
     ) -> bool:
-        if optional and value is None:
-            return True
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and math.isfinite(value):
-            above = value > low if open_low else value >= low
-            below = value < high if open_high else value <= high
-            if above and below:
-                return True
-        want = "a finite number" + _range_text(low, high, open_low, open_high)
-        self.add(key, f"={value!r} must be {want}{' or null' if optional else ''}")
-        return False
+        problem = number_problem(value, low, high, open_low=open_low, open_high=open_high,
+                                 optional=optional)  # fmt: skip
+        return self._check(key, value, problem)
 
     def text(self, key: str, value: Any, *, optional: bool = False) -> bool:
         if (optional and value is None) or (isinstance(value, str) and value.strip()):
@@ -133,18 +128,41 @@ class _Problems:
         return False
 
     def flag(self, key: str, value: Any) -> bool:
-        if isinstance(value, bool):
-            return True
-        self.add(key, f"={value!r} must be true or false")
-        return False
+        return self._check(key, value, flag_problem(value))
 
+    def built(
+        self,
+        config: Callable[..., object],
+        section: str,
+        values: Mapping[str, Any],
+        renames: Mapping[str, str] | None = None,
+    ) -> bool:
+        """Whether a component's config built from settings ``values`` (its field -> the value
+        of key ``<section>.<field>``, or ``<section>.<renames[field]>``) accepts them: the
+        component checks its own fields, and each :class:`FieldError` is reported under the
+        settings key. A refused field (all the fields of a rule across fields) is left at the
+        component's default and the config built again, so every bad value is reported (a rule
+        naming a field left so is not: it would judge the default, not the user's value)."""
+        names = renames or {}
 
-def _range_text(low: float, high: float, open_low: bool, open_high: bool) -> str:
-    if high == math.inf:
-        return "" if low == -math.inf else f" {'>' if open_low else '>='} {low:g}"
-    if low == -math.inf:
-        return f" {'<' if open_high else '<='} {high:g}"
-    return f" in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+        def key(field: str) -> str:
+            return f"{section}.{names.get(field, field)}"
+
+        kwargs, left = dict(values), set[str]()
+        while True:
+            try:
+                config(**kwargs)
+            except FieldError as err:
+                if err.field is None or err.field not in kwargs:  # not a settings value's
+                    self.add(section, f": {err}")
+                    return False
+                if not left & set(err.others):
+                    self.lines.append(err.describe(key))
+                for field in (err.field, *err.others):  # a rule's fields all left at default
+                    kwargs.pop(field, None)
+                    left.add(field)
+                continue
+            return not left
 
 
 _SECTIONS: dict[str, type] = {
@@ -232,14 +250,9 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> LeafSpe
     p.choice("search.algorithm", s.algorithm, ALGORITHMS)
     leaf = _check_leaf(p, s.leaf)
     knobs_ok = _check_search_knobs(p, s)
-    for name in ("rollouts", "fast_simulations"):
-        p.integer(f"search.{name}", getattr(s, name), 1)
+    p.integer("search.rollouts", s.rollouts, 1)
+    p.built(SelfPlayConfig, "search", {name: getattr(s, name) for name in _SELFPLAY_KNOBS})
     p.number("search.network_value_weight", s.network_value_weight, 0.0, 1.0)
-    p.number("search.full_search_probability", s.full_search_probability, 0.0, 1.0)
-    for name in ("temperature", "final_temperature"):
-        p.number(f"search.{name}", getattr(s, name), 0.0)
-    p.integer("search.temperature_moves", s.temperature_moves, 0)
-    p.integer("search.max_moves", s.max_moves, 1, optional=True)
     if knobs_ok and leaf is not None and s.selection == "puct" and not leaf.uses_network:
         p.add(
             "search.selection",
@@ -272,6 +285,10 @@ def _check_search_knobs(p: _Problems, s: SearchSettings) -> bool:
         return False
     return True
 
+
+_SELFPLAY_KNOBS = ("fast_simulations", "full_search_probability", "temperature",
+                   "final_temperature", "temperature_moves", "max_moves")  # fmt: skip
+"""The :class:`SearchSettings` fields that are self-play's own (``SelfPlayConfig``'s)."""
 
 _SEARCH_LEAVES = (NETWORK, CRITIC, ROLLOUT, BLEND)  # the table leaves are the players' only
 _SEARCH_FORMS = "network, random, random_rollout, <player>_rollout, critic"
@@ -312,11 +329,9 @@ def _check_rollout(p: _Problems, text: str, policy: str, game: Game) -> None:
 
 
 def _check_model(p: _Problems, m: ModelSettings, game: Game | None) -> None:
-    p.choice("model.trunk", m.trunk, TRUNKS)
-    for name in ("hidden_size", "action_embedding_size", "policy_hidden_size", "value_hidden_size"):
-        p.integer(f"model.{name}", getattr(m, name), 1)
-    p.integer("model.num_layers", m.num_layers, 1 if m.trunk == "transformer" else 0)
-    p.number("model.dropout", m.dropout, 0.0, 1.0, open_high=True)
+    sizes = ("trunk", "hidden_size", "num_layers", "action_embedding_size", "policy_hidden_size",
+             "value_hidden_size", "dropout")  # fmt: skip
+    p.built(ModelConfig, "model", {name: getattr(m, name) for name in sizes})
     p.integer("model.init_seed", m.init_seed, 0)
     belief = p.flag("model.belief_head", m.belief_head) and m.belief_head
     critic = p.flag("model.critic", m.critic) and m.critic
@@ -343,18 +358,12 @@ def _check_model(p: _Problems, m: ModelSettings, game: Game | None) -> None:
 
 
 def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None:
-    p.choice("learner.mode", le.mode, LEARNER_MODES)
-    p.choice("learner.value_target", le.value_target, VALUE_TARGETS)
-    p.choice("learner.schedule", le.schedule, SCHEDULES)
-    p.number("learner.lr", le.lr, 0.0, open_low=True)
-    p.number("learner.weight_decay", le.weight_decay, 0.0)
-    p.integer("learner.warmup_steps", le.warmup_steps, 0)
-    for name in ("batch_size", "steps_per_candidate"):
-        p.integer(f"learner.{name}", getattr(le, name), 1)
-    p.number("learner.grad_clip", le.grad_clip, 0.0, open_low=True, optional=True)
-    if not (isinstance(le.device, str) and _DEVICE.fullmatch(le.device)):
-        p.add("learner.device", f"={le.device!r} is not allowed; allowed: {_DEVICES}")
-    p.integer("learner.threads", le.threads, 1, optional=True)
+    # the device's name only: the driver may have no GPU while the cluster does
+    fields = ("mode", "value_target", "lr", "weight_decay", "schedule", "warmup_steps",
+              "batch_size", "grad_clip", "device", "threads")  # fmt: skip
+    values = {name: getattr(le, name) for name in fields}
+    values["steps_per_call"] = le.steps_per_candidate
+    p.built(LearnerConfig, "learner", values, {"steps_per_call": "steps_per_candidate"})
     window_ok = p.integer("learner.window_rows", le.window_rows, 1)
     if p.integer("learner.min_rows", le.min_rows, 1) and window_ok and le.min_rows > le.window_rows:
         p.add(
@@ -378,18 +387,9 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
 
 
 def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
-    p.choice("gate.mode", g.mode, GATE_MODES)
-    p.integer("gate.games_per_slice", g.games_per_slice, 1)
-    p.number("gate.margin", g.margin, -1.0, 1.0, open_high=True)
-    if p.number("gate.elo0", g.elo0) and p.number("gate.elo1", g.elo1) and g.elo0 >= g.elo1:
-        p.add("gate.elo1", f"={g.elo1!r} must be > gate.elo0={g.elo0!r} (SPRT: H0 elo0 < H1 elo1)")
-    for name in ("alpha", "beta"):
-        p.number(f"gate.{name}", getattr(g, name), 0.0, 0.5, open_low=True, open_high=True)
-    min_ok = p.integer("gate.min_games", g.min_games, 0)
-    max_ok = p.integer("gate.max_games", g.max_games, 1, optional=True)
-    if min_ok and max_ok and g.max_games is not None and g.max_games < g.min_games:
-        p.add("gate.max_games", f"={g.max_games} must be >= gate.min_games={g.min_games}")
-    p.number("gate.slice_level", g.slice_level, 0.0, 1.0, open_low=True, open_high=True)
+    rule = ("mode", "games_per_slice", "margin", "elo0", "elo1", "alpha", "beta", "min_games",
+            "max_games", "slice_level")  # fmt: skip
+    p.built(GateConfig, "gate", {name: getattr(g, name) for name in rule})
     p.flag("gate.require_no_worse_slice", g.require_no_worse_slice)
     p.choice("gate.player", g.player, GATE_PLAYERS)
     p.integer("gate.bench_simulations", g.bench_simulations, 1)
@@ -435,7 +435,9 @@ def _check_cluster(p: _Problems, c: ClusterSettings) -> None:
     p.integer("cluster.bench_workers", c.bench_workers, 0)
     p.number("cluster.learner_gpus", c.learner_gpus, 0.0, optional=True)
     p.choice("cluster.mode", c.mode, CLUSTER_MODES)
-    for name in ("games_per_chunk", "concurrent_games", "max_rows_ahead", "torch_threads"):
+    p.integer("cluster.games_per_chunk", c.games_per_chunk, 1)
+    p.built(SelfPlayConfig, "cluster", {"concurrent_games": c.concurrent_games})
+    for name in ("max_rows_ahead", "torch_threads"):
         p.integer(f"cluster.{name}", getattr(c, name), 1)
     p.integer("cluster.max_policy_lag", c.max_policy_lag, 0)
     p.integer("cluster.max_restarts", c.max_restarts, -1)  # Ray: -1 restarts forever

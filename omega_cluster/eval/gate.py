@@ -48,11 +48,13 @@ from omega_cluster.eval.stats import (
     score_interval,
     wdl_counts,
 )
+from omega_cluster.fields import FieldChecks, FieldError
 
 __all__ = [
     "GATE_MODES",
     "Contender",
     "GateConfig",
+    "GateConfigError",
     "GateDecision",
     "SliceResults",
     "SliceSummary",
@@ -61,6 +63,10 @@ __all__ = [
 ]
 
 GATE_MODES = ("fixed", "sprt")
+
+
+class GateConfigError(FieldError):
+    """A :class:`GateConfig` field refused (naming the field, its value and what is allowed)."""
 
 
 @dataclass(frozen=True)
@@ -82,23 +88,22 @@ class GateConfig:
     remeasure_anchors_every: int = 5  # promotions between anchor matches (rating.anchors_due)
 
     def __post_init__(self) -> None:
-        if self.mode not in GATE_MODES:
-            raise ValueError(f"unknown gate mode {self.mode!r}; allowed: {', '.join(GATE_MODES)}")
-        if self.games_per_slice < 1:
-            raise ValueError(f"games_per_slice must be >= 1, got {self.games_per_slice!r}")
-        if not -1.0 <= self.margin < 1.0:
-            raise ValueError(f"margin is a score difference in [-1, 1), got {self.margin!r}")
-        sprt_bounds(self.alpha, self.beta)  # raises on alpha/beta outside (0, 0.5)
-        if not self.elo0 < self.elo1:
-            raise ValueError(f"SPRT needs elo0 < elo1, got elo0={self.elo0}, elo1={self.elo1}")
-        if not 0.0 < self.slice_level < 1.0:
-            raise ValueError(f"slice_level must be in (0, 1), got {self.slice_level!r}")
-        if self.min_games < 0 or (self.max_games is not None and self.max_games < self.min_games):
-            raise ValueError(
-                f"need 0 <= min_games <= max_games, got {self.min_games!r}, {self.max_games!r}"
-            )
-        if self.remeasure_anchors_every < 1:
-            raise ValueError("remeasure_anchors_every must be >= 1 promotion")
+        check = FieldChecks(self, GateConfigError)
+        check.choice("mode", GATE_MODES)
+        check.integer("games_per_slice", 1)
+        check.number("margin", -1.0, 1.0, open_high=True)  # a score difference
+        check.number("elo0")
+        check.number("elo1")
+        if self.elo0 >= self.elo1:
+            check.refuse("elo1", "must be > {elo0} (SPRT: H0 elo0 < H1 elo1)", elo0=self.elo0)
+        for name in ("alpha", "beta"):  # the SPRT's error rates
+            check.number(name, 0.0, 0.5, open_low=True, open_high=True)
+        check.integer("min_games", 0)
+        check.integer("max_games", 1, optional=True)
+        if self.max_games is not None and self.max_games < self.min_games:
+            check.refuse("max_games", "must be >= {min_games}", min_games=self.min_games)
+        check.number("slice_level", 0.0, 1.0, open_low=True, open_high=True)
+        check.integer("remeasure_anchors_every", 1)  # promotions
 
 
 @dataclass(frozen=True)

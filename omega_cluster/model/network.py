@@ -40,6 +40,7 @@ then CPU.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -49,17 +50,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from omega_cluster.errors import UserError
+from omega_cluster.fields import FieldChecks, FieldError
 from omega_cluster.games.api import Game
 from omega_cluster.games.encoding import AuxHeadSpec, Encoder, HiddenSpec
 from omega_cluster.model._trunks import MLPTrunk, TransformerTrunk
 
 __all__ = [
+    "DEVICE_NAMES",
     "TRUNKS",
     "ModelConfig",
     "ModelConfigError",
     "NetOutput",
     "PolicyValueNet",
+    "is_device_name",
     "pad_batch",
     "select_device",
 ]
@@ -67,7 +70,7 @@ __all__ = [
 TRUNKS = ("mlp", "transformer")
 
 
-class ModelConfigError(UserError, ValueError):
+class ModelConfigError(FieldError):
     """A model configuration value outside its allowed range (naming the field)."""
 
 
@@ -86,7 +89,7 @@ class ModelConfig:
     )
     value_range: tuple[float, float] | None = None  # sigmoid-squash values into [lo, hi]; None: raw
     token_size: int = 64  # transformer: observation entries per state token
-    num_heads: int = 4  # transformer: attention heads (must divide hidden_size)
+    num_heads: int = 4  # transformer: attention heads (hidden_size a multiple of it)
     dropout: float = 0.0  # dropout in the trunk (0 for self-play nets)
     aux_heads: tuple[AuxHeadSpec, ...] = field(default_factory=tuple)  # extra targets
     hidden: HiddenSpec | None = None  # the records' hidden state (the encoder's), if any
@@ -94,30 +97,18 @@ class ModelConfig:
     critic: bool = False  # a perfect-information value that also reads the hidden state
 
     def __post_init__(self) -> None:
-        if self.trunk not in TRUNKS:
-            raise ModelConfigError(f"trunk={self.trunk!r} is not allowed; allowed: {TRUNKS}")
-        for name in (
-            "hidden_size",
-            "action_embedding_size",
-            "policy_hidden_size",
-            "value_hidden_size",
-            "num_value_seats",
-            "token_size",
-            "num_heads",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ModelConfigError(f"{name}={value!r} must be an int >= 1")
-        if isinstance(self.num_layers, bool) or not isinstance(self.num_layers, int):
-            raise ModelConfigError(f"num_layers={self.num_layers!r} must be an int >= 0")
-        if self.num_layers < (1 if self.trunk == "transformer" else 0):
-            raise ModelConfigError(f"num_layers={self.num_layers} is too small for {self.trunk}")
+        check = FieldChecks(self, ModelConfigError)
+        check.choice("trunk", TRUNKS)
+        for name in ("hidden_size", "action_embedding_size", "policy_hidden_size",
+                     "value_hidden_size", "num_value_seats", "token_size", "num_heads"):  # fmt: skip
+            check.integer(name, 1)
+        check.integer("num_layers", 1 if self.trunk == "transformer" else 0)
         if self.trunk == "transformer" and self.hidden_size % self.num_heads:
-            raise ModelConfigError(
-                f"num_heads={self.num_heads} must divide hidden_size={self.hidden_size}"
+            check.refuse(
+                "hidden_size",
+                f"must be a multiple of num_heads={self.num_heads} (the transformer's heads)",
             )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ModelConfigError(f"dropout={self.dropout!r} must be in [0, 1)")
+        check.number("dropout", 0.0, 1.0, open_high=True)
         if self.value_range is not None:
             lo, hi = self.value_range
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -147,9 +138,9 @@ class ModelConfig:
             raise ModelConfigError(
                 f"hidden={hidden!r}: kind locations (classes >= 2) or vector, size >= 1"
             )
-        for name in ("belief_head", "critic"):
-            if not isinstance(getattr(self, name), bool):
-                raise ModelConfigError(f"{name}={getattr(self, name)!r} must be true or false")
+        check = FieldChecks(self, ModelConfigError)
+        check.flag("belief_head")
+        check.flag("critic")
         if self.belief_head and (hidden is None or hidden.kind != "locations"):
             kind = "none" if hidden is None else repr(hidden.kind)
             raise ModelConfigError(
@@ -360,6 +351,15 @@ def pad_batch(
     return torch.from_numpy(obs), torch.from_numpy(feats), torch.from_numpy(mask)
 
 
+DEVICE_NAMES = "auto, cpu, mps, cuda, cuda:<index>"
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+
+
+def is_device_name(name: str) -> bool:
+    """Whether ``name`` is one of :data:`DEVICE_NAMES` (whatever this machine has)."""
+    return _DEVICE.fullmatch(name) is not None
+
+
 def select_device(preference: str | torch.device = "auto") -> torch.device:
     """``"auto"``: CUDA if available, then Apple MPS, then CPU; or the named device, checked."""
     if isinstance(preference, torch.device):
@@ -371,9 +371,9 @@ def select_device(preference: str | torch.device = "auto") -> torch.device:
         if torch.cuda.is_available():
             return torch.device("cuda")
         return torch.device("mps" if mps_ok else "cpu")
+    if not is_device_name(choice):
+        raise ValueError(f"device {preference!r} is not allowed; allowed: {DEVICE_NAMES}")
     kind = choice.split(":")[0]
-    if kind not in ("cpu", "cuda", "mps"):
-        raise ValueError(f"device {preference!r} is not allowed; allowed: auto, cpu, cuda[:i], mps")
     if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {preference!r} requested but CUDA is not available here")
     if kind == "mps" and not mps_ok:

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from omega_cluster.errors import UserError
-from omega_cluster.model.network import select_device
+from omega_cluster.fields import FieldChecks, FieldError, number_problem
+from omega_cluster.model.network import DEVICE_NAMES, is_device_name
 from omega_cluster.search.ismcts import ISMCTSConfig
 from omega_cluster.train.losses import VALUE_TARGETS
 
@@ -30,6 +30,7 @@ __all__ = [
     "MODES",
     "SCHEDULES",
     "LearnerConfig",
+    "LearnerConfigError",
     "LearnerError",
     "LearnerStats",
     "NonFiniteLossError",
@@ -41,20 +42,8 @@ __all__ = [
 MODES = ("search", "network")
 
 
-class SelfPlayError(UserError, ValueError):
+class SelfPlayError(FieldError):
     """A bad self-play configuration or an evaluator that cannot serve the chosen mode."""
-
-
-def _positive_int(name: str, value: Any, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SelfPlayError(f"SelfPlayConfig.{name} must be an int >= {minimum}, got {value!r}")
-
-
-def _number(name: str, value: Any, low: float, high: float = math.inf) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not (ok and math.isfinite(value) and low <= value <= high):
-        bound = f"in [{low:g}, {high:g}]" if high != math.inf else f">= {low:g}"
-        raise SelfPlayError(f"SelfPlayConfig.{name} must be a finite number {bound}, got {value!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,32 +74,28 @@ class SelfPlayConfig:
     actor: str = "selfplay"  # writer id stamped on records and game ids
 
     def __post_init__(self) -> None:
-        _positive_int("games", self.games)
-        _positive_int("concurrent_games", self.concurrent_games)
-        if self.mode not in MODES:
-            raise SelfPlayError(
-                f"SelfPlayConfig.mode={self.mode!r} is not allowed; allowed: {MODES}"
-            )
+        check = FieldChecks(self, SelfPlayError)
+        check.integer("games", 1)
+        check.integer("concurrent_games", 1)
+        check.choice("mode", MODES)
         if not isinstance(self.search, ISMCTSConfig):  # the search validated its own knobs
             raise SelfPlayError(
                 f"SelfPlayConfig.search must be an ISMCTSConfig, got {type(self.search).__name__}"
             )
-        _positive_int("fast_simulations", self.fast_simulations)
-        _number("full_search_probability", self.full_search_probability, 0.0, 1.0)
-        for name in ("temperature", "final_temperature"):
-            _number(name, getattr(self, name), 0.0)
-        _positive_int("temperature_moves", self.temperature_moves, 0)
+        check.integer("fast_simulations", 1)
+        check.number("full_search_probability", 0.0, 1.0)
+        check.number("temperature", 0.0)
+        check.number("final_temperature", 0.0)
+        check.integer("temperature_moves", 0)
         if self.record_prior and self.mode != "network":
             raise SelfPlayError(
                 "SelfPlayConfig.record_prior records the evaluator's prior of mode 'network'; "
                 f"mode={self.mode!r} records the search's visits (set mode='network')"
             )
-        if self.max_moves is not None:
-            _positive_int("max_moves", self.max_moves)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise SelfPlayError(f"SelfPlayConfig.seed must be an int, got {self.seed!r}")
-        _positive_int("champion_version", self.champion_version, 0)
-        _number("record_weight", self.record_weight, 0.0)
+        check.integer("max_moves", 1, optional=True)
+        check.integer("seed")
+        check.integer("champion_version", 0)
+        check.number("record_weight", 0.0)
 
     def temperature_at(self, move: int) -> float:
         """The move temperature of a game's ``move``-th decision (0-based)."""
@@ -160,6 +145,10 @@ class LearnerError(ValueError):
     """A bad learner configuration, or data the learner must not train on."""
 
 
+class LearnerConfigError(LearnerError, FieldError):
+    """A :class:`LearnerConfig` field refused (naming the field, its value and what is allowed)."""
+
+
 class NonFiniteLossError(RuntimeError):
     """A NaN/inf loss or gradient: training stopped before applying the step."""
 
@@ -187,46 +176,41 @@ class LearnerConfig:
     entropy_coef: float = 0.05  # actor_critic: entropy bonus (0.05 by default)
     advantage_clip: float = 3.0  # actor_critic: clip standardised advantages at ±k σ
     grad_clip: float | None = 1.0  # max gradient norm (None: no clipping)
-    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps"
+    device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps" (the
+    # name is checked here, the Learner checks that this machine has it)
     mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
     prefetch: bool = False  # prepare the next batch on a helper thread (pays with spare cores)
     threads: int | None = None  # torch intra-op threads (process-wide; None: torch's default)
     seed: int = 0  # seed of the batch-sampling generator
 
     def __post_init__(self) -> None:
-        def fail(name: str, allowed: str) -> LearnerError:
-            return LearnerError(f"LearnerConfig.{name}={getattr(self, name)!r}; allowed: {allowed}")
-
-        if self.mode not in LEARNER_MODES:
-            raise fail("mode", ", ".join(LEARNER_MODES))
-        if self.value_target not in VALUE_TARGETS:
-            raise fail("value_target", ", ".join(VALUE_TARGETS))
-        if self.schedule not in SCHEDULES:
-            raise fail("schedule", ", ".join(SCHEDULES))
-        for name in ("lr", "min_lr_fraction", "advantage_clip"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise fail(name, "a finite number > 0")
-        for name in ("weight_decay", "policy_coef", "value_coef", "aux_coef", "entropy_coef"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-                raise fail(name, "a finite number >= 0")
-        for name, low in (("warmup_steps", 0), ("total_steps", 1), ("batch_size", 1)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise fail(name, f"an int >= {low}")
-        if isinstance(self.steps_per_call, bool) or self.steps_per_call < 1:
-            raise fail("steps_per_call", "an int >= 1")
-        if self.grad_clip is not None and not (
-            math.isfinite(self.grad_clip) and self.grad_clip > 0
+        check = FieldChecks(self, LearnerConfigError)
+        check.choice("mode", LEARNER_MODES)
+        check.choice("value_target", VALUE_TARGETS)
+        check.choice("schedule", SCHEDULES)
+        check.number("lr", 0.0, open_low=True)
+        check.number("weight_decay", 0.0)
+        check.integer("warmup_steps", 0)
+        check.integer("batch_size", 1)
+        check.integer("steps_per_call", 1)
+        check.number("grad_clip", 0.0, open_low=True, optional=True)
+        if not (isinstance(self.device, str) and is_device_name(self.device)):
+            # the name only: whether this machine has the device is the Learner's to check
+            check.refuse("device", f"is not allowed; allowed: {DEVICE_NAMES}")
+        check.integer("threads", 1, optional=True)
+        check.integer("total_steps", 1)
+        for name in ("min_lr_fraction", "advantage_clip"):
+            check.number(name, 0.0, open_low=True)
+        for name in ("policy_coef", "value_coef", "aux_coef", "entropy_coef"):
+            check.number(name, 0.0)
+        betas = self.betas
+        if not (
+            isinstance(betas, (tuple, list))
+            and len(betas) == 2
+            and all(number_problem(b, 0.0, 1.0, open_high=True) is None for b in betas)
         ):
-            raise fail("grad_clip", "None or a finite number > 0")
-        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
-            raise fail("threads", "None or an int >= 1")
-        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
-            raise fail("betas", "two numbers in [0, 1)")
-        object.__setattr__(self, "betas", (float(self.betas[0]), float(self.betas[1])))
-        select_device(self.device)  # raises naming the allowed devices
+            check.refuse("betas", "must be two numbers in [0, 1)")
+        object.__setattr__(self, "betas", (float(betas[0]), float(betas[1])))
 
     def lr_at(self, step: int) -> float:
         """The learning rate of step ``step`` (0-based): linear warmup, then constant or cosine."""

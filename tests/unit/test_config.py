@@ -336,6 +336,10 @@ def test_each_bad_value_names_its_key_and_the_allowed_values(
         ({"learner__min_rows": 10, "learner__window_rows": 5}, ["learner.min_rows=10", "<= "]),
         ({"gate__elo0": 10.0, "gate__elo1": 5.0}, ["gate.elo1=5.0", "gate.elo0=10.0"]),
         ({"gate__min_games": 50, "gate__max_games": 40}, ["gate.max_games=40", ">= gate.min"]),
+        (
+            {"model__trunk": "transformer", "model__hidden_size": 130},
+            ["model.hidden_size=130", "num_heads=4"],
+        ),
         ({"cluster__backend": "local", "cluster__address": "auto"}, ["cluster.address", "ray"]),
         ({"gate__anchors": {"random": 1000, "nobody": 1300}}, ["gate.anchors.nobody", "commander"]),
         ({"gate__anchors": {"random": "high"}}, ["gate.anchors.random='high'", "finite number"]),
@@ -395,6 +399,23 @@ def test_every_problem_is_reported(base: Settings) -> None:
         "run.iterations",
     ]
     assert str(error).startswith("3 problems in the configuration")
+
+
+def test_every_bad_value_of_one_component_is_reported(base: Settings) -> None:
+    """A section checked by its component's config (LearnerConfig, GateConfig) still reports
+    every bad value, under the settings keys (steps_per_candidate is LearnerConfig's
+    steps_per_call), and not a rule that would judge a refused value's default."""
+    error = invalid(base, learner__lr=0, learner__batch_size=0, learner__steps_per_candidate=0)
+    assert error.problems == (
+        "learner.lr=0 must be a finite number > 0",
+        "learner.batch_size=0 must be an int >= 1",
+        "learner.steps_per_candidate=0 must be an int >= 1",
+    )
+    error = invalid(base, gate__elo0="x", gate__elo1=-5.0, gate__slice_level=1.0)
+    assert error.problems == (
+        "gate.elo0='x' must be a finite number",
+        "gate.slice_level=1.0 must be a finite number in (0, 1)",
+    )
 
 
 def test_validate_rejects_what_is_not_settings(base: Settings) -> None:

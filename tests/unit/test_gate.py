@@ -8,6 +8,7 @@ import pytest
 from omega_cluster.eval.gate import (
     Contender,
     GateConfig,
+    GateConfigError,
     SliceResults,
     Verdict,
     decide,
@@ -22,18 +23,20 @@ def _slice(key: str, wins: int, draws: int, losses: int) -> SliceResults:
 
 
 def test_config_bad_input_names_the_problem() -> None:
-    with pytest.raises(ValueError, match="unknown gate mode 'elo'; allowed: fixed, sprt"):
+    with pytest.raises(GateConfigError, match="mode='elo' is not allowed; allowed: fixed, sprt"):
         GateConfig(mode="elo")
-    with pytest.raises(ValueError, match="elo0 < elo1"):
+    with pytest.raises(ValueError, match=r"elo1=10.0 must be > GateConfig.elo0=10.0 \(SPRT"):
         GateConfig(elo0=10.0, elo1=10.0)
-    with pytest.raises(ValueError, match=r"alpha must be in \(0, 0.5\)"):
+    with pytest.raises(ValueError, match=r"alpha=0.5 must be a finite number in \(0, 0.5\)"):
         GateConfig(alpha=0.5)
-    with pytest.raises(ValueError, match=r"beta must be in \(0, 0.5\)"):
+    with pytest.raises(ValueError, match=r"beta=-0.1 must be a finite number in \(0, 0.5\)"):
         GateConfig(beta=-0.1)
-    with pytest.raises(ValueError, match="games_per_slice"):
+    with pytest.raises(ValueError, match="games_per_slice=0 must be an int >= 1"):
         GateConfig(mode="fixed", games_per_slice=0)
-    with pytest.raises(ValueError, match="min_games <= max_games"):
+    with pytest.raises(ValueError, match="max_games=50 must be >= GateConfig.min_games=100"):
         GateConfig(min_games=100, max_games=50)
+    with pytest.raises(ValueError, match="max_games=0 must be an int >= 1 or null"):
+        GateConfig(max_games=0)
 
 
 def test_results_bad_input() -> None:

@@ -120,10 +120,10 @@ def test_config_validation_and_json_round_trip() -> None:
     for bad, match in [
         ({"trunk": "cnn"}, "trunk='cnn' is not allowed"),
         ({"hidden_size": 0}, "hidden_size=0 must be an int >= 1"),
-        ({"trunk": "transformer", "hidden_size": 30, "num_heads": 4}, "must divide"),
+        ({"trunk": "transformer", "hidden_size": 30, "num_heads": 4}, "multiple of num_heads=4"),
         ({"value_range": (1.0, 0.0)}, "value_range"),
-        ({"dropout": 1.5}, "dropout"),
-        ({"trunk": "transformer", "num_layers": 0}, "too small"),
+        ({"dropout": 1.5}, r"dropout=1.5 must be a finite number in \[0, 1\)"),
+        ({"trunk": "transformer", "num_layers": 0}, "num_layers=0 must be an int >= 1"),
     ]:
         with pytest.raises(ModelConfigError, match=match):
             ModelConfig(**bad)  # type: ignore[arg-type]

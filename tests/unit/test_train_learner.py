@@ -213,7 +213,9 @@ def test_learner_refuses_a_model_that_does_not_fit_the_encoder() -> None:
 
 
 def test_config_is_validated_and_the_schedule_warms_up_then_decays() -> None:
-    with pytest.raises(LearnerError, match="mode='ppo'; allowed: alphazero, actor_critic"):
+    with pytest.raises(
+        LearnerError, match="mode='ppo' is not allowed; allowed: alphazero, actor_critic"
+    ):
         LearnerConfig(mode="ppo")
     with pytest.raises(LearnerError, match="value_target"):
         LearnerConfig(value_target="bogus")
