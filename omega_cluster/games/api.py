@@ -30,9 +30,24 @@ information set, and it actually varies what ``p`` cannot see.
 Invariants that hold for every game (no move after the end, only acting players move, illegal moves
 are refused with an error naming the move, the player and the legal set) are enforced here, once,
 around the rules (the pgx ``Env.step`` pattern); a game implements only the ``_apply_*`` hooks.
-An action is an ``int`` or a numpy integer (stored as ``int``); anything else — a float (even
-``1.0``), a string, a bool, ``numpy.float64`` — is refused with :class:`IllegalActionError`
-naming the value and its type, never coerced (:func:`is_action`).
+The inputs' types are checked here too, once, for every game, and never coerced; each refusal
+names the value and its type:
+
+* an action is an ``int`` or a numpy integer (stored as ``int``); anything else — a float (even
+  ``1.0``), a string, a bool, ``numpy.float64`` — is refused with :class:`IllegalActionError`
+  (:func:`is_action`);
+* a joint action is a tuple, a list or a 1-D numpy array of actions; anything else (an int, a
+  set, a dict, a string, a generator) is refused with :class:`IllegalActionError`;
+* a seed is an ``int`` or a numpy integer (passed on as ``int``); a float (``1.5`` would deal as
+  ``1``), a bool, a string or ``None`` is refused with :class:`GameInputError`. Every game's own
+  ``new_initial_state`` is wrapped with this check when its class is defined
+  (``Game.__init_subclass__``), so a user's game gets it without writing it;
+* a history given to :meth:`Game.replay` is a list, a tuple or a numpy array of entries (each an
+  action, or a joint action at a simultaneous node); anything else (a string, a set, a
+  generator, an int) is refused with :class:`ReplayError`.
+
+The checks on the moving path are a ``type(x) is int`` test in the common case, so a checked
+step costs the same as before.
 The search, which only ever applies actions it got from ``legal_actions``, calls the unchecked
 ``apply_action_unchecked`` / ``apply_joint_action_unchecked`` to skip the legality test.
 
@@ -50,9 +65,11 @@ importable from here.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeAlias
 
 import numpy as np
@@ -60,6 +77,7 @@ import numpy as np
 from omega_cluster.games.errors import (
     ConstraintError,
     GameError,
+    GameInputError,
     IllegalActionError,
     InvalidParameterError,
     ReplayError,
@@ -73,6 +91,7 @@ __all__ = [
     "ConstraintError",
     "Game",
     "GameError",
+    "GameInputError",
     "GameSpec",
     "HistoryEntry",
     "IllegalActionError",
@@ -83,6 +102,7 @@ __all__ = [
     "SamplingNotSupportedError",
     "State",
     "as_rng",
+    "checked_seed",
     "is_action",
     "win_shares_from_returns",
 ]
@@ -109,6 +129,81 @@ def is_action(value: object) -> bool:
 
 def _type_reason(value: object) -> str:
     return f"a {type(value).__name__}, not an int"
+
+
+def _is_joint(value: object) -> bool:
+    """Whether ``value`` is a joint action's container: a tuple, a list or a 1-D numpy array."""
+    if isinstance(value, (tuple, list)):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 1
+
+
+def _name_of(game: Game) -> str:
+    spec = getattr(game, "spec", None)  # set by the game's __init__, maybe not yet
+    return spec.name if spec is not None else type(game).__name__
+
+
+def checked_seed(game: Game, seed: object) -> int:
+    """``seed`` as an ``int``: an ``int`` as is, a numpy integer converted; anything else (a
+    float, a bool, a string, ``None``) raises :class:`GameInputError` naming it, never coerced."""
+    if type(seed) is int:
+        return seed
+    if is_action(seed):  # a numpy integer (an int subclass other than bool)
+        return int(seed)  # type: ignore[call-overload]
+    raise GameInputError(
+        f"{_name_of(game)}: seed {seed!r} is {_type_reason(seed)} "
+        f"(a seed is never rounded or parsed)"
+    )
+
+
+_NewInitialState: TypeAlias = Callable[..., "State"]
+
+
+def _seed_checked(method: _NewInitialState) -> _NewInitialState:
+    """``method`` (a game's ``new_initial_state``) with its seed checked by :func:`checked_seed`
+    first; a seed left out keeps the method's own default.
+
+    The usual signature ``(self, seed=<default>)`` gets a wrapper of that same signature (one
+    ``type(seed) is int`` test and one call, tens of nanoseconds: ``sample_world`` of the poker
+    games starts from a new state); any other signature a general ``*args`` one.
+    """
+    params = list(inspect.signature(method).parameters.values())[1:]
+    simple = (
+        len(params) == 1
+        and params[0].name == "seed"
+        and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    )
+    if simple and params[0].default is not inspect.Parameter.empty:
+        default = params[0].default
+
+        def with_default(self: Game, seed: int = default) -> State:
+            if type(seed) is not int:
+                seed = checked_seed(self, seed)
+            return method(self, seed)
+
+        wrapper: _NewInitialState = with_default
+    elif simple:
+
+        def without_default(self: Game, seed: int) -> State:
+            if type(seed) is not int:
+                seed = checked_seed(self, seed)
+            return method(self, seed)
+
+        wrapper = without_default
+    else:
+
+        def general(self: Game, *args: Any, **kwargs: Any) -> State:
+            if args:
+                if type(args[0]) is not int:
+                    args = (checked_seed(self, args[0]), *args[1:])
+            elif "seed" in kwargs and type(kwargs["seed"]) is not int:
+                kwargs["seed"] = checked_seed(self, kwargs["seed"])
+            return method(self, *args, **kwargs)
+
+        wrapper = general
+    wrapper = functools.wraps(method)(wrapper)
+    wrapper.__seed_checked__ = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def as_rng(rng: RngLike) -> random.Random:
@@ -151,6 +246,18 @@ class Game(ABC):
     def __init__(self, **params: Any) -> None:
         self.params = self.resolve_params(params)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the subclass's own ``new_initial_state`` with the seed check (module docstring):
+        every game, a user's included, refuses a seed that is not an int the same way."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("new_initial_state")
+        if (
+            inspect.isfunction(own)
+            and not getattr(own, "__isabstractmethod__", False)
+            and not getattr(own, "__seed_checked__", False)
+        ):
+            cls.new_initial_state = _seed_checked(own)  # type: ignore[method-assign]
+
     @classmethod
     def resolve_params(cls, given: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``given`` against ``parameters``: unknown names and bad values raise."""
@@ -172,7 +279,10 @@ class Game(ABC):
 
     @abstractmethod
     def new_initial_state(self, seed: int = 0) -> State:
-        """The state before the first move. ``seed`` fixes every implicit chance event."""
+        """The state before the first move. ``seed`` fixes every implicit chance event.
+
+        A game implements it as usual; the seed arrives checked (an ``int``: module docstring).
+        """
 
     def describe_action(self, action: int) -> str:
         """A human-readable name of an action id ("6|4 on Mexican train")."""
@@ -181,8 +291,18 @@ class Game(ABC):
     def replay(self, seed: int, history: Sequence[HistoryEntry]) -> State:
         """Rebuild a state from its seed and action history, checking every step.
 
-        Raises :class:`ReplayError` naming the step where the history stops making sense.
+        Raises :class:`ReplayError` naming the step where the history stops making sense, or the
+        history itself when it is not a list, tuple or numpy array of entries;
+        :class:`GameInputError` when ``seed`` is not an int.
         """
+        seed = checked_seed(self, seed)
+        if not isinstance(history, (list, tuple)) and not (
+            isinstance(history, np.ndarray) and history.ndim >= 1
+        ):
+            raise ReplayError(
+                f"{self.spec.name}: history {history!r} is a {type(history).__name__}, not a "
+                f"list or tuple of actions"
+            )
         state = self.new_initial_state(seed)
         for step, entry in enumerate(history):
             acting = state.current_players
@@ -190,10 +310,10 @@ class Game(ABC):
                 if not acting:
                     raise ReplayError("the game is already over")
                 if len(acting) > 1:
-                    if not isinstance(entry, (tuple, list)) or len(entry) != len(acting):
+                    if not _is_joint(entry) or len(entry) != len(acting):
                         raise ReplayError(
                             f"a simultaneous node needs a tuple of {len(acting)} actions "
-                            f"(players {acting}), got {entry!r}"
+                            f"(players {acting}), got {entry!r} (a {type(entry).__name__})"
                         )
                     bad = [a for a in entry if not is_action(a)]
                     if bad:
@@ -202,7 +322,8 @@ class Game(ABC):
                 else:
                     if isinstance(entry, (tuple, list)):
                         raise ReplayError(
-                            f"player {acting[0]} moves alone; expected one int action, got {entry!r}"
+                            f"player {acting[0]} moves alone; expected one int action, "
+                            f"got {entry!r} (a {type(entry).__name__})"
                         )
                     if not is_action(entry):
                         raise ReplayError(f"action {entry!r} is {_type_reason(entry)}")
@@ -294,7 +415,7 @@ class State(ABC):
         acting = self.current_players
         if not acting:
             raise IllegalActionError(self, -1, actions, (), "the game is over")
-        if not isinstance(actions, (tuple, list, np.ndarray)):
+        if not _is_joint(actions):
             why = (
                 f"a joint action is a tuple of {len(acting)} actions, got {type(actions).__name__}"
             )

@@ -13,6 +13,13 @@ every state it visits, the properties that search, self-play and the arena rely 
 * **loose types are refused** — a legal action given as a float, a string, a bool or a numpy
   float (alone or inside a joint action) raises :class:`IllegalActionError` naming it, leaving
   the state unchanged; the same action as a numpy integer is accepted and stored as an ``int``;
+* **input types are checked, never coerced** — a seed that is not an int (``1.5``, ``2.0``, a
+  bool, a string, ``None``) raises :class:`GameInputError` from ``new_initial_state`` and
+  ``replay`` (a numpy integer seed deals the same game as the int); a history that is not a list
+  or tuple (a string, a set, a generator, an int, ``None``) or holds a float raises
+  :class:`ReplayError`; a joint action that is not a sequence (an int, a set, a dict, a string,
+  ``None``, a generator) raises :class:`IllegalActionError`, leaving the state unchanged; each
+  error names the value and its type;
 * **clone independence** — stepping a clone never changes the original;
 * **exact replay** — ``game.replay(seed, history)`` reproduces every player's information set,
   the returns and the rendering, from the start and from a prefix;
@@ -32,15 +39,18 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from omega_cluster.games.api import (
     CHANCE,
     Game,
+    GameInputError,
     IllegalActionError,
+    ReplayError,
     State,
 )
 
@@ -186,6 +196,7 @@ def _check_loose_types(game: Game, seed: int, state: State) -> None:
             raise _fail(game, seed, state, "loose types", f"{form!r} accepted as an action")
         if (len(state.history), _keys(state, game.num_players)) != before:
             raise _fail(game, seed, state, "loose types", f"refused {form!r} changed the state")
+    _check_joint_types(game, seed, state, joint)
     twin = state.clone()
     if len(acting) == 1:
         twin.apply_action(np.int64(joint[0]))  # type: ignore[arg-type]
@@ -194,6 +205,89 @@ def _check_loose_types(game: Game, seed: int, state: State) -> None:
     entry = twin.history[-1]
     if not all(type(a) is int for a in (entry if isinstance(entry, tuple) else (entry,))):
         raise _fail(game, seed, state, "loose types", f"numpy ints stored as {entry!r}")
+
+
+def _refused(
+    game: Game,
+    seed: int,
+    state: State,
+    error: type[Exception],
+    value: object,
+    call: Callable[..., object],
+    *args: Any,
+) -> None:
+    """``call(*args)`` (given ``value``) raises ``error`` naming the value and its type."""
+    try:
+        call(*args)
+    except error as err:
+        if repr(value) not in str(err) or type(value).__name__ not in str(err):
+            raise _fail(
+                game, seed, state, "input types", f"error does not name {value!r}: {err}"
+            ) from err
+    except Exception as err:
+        raise _fail(
+            game,
+            seed,
+            state,
+            "input types",
+            f"{value!r} raised {type(err).__name__} ({err}), not {error.__name__}",
+        ) from err
+    else:
+        raise _fail(game, seed, state, "input types", f"{value!r} accepted")
+
+
+def _bad_seeds(seed: int) -> list[object]:
+    return [seed + 0.5, float(seed), bool(seed % 2), str(seed), None]
+
+
+def _check_seed_types(game: Game, seed: int, state: State) -> None:
+    """A seed that is not an int is refused; a numpy integer seed deals the same game."""
+    for bad in _bad_seeds(seed):
+        _refused(game, seed, state, GameInputError, bad, game.new_initial_state, bad)
+    same = game.new_initial_state(np.int64(seed))  # type: ignore[arg-type]
+    if same.render() != state.render():
+        raise _fail(game, seed, state, "input types", "a numpy integer seed deals another game")
+
+
+def _not_sequences(joint: Sequence[int]) -> list[Any]:
+    """Containers that are not a joint action, holding ``joint``'s actions where they can."""
+    return [
+        joint[0],
+        set(joint),
+        dict.fromkeys(joint),
+        "".join(map(str, joint)),
+        None,
+        (a for a in joint),
+    ]
+
+
+def _check_joint_types(game: Game, seed: int, state: State, joint: Sequence[int]) -> None:
+    """A joint action that is not a tuple, list or 1-D array is refused; nothing changes."""
+    before = (len(state.history), _keys(state, game.num_players))
+    for bad in _not_sequences(joint):
+        _refused(game, seed, state, IllegalActionError, bad, state.apply_joint_action, bad)
+        if (len(state.history), _keys(state, game.num_players)) != before:
+            raise _fail(game, seed, state, "input types", f"refused {bad!r} changed the state")
+
+
+def _check_history_types(game: Game, seed: int, state: State) -> None:
+    """``replay`` refuses a seed that is not an int, a history that is not a list or tuple and a
+    float entry; a tuple history replays like the list."""
+    history = list(state.history)
+    for bad in _bad_seeds(seed):
+        _refused(game, seed, state, GameInputError, bad, game.replay, bad, history)
+    first = history[0] if history else 0
+    for container in ("".join(map(str, history[:3])), set(history[:1]), 0, None):
+        _refused(game, seed, state, ReplayError, container, game.replay, seed, container)
+    generator = (h for h in history)
+    _refused(game, seed, state, ReplayError, generator, game.replay, seed, generator)
+    if history:
+        loose: Any = tuple(map(float, first)) if isinstance(first, tuple) else float(first)
+        value = loose[0] if isinstance(loose, tuple) else loose
+        _refused(game, seed, state, ReplayError, value, game.replay, seed, [loose, *history[1:]])
+    again = game.replay(seed, tuple(history))
+    if _keys(again, game.num_players) != _keys(state, game.num_players):
+        raise _fail(game, seed, state, "input types", "a tuple history replays differently")
 
 
 def _pick(state: State, acting: tuple[int, ...], choice: int) -> int | tuple[int, ...]:
@@ -320,6 +414,7 @@ def check_trajectory(
     state = game.new_initial_state(seed)
     if game.new_initial_state(seed).render() != state.render():
         raise _fail(game, seed, state, "determinism", "new_initial_state(seed) differs twice")
+    _check_seed_types(game, seed, state)
     step = 0
     while not state.is_terminal():
         if step > max_steps:
@@ -342,6 +437,7 @@ def check_trajectory(
         step += 1
     _check_end(game, seed, state)
     _check_replay(game, seed, state, rng)
+    _check_history_types(game, seed, state)
     return state
 
 

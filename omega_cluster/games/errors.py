@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConstraintError",
     "GameError",
+    "GameInputError",
     "IllegalActionError",
     "InvalidParameterError",
     "ReplayError",
@@ -28,6 +29,11 @@ __all__ = [
 
 class GameError(UserError):
     """Base class of every error the game layer raises."""
+
+
+class GameInputError(GameError, TypeError):
+    """An argument of the contract of the wrong type (a seed that is not an int), refused rather
+    than coerced: the message names the value and its type."""
 
 
 class InvalidParameterError(GameError, ValueError):

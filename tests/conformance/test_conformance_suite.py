@@ -107,6 +107,38 @@ def test_coercing_apply_action_is_caught(blind_war: ModuleType) -> None:
         check_game(_broken(blind_war, apply_action=coercing), playouts=3)
 
 
+def test_joint_action_read_from_any_iterable_is_caught(blind_war: ModuleType) -> None:
+    def iterating(self: Any, actions: Any) -> None:  # takes a set, a str, a generator: tuple(...)
+        blind_war.BlindWarState.apply_joint_action(self, tuple(actions))
+
+    with pytest.raises(ConformanceError, match="input types"):
+        check_game(_broken(blind_war, apply_joint_action=iterating), playouts=3)
+
+
+def test_replay_that_coerces_its_seed_is_caught(blind_war: ModuleType) -> None:
+    class Rounding(blind_war.BlindWarGame):  # type: ignore[misc]
+        def replay(self, seed: Any, history: Any) -> Any:  # "helpfully" takes 2.5 for 2
+            return super().replay(int(seed), history)
+
+    with pytest.raises(ConformanceError, match=r"input types.*2\.5 accepted"):
+        check_game(Rounding(players=2), playouts=1, seed=2)
+
+
+def test_replay_that_iterates_any_history_is_caught(blind_war: ModuleType) -> None:
+    class Iterating(blind_war.BlindWarGame):  # type: ignore[misc]
+        def replay(self, seed: int, history: Any) -> Any:  # reads a str as a list of chars
+            return super().replay(seed, list(history))
+
+    with pytest.raises(ConformanceError, match="input types"):
+        check_game(Iterating(players=2), playouts=1)
+
+
+def test_seed_checks_run_on_user_games_without_their_help(race_to_n: ModuleType) -> None:
+    game = race_to_n.RaceGame(target=5)  # new_initial_state ignores its seed entirely
+    report = check_game(game, playouts=2)
+    assert report.playouts == 2  # and every bad seed was refused by the contract's wrapper
+
+
 def test_zero_probability_chance_outcomes_are_caught() -> None:
     from omega_cluster.games import make_game
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import random
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 
 from omega_cluster.games import (
+    Game,
+    GameInputError,
     IllegalActionError,
     InvalidParameterError,
     ParamSpec,
@@ -18,7 +21,7 @@ from omega_cluster.games import (
     make_game,
     register_game,
 )
-from omega_cluster.games.api import win_shares_from_returns
+from omega_cluster.games.api import HistoryEntry, win_shares_from_returns
 
 
 def test_unknown_game_lists_the_available_ones() -> None:
@@ -187,3 +190,105 @@ def test_replay_refuses_loose_types(blind_war: ModuleType) -> None:
         with pytest.raises(ReplayError, match="not an int"):
             game.replay(9, [entry])  # type: ignore[list-item]
     assert game.replay(9, [np.int64(legal)]).history == [legal]  # type: ignore[list-item]
+
+
+# -- input types: seeds, histories and joint actions are checked in the contract, never coerced --
+def _some_history(game: Game, seed: int) -> list[HistoryEntry]:
+    state, rng = game.new_initial_state(seed), random.Random(seed)
+    while not state.is_terminal() and len(state.history) < 6:
+        acting = state.current_players
+        moves = [rng.choice(list(state.legal_actions(p))) for p in acting]
+        if len(acting) > 1:
+            state.apply_joint_action(tuple(moves))
+        else:
+            state.apply_action(moves[0])
+    return list(state.history)
+
+
+@pytest.mark.parametrize(("name", "params"), LOOSE_GAMES, ids=[g[0] for g in LOOSE_GAMES])
+def test_every_game_refuses_seeds_that_are_not_ints(name: str, params: dict[str, object]) -> None:
+    game = make_game(name, **params)
+    history = _some_history(game, 3)
+    for seed in (3.5, 3.0, True, "3", None, np.float64(3)):
+        with pytest.raises(GameInputError) as err:
+            game.new_initial_state(seed)  # type: ignore[arg-type]
+        assert repr(seed) in str(err.value)
+        assert f"a {type(seed).__name__}, not an int" in str(err.value)
+        with pytest.raises(GameInputError, match="not an int"):
+            game.replay(seed, history)  # type: ignore[arg-type]
+    for seed in (np.int64(3), np.uint32(3)):
+        assert game.new_initial_state(seed).render() == game.new_initial_state(3).render()  # type: ignore[arg-type]
+        assert game.replay(seed, history).history == history  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # the builtin kind, for callers that catch it
+        game.new_initial_state(1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("name", "params"), LOOSE_GAMES, ids=[g[0] for g in LOOSE_GAMES])
+def test_every_game_refuses_histories_that_are_not_sequences(
+    name: str, params: dict[str, object]
+) -> None:
+    game = make_game(name, **params)
+    history = _some_history(game, 3)
+    text = "".join(map(str, history[:2]))
+    for bad in (text, set(history[:1]), dict.fromkeys(history[:1]), (h for h in history), 0, None):
+        with pytest.raises(ReplayError) as err:
+            game.replay(3, bad)  # type: ignore[arg-type]
+        assert repr(bad) in str(err.value)
+        assert f"is a {type(bad).__name__}, not a list or tuple" in str(err.value)
+    assert game.replay(3, tuple(history)).history == history
+    as_floats = [tuple(map(float, e)) if isinstance(e, tuple) else float(e) for e in history]
+    with pytest.raises(ReplayError, match="a float, not an int"):
+        game.replay(3, as_floats)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("name", "params"), LOOSE_GAMES, ids=[g[0] for g in LOOSE_GAMES])
+def test_every_game_refuses_joint_actions_that_are_not_sequences(
+    name: str, params: dict[str, object]
+) -> None:
+    game = make_game(name, **params)
+    state = game.new_initial_state(3)
+    while not state.is_terminal() and not state.is_simultaneous_node():
+        state.apply_action(state.legal_actions()[-1])
+    if state.is_terminal():  # a sequential game: its single-player nodes refuse the same way
+        state = game.new_initial_state(3)
+    acting = state.current_players
+    # distinct bids where the hands allow: a set of them has the joint action's length
+    joint = tuple(state.legal_actions(p)[-i] for i, p in enumerate(acting))
+    before = list(state.history)
+    for bad in (joint[0], set(joint), dict.fromkeys(joint), "".join(map(str, joint)), None):
+        with pytest.raises(IllegalActionError) as err:
+            state.apply_joint_action(bad)  # type: ignore[arg-type]
+        assert repr(bad) in str(err.value) and f"got {type(bad).__name__}" in str(err.value)
+        assert state.history == before
+    with pytest.raises(IllegalActionError, match="got ndarray"):
+        state.apply_joint_action(np.array(joint[0]))  # a 0-d array is not a sequence
+    state.apply_joint_action(list(joint))
+    assert state.history[-1] == (joint if len(joint) > 1 else joint[0])
+
+
+def test_the_seed_check_wraps_a_user_game_keeping_its_signature(blind_war: ModuleType) -> None:
+    seen: list[object] = []
+
+    class Seeded(blind_war.BlindWarGame):  # type: ignore[misc]
+        def new_initial_state(self, seed: int = 7) -> Any:
+            seen.append(seed)
+            return super().new_initial_state(seed)
+
+    class Keyword(blind_war.BlindWarGame):  # type: ignore[misc]
+        def new_initial_state(self, seed: int = 0, *, note: str = "") -> Any:
+            seen.append((seed, note))
+            return super().new_initial_state(seed)
+
+    Seeded().new_initial_state()
+    Seeded().new_initial_state(np.int64(4))
+    Seeded().new_initial_state(seed=5)
+    Keyword().new_initial_state(np.int16(2), note="x")
+    Keyword().new_initial_state(seed=3)
+    assert seen == [7, 4, 5, (2, "x"), (3, "")]
+    assert all(type(s if type(s) is not tuple else s[0]) is int for s in seen)
+    for game in (Seeded(), Keyword()):
+        with pytest.raises(GameInputError, match="seed 2.5 is a float"):
+            game.new_initial_state(2.5)
+        with pytest.raises(GameInputError, match="seed 2.5 is a float"):
+            game.new_initial_state(seed=2.5)
+    assert Seeded.new_initial_state.__name__ == "new_initial_state"

@@ -141,8 +141,13 @@ class GoofspielState(State):
         """The checked joint step, legal case inline (the base class raises the errors).
 
         The two-player turn is played here in full (it is half of all the steps of a random
-        playout), ending in the next turn's chance node on every turn but the last ones.
+        playout), ending in the next turn's chance node on every turn but the last ones. Only a
+        tuple takes the inline paths (every caller on the hot path passes one); anything else
+        goes to the base class, which checks its type (a set or a dict is not a joint action).
         """
+        if type(actions) is not tuple:
+            State.apply_joint_action(self, actions)
+            return
         game = self.game
         if self._acting is game._inline_pair and len(actions) == 2:
             a, b = actions
@@ -173,9 +178,8 @@ class GoofspielState(State):
                 if type(bid) is not int or bid < 0 or not hand >> bid & 1:
                     break
             else:
-                joint = tuple(actions)
-                self.history.append(joint)
-                self._play_turn(joint)
+                self.history.append(actions)
+                self._play_turn(actions)
                 return
         State.apply_joint_action(self, actions)
 

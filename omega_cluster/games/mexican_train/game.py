@@ -166,7 +166,7 @@ class MexicanTrainGame(_Game):
     # -- contract ---------------------------------------------------------------------------
     def new_initial_state(self, seed: int = 0) -> MexicanTrainState:
         """Round 0 dealt from ``seed`` (every later deal and boneyard order follows from it)."""
-        return MexicanTrainState.initial(self, int(seed))
+        return MexicanTrainState.initial(self, seed)  # an int: the contract checked it
 
     def replay(self, seed: int, history: Sequence[HistoryEntry]) -> MexicanTrainState:
         """:meth:`Game.replay`, typed: the rebuilt state of this game."""
