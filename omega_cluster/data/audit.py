@@ -40,11 +40,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from omega_cluster.data.manifest import key_writer
+from omega_cluster.data.manifest import ManifestEntry, key_writer
 from omega_cluster.data.schema import validate_table
-from omega_cluster.data.manifest import ManifestEntry
 from omega_cluster.data.shards import (
-    CorruptShardError,
     DuplicateGamesError,
     ShardStore,
     duplicate_reason,

@@ -90,9 +90,7 @@ class DuplicateGamesError(CorruptShardError):
     hold them already.
     """
 
-    def __init__(
-        self, entry: ManifestEntry, games: Sequence[str], holders: Sequence[str]
-    ) -> None:
+    def __init__(self, entry: ManifestEntry, games: Sequence[str], holders: Sequence[str]) -> None:
         super().__init__(entry, duplicate_reason(games, holders))
         self.games = tuple(games)
         self.holders = tuple(holders)

@@ -62,7 +62,8 @@ def test_a_shard_whose_games_are_stored_is_quarantined_at_commit(
     assert (tmp_path / "quarantine" / Path(refused.shard_path).name).is_file()  # nothing lost
     kept = json.loads((tmp_path / "quarantine" / f"{refused.key}.json.manifest.json").read_text())
     assert kept["game_ids"] == ["g2", "g3"]
-    assert [r.message for r in caplog.records if "duplicate games" in r.message][0].count("\n") == 0
+    line = next(r.message for r in caplog.records if "duplicate games" in r.message)
+    assert "\n" not in line
     assert store_totals(ShardStore(tmp_path)) == StoreTotals(shards=1, records=6, games=2)
     # games that are new commit, and the index follows quarantines: a game whose shard left
     # the manifest may be stored again

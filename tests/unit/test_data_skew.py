@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.compute as pc
-
 from train_helpers import leduc_learner, leduc_records, leduc_store
 
 from omega_cluster.config import (
