@@ -137,6 +137,7 @@ class TrackingObserver(Observer):
         self._search_path = ""  # the last self-play search path tagged
         self._slice_games: dict[str, int] = {}  # games per fleet table since this driver started
         self._pipeline: Pipeline | None = None
+        self._step = 0  # the step the totals were last logged at
 
     def on_start(self, pipeline: Pipeline) -> None:
         self._pipeline = pipeline
@@ -152,11 +153,21 @@ class TrackingObserver(Observer):
             t.log_metrics(pipeline.state.warm_start, step=0)
         pipeline.state.mlflow_run_id, pipeline.state.tracking_uri = t.run_id, t.tracking_uri
         if pipeline.state.games:  # a resumed run: its totals as recounted from the manifest
-            st = pipeline.state
-            t.log_metrics({"selfplay/games_total": float(st.games), "selfplay/records_total":
-                           float(st.records), "selfplay/shards_total": float(st.shards)},
-                          step=st.games)  # fmt: skip
+            self._log_totals(pipeline.state)
         pipeline.state.save(self.paths.state)
+
+    def _totals_step(self, state: PipelineState) -> int:
+        """The step of the totals: the games counted, never going back (a quarantined shard
+        lowers the count; MLflow's latest value is the one at the highest step)."""
+        self._step = max(self._step, state.games)
+        return self._step
+
+    def _log_totals(self, state: PipelineState) -> None:
+        """The run's counters as the manifest has them (pipeline.json's, recounted)."""
+        self.tracker.log_metrics({"selfplay/games_total": float(state.games),
+                                  "selfplay/records_total": float(state.records),
+                                  "selfplay/shards_total": float(state.shards)},
+                                 step=self._totals_step(state))  # fmt: skip
 
     def _elapsed(self) -> float:
         return max(time.monotonic() - self._started, 1e-9)
@@ -187,7 +198,7 @@ class TrackingObserver(Observer):
                 "selfplay/run_games_per_s": state.games / self._elapsed(),
                 "selfplay/policy_lag": float(lag),
             },
-            step=state.games,
+            step=self._totals_step(state),
         )
 
     def on_candidate(self, report: CandidateReport, state: PipelineState) -> None:
@@ -265,6 +276,7 @@ class TrackingObserver(Observer):
         self._plots()
 
     def on_stop(self, state: PipelineState, reason: str) -> None:
+        self._log_totals(state)  # the final counters: after the last quarantine
         self._plots()
         tags = {"omega.stop_reason": reason}
         why = rejections(state.elo_log)

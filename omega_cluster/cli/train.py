@@ -53,7 +53,8 @@ def run_train(args: argparse.Namespace) -> int:
     # reaches main, which prints it on one line; anything else is a bug and shows its traceback
     st = result.state
     print(f"run {result.run_dir}: {result.reason}; {st.decisions} gate decisions, "
-          f"{st.promotions} promotions, {st.games} games, {st.shards} shards")  # fmt: skip
+          f"{st.promotions} promotions, {st.games} games, {st.records} records, "
+          f"{st.shards} shards")  # fmt: skip
     why = rejections(st.elo_log)
     if why:
         print(f"no promotion since the last champion: {why}")

@@ -25,6 +25,7 @@ from omega_cluster.data.schema import (
 )
 from omega_cluster.data.shards import (
     CorruptShardError,
+    DuplicateGamesError,
     QuarantineNote,
     ShardInfo,
     ShardStore,
@@ -37,6 +38,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AuditReport",
     "CorruptShardError",
+    "DuplicateGamesError",
     "GrowingWindow",
     "LegacyPosition",
     "ManifestEntry",

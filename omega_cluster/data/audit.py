@@ -12,14 +12,23 @@ whose shard file is gone fails every read. :func:`audit_store` lists both and re
   its writer id (the self-play retry finds its chunk's shard by writer id);
 * an orphan that does not read back, a temporary file of an upload that never finished, or a
   file that is not named like a shard, is **quarantined** with the reason;
-* an entry whose shard file is gone is **quarantined** (its manifest file moves away);
+* an entry whose shard file is gone, or has another size than its entry says (truncated), is
+  **quarantined** (its manifest file moves away); the sizes come from the same listing, no shard
+  is read;
+* each game is stored once: the store's index of game ids is rebuilt from the entries (their
+  ``game_ids``; an older entry's shard gives its ``game_id`` column) and an entry holding a game
+  that an entry committed before it holds (by commit time, then key) is **quarantined** with
+  one line naming the games (two writers racing past the commit-time check, a store written
+  before it, a shard copied in by hand);
 * an orphan younger than the grace period is left alone (its writer may still be publishing).
 
 A re-committed shard is new to every reader (its entry name was never consumed): if its old entry
 had been consumed before it was lost, its rows are read a second time.
 
-:func:`store_totals` counts the shards, records and games in the manifest (the pipeline's
-counters, recomputed on resume); it reads only the ``game_id`` column of each shard.
+:func:`store_totals` counts the shards, records and games of the manifest's live entries: the
+pipeline's counters, recomputed on resume and after every event of a run, so a quarantined shard
+stops counting as soon as it leaves the manifest. It reads the manifest only (an older entry
+without ``game_ids``: its shard's ``game_id`` column, once per store object).
 """
 
 from __future__ import annotations
@@ -29,12 +38,16 @@ import time
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from omega_cluster.data.manifest import key_writer
-from omega_cluster.data.schema import SCHEMA, validate_table
-from omega_cluster.data.shards import CorruptShardError, ShardStore, new_entry
+from omega_cluster.data.manifest import ManifestEntry, key_writer
+from omega_cluster.data.schema import validate_table
+from omega_cluster.data.shards import (
+    DuplicateGamesError,
+    ShardStore,
+    duplicate_reason,
+    new_entry,
+)
 
 __all__ = ["GRACE_S", "AuditReport", "StoreTotals", "audit_store", "store_totals"]
 
@@ -74,10 +87,17 @@ def audit_store(store: ShardStore, *, grace_s: float = GRACE_S) -> AuditReport:
     files = {f"shards/{i.base_name}": i for i in store.fs.get_file_info(selector) if i.is_file}
     quarantined: list[tuple[str, str]] = []
     for entry in entries:
-        if entry.shard_path not in files:
+        info = files.get(entry.shard_path)
+        if info is None:
             reason = f"its shard file {entry.shard_path} is missing (store audit)"
-            store.quarantine(entry, reason)
-            quarantined.append((entry.key, reason))
+        elif info.size is not None and info.size != entry.bytes:
+            reason = (f"shard has {info.size} bytes, manifest says {entry.bytes} "
+                      "(truncated? store audit)")  # fmt: skip
+        else:
+            continue
+        store.quarantine(entry, reason)
+        quarantined.append((entry.key, reason))
+    quarantined += _duplicates(store)
     named = {e.shard_path for e in entries}
     names = set(store.entry_names())
     cutoff = time.time_ns() - int(grace_s * 1e9)
@@ -92,9 +112,33 @@ def audit_store(store: ShardStore, *, grace_s: float = GRACE_S) -> AuditReport:
         if refused is None:
             recommitted.append(relative)
             continue
+        if refused.startswith("duplicate games"):  # already in quarantine, with its reason
+            quarantined.append((relative, f"orphan shard file: {refused}"))
+            continue
         store.quarantine_orphan(relative, f"orphan shard file: {refused}")
         quarantined.append((relative, f"orphan shard file: {refused}"))
     return AuditReport(store.uri, tuple(recommitted), tuple(quarantined), tuple(pending), grace_s)
+
+
+def _duplicates(store: ShardStore) -> list[tuple[str, str]]:
+    """Quarantine every live entry holding a game that an earlier-committed entry holds."""
+    holder: dict[str, str] = {}
+    found: list[tuple[str, str]] = []
+    ordered: list[tuple[ManifestEntry, tuple[str, ...]]] = []
+    for entry in sorted(store.entries(), key=lambda e: (e.created_unix, e.key)):
+        ids = store.game_ids(entry)
+        if ids is None:  # its shard failed its read and was quarantined with the reason
+            continue
+        ordered.append((entry, ids))
+    for entry, ids in ordered:
+        twice = sorted(g for g in ids if g in holder)
+        if twice:
+            reason = duplicate_reason(twice, [holder[g] for g in twice]) + " (store audit)"
+            store.quarantine(entry, reason)
+            found.append((entry.key, reason))
+            continue
+        holder.update(dict.fromkeys(ids, entry.key))
+    return found
 
 
 def _recommit(store: ShardStore, relative: str, names: set[str]) -> str | None:
@@ -118,36 +162,28 @@ def _recommit(store: ShardStore, relative: str, names: set[str]) -> str | None:
     sha256 = hashlib.sha256(payload).hexdigest()
     entry = new_entry(table, key=key, shard_path=relative, size=payload.size, sha256=sha256,
                       writer_id=writer_id, node_id=f"recovered:{store.node_id}")  # fmt: skip
-    store.commit(entry)
+    try:
+        store.commit(entry)
+    except DuplicateGamesError as err:  # commit quarantined it with the reason: say so
+        return err.reason
     return None
 
 
 @dataclass(frozen=True)
 class StoreTotals:
-    """What the manifest holds: its entries, their rows, and the games in them."""
+    """What the manifest's live entries hold: the entries, their rows, and the games in them."""
 
-    shards: int  # manifest entries
+    shards: int  # live manifest entries
     records: int  # sum of the entries' rows
-    games: int  # distinct game ids per shard, summed over shards
+    games: int  # distinct game ids over the live entries
 
 
 def store_totals(store: ShardStore) -> StoreTotals:
-    """Count the manifest's shards, records and games (reads only each shard's game_id column).
+    """Count the live manifest entries' shards, records and games (module docstring).
 
-    A shard whose ``game_id`` column does not read back is read in full, which quarantines it
-    if it fails its checks; it then no longer counts (it left the manifest).
+    An older entry whose ``game_id`` column does not read back is read in full, which
+    quarantines it if it fails its checks; it then no longer counts (it left the manifest).
     """
-    options = pa.ipc.IpcReadOptions(included_fields=[SCHEMA.get_field_index("game_id")])
-    shards = records = games = 0
-    for entry in store.entries():
-        try:
-            with store.fs.open_input_file(store.shard_file(entry)) as f:
-                column = pa.ipc.open_file(f, options=options).read_all().column("game_id")
-        except (pa.ArrowException, OSError, KeyError, ValueError):
-            try:
-                column = store.read(entry).column("game_id")
-            except CorruptShardError:
-                continue
-        shards, records = shards + 1, records + entry.rows
-        games += len(pc.unique(column))
-    return StoreTotals(shards=shards, records=records, games=games)
+    games = len(store.game_index())  # one manifest listing; only new entries are loaded
+    entries = store.indexed_entries()
+    return StoreTotals(shards=len(entries), records=sum(e.rows for e in entries), games=games)

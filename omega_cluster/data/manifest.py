@@ -95,11 +95,18 @@ class ManifestEntry:
     writer_id: str  # the ShardWriter that wrote it
     node_id: str  # machine of the writer (hostname unless overridden)
     created_unix: float  # seconds since the epoch when the manifest entry was made
+    # distinct game ids of its rows, ascending: the store's index of games is made of these
+    # (None: an entry written before they were recorded; the store reads its game_id column)
+    game_ids: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for name in ("encoder_versions", "champion_versions", "games"):
             data[name] = list(data[name])
+        if self.game_ids is None:
+            del data["game_ids"]
+        else:
+            data["game_ids"] = list(self.game_ids)
         return data
 
     @classmethod
@@ -113,6 +120,9 @@ class ManifestEntry:
         games = _require(data, "games", list)
         if not all(isinstance(g, str) for g in games):
             raise ValueError(f"manifest field 'games' = {games!r} must be a list of str")
+        game_ids = _require(data, "game_ids", list) if "game_ids" in data else None
+        if game_ids is not None and not all(isinstance(g, str) for g in game_ids):
+            raise ValueError("manifest field 'game_ids' must be a list of str")
         entry = cls(
             key=key,
             shard_path=_require(data, "shard_path", str),
@@ -126,6 +136,7 @@ class ManifestEntry:
             writer_id=_require(data, "writer_id", str),
             node_id=_require(data, "node_id", str),
             created_unix=float(_require(data, "created_unix", (int, float))),
+            game_ids=None if game_ids is None else tuple(game_ids),
         )
         if entry.rows < 1 or entry.bytes < 1 or not entry.shard_path.startswith("shards/"):
             raise ValueError(f"manifest entry {key} has rows/bytes < 1 or a path outside shards/")

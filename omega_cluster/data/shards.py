@@ -51,6 +51,7 @@ import pyarrow.fs as pafs
 
 from omega_cluster.data.manifest import KeyClock, ManifestEntry
 from omega_cluster.data.schema import (
+    SCHEMA,
     SCHEMA_VERSION,
     Record,
     SchemaError,
@@ -60,6 +61,7 @@ from omega_cluster.data.schema import (
 
 __all__ = [
     "CorruptShardError",
+    "DuplicateGamesError",
     "QuarantineNote",
     "ShardInfo",
     "ShardStore",
@@ -79,6 +81,29 @@ class CorruptShardError(RuntimeError):
         super().__init__(f"shard {entry.shard_path} (manifest {entry.key}) quarantined: {reason}")
         self.entry = entry
         self.reason = reason
+
+
+class DuplicateGamesError(CorruptShardError):
+    """A shard holds games another live shard already holds: it was quarantined, not committed.
+
+    ``games`` are the game ids found twice, ``holders`` the manifest keys of the shards that
+    hold them already.
+    """
+
+    def __init__(self, entry: ManifestEntry, games: Sequence[str], holders: Sequence[str]) -> None:
+        super().__init__(entry, duplicate_reason(games, holders))
+        self.games = tuple(games)
+        self.holders = tuple(holders)
+
+
+def duplicate_reason(games: Sequence[str], holders: Sequence[str], shown: int = 8) -> str:
+    """One line naming the games found twice (the first ``shown``) and where they are."""
+    more = f" and {len(games) - shown} more" if len(games) > shown else ""
+    where = ", ".join(sorted(set(holders)))
+    return (
+        f"duplicate games: {len(games)} game id(s) already stored in shard(s) {where}: "
+        f"{', '.join(games[:shown])}{more}"
+    )
 
 
 @dataclass(frozen=True)
@@ -124,6 +149,9 @@ class ShardStore:
         self.uri = _sanitized(text)  # for messages: no credentials, no query
         self.node_id = socket.gethostname()
         self._cache: dict[str, ManifestEntry] = {}
+        self._ids: dict[str, tuple[str, ...]] = {}  # entry key -> its game ids (read once)
+        self._index: dict[str, str] = {}  # game id -> key of the live entry that holds it
+        self._indexed: set[str] = set()  # the keys whose games are in _index
         self.bad_manifests = 0  # manifest files found unreadable and quarantined
         for sub in ("shards", "manifest", "quarantine"):
             try:
@@ -225,6 +253,72 @@ class ShardStore:
         moves = [(entry.shard_path, "shard"), (f"manifest/{entry.key}.json", "manifest")]
         self._quarantine_files(entry.key, reason, moves)
         self._cache.pop(entry.key, None)
+        self._unindex(entry.key)
+
+    # -- the index of game ids -------------------------------------------------------------
+    def game_ids(self, entry: ManifestEntry) -> tuple[str, ...] | None:
+        """The distinct game ids of an entry's shard: from the entry itself, or (an entry
+        written before they were recorded) its shard's ``game_id`` column, read once. None when
+        that column does not read back and the full read quarantined the shard."""
+        if entry.game_ids is not None:
+            return entry.game_ids
+        known = self._ids.get(entry.key)
+        if known is not None:
+            return known
+        options = pa.ipc.IpcReadOptions(included_fields=[SCHEMA.get_field_index("game_id")])
+        try:
+            with self.fs.open_input_file(self.shard_file(entry)) as f:
+                column = pa.ipc.open_file(f, options=options).read_all().column("game_id")
+        except (pa.ArrowException, OSError, KeyError, ValueError):
+            try:
+                column = self.read(entry).column("game_id")
+            except CorruptShardError:
+                return None
+        ids = tuple(sorted(set(column.to_pylist())))
+        self._ids[entry.key] = ids
+        return ids
+
+    def game_index(self) -> dict[str, str]:
+        """Game id -> manifest key of the live shard holding it, for every live entry.
+
+        Kept up to date incrementally: one manifest listing, then only the entries added since
+        the last call are loaded and those gone (quarantined) dropped, so a commit never
+        re-reads the store's shards. Where two live shards hold a game (two writers racing,
+        or a store written before the check) the first indexed keeps it: :func:`.audit.
+        audit_store` quarantines the other at the next start.
+        """
+        names = self.entry_names()
+        live = set(names)
+        for key in sorted(self._indexed - live):
+            self._unindex(key)
+        for key in names:
+            if key in self._indexed:
+                continue
+            entry = self.entry(key)
+            ids = None if entry is None else self.game_ids(entry)
+            if ids is None:
+                continue
+            self._indexed.add(key)
+            for game in ids:
+                self._index.setdefault(game, key)
+        return self._index
+
+    def indexed_entries(self) -> list[ManifestEntry]:
+        """The live entries :meth:`game_index` indexed at its last call, ordered by key."""
+        return [e for k in sorted(self._indexed) if (e := self._cache.get(k)) is not None]
+
+    def _unindex(self, key: str) -> None:
+        if key not in self._indexed:
+            return
+        self._indexed.discard(key)
+        self._index = {g: k for g, k in self._index.items() if k != key}
+        self._ids.pop(key, None)
+
+    def clashes(self, entry: ManifestEntry) -> dict[str, str]:
+        """The games of ``entry`` some other live shard already holds: game id -> its key."""
+        ids = self.game_ids(entry) or ()
+        index = self.game_index()
+        return {g: index[g] for g in ids if g in index and index[g] != entry.key}
 
     def _quarantine_files(self, name: str, reason: str, moves: Sequence[tuple[str, str]]) -> None:
         note = {"name": name, "reason": reason, "time_unix": time.time(), "node_id": self.node_id}
@@ -260,9 +354,27 @@ class ShardStore:
         self._quarantine_files(relative.rsplit("/", 1)[-1], reason, [(relative, "shard")])
 
     def commit(self, entry: ManifestEntry) -> str:
-        """Write ``entry`` to the manifest (its shard becomes visible); its file's path."""
+        """Write ``entry`` to the manifest (its shard becomes visible); its file's path.
+
+        Each game is stored once: a shard holding a game that a live shard already holds is not
+        committed but quarantined (its entry beside it, a reason naming the games) and
+        :class:`DuplicateGamesError` raised. Two writers committing the same game at the same
+        moment can both pass; the next start's audit quarantines the later one.
+        """
+        clashes = self.clashes(entry)
+        if clashes:
+            games = sorted(clashes)
+            error = DuplicateGamesError(entry, games, [clashes[g] for g in games])
+            held = f"quarantine/{entry.key}.json.manifest.json"
+            self.put(held, json.dumps(entry.to_dict(), indent=1).encode())
+            self._quarantine_files(entry.key, error.reason, [(entry.shard_path, "shard")])
+            raise error
         manifest = f"manifest/{entry.key}.json"
         self.put(manifest, json.dumps(entry.to_dict(), indent=1).encode())
+        self._cache[entry.key] = entry
+        self._indexed.add(entry.key)
+        for game in self.game_ids(entry) or ():
+            self._index.setdefault(game, entry.key)
         return self.path(manifest)
 
 
@@ -323,14 +435,20 @@ class ShardWriter:
         return ShardInfo(entry, self.store.path(shard_path), manifest_file, seconds)
 
     def append(self, records: Sequence[Record]) -> list[ShardInfo]:
-        """Buffer records; write a shard each time ``rows_per_shard`` are buffered."""
+        """Buffer records; write a shard of whole games each time ``rows_per_shard`` are
+        buffered and a game ends there or after (each game is stored once: a game's rows, which
+        must be contiguous, never straddle two shards; a shard may then hold more rows)."""
         self._buffer.extend(records)
         written = []
         while len(self._buffer) >= self.rows_per_shard:
-            chunk, self._buffer = (
-                self._buffer[: self.rows_per_shard],
-                self._buffer[self.rows_per_shard :],
-            )
+            cut = self.rows_per_shard
+            while cut < len(self._buffer) and (
+                self._buffer[cut].game_id == self._buffer[cut - 1].game_id
+            ):
+                cut += 1
+            if cut == len(self._buffer):  # the last game may go on in the next records
+                break
+            chunk, self._buffer = self._buffer[:cut], self._buffer[cut:]
             written.append(self.write(chunk))
         return written
 
@@ -387,6 +505,7 @@ def new_entry(
         writer_id=writer_id,
         node_id=node_id,
         created_unix=time.time(),
+        game_ids=_distinct(table, "game_id"),
     )
 
 

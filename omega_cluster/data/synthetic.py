@@ -4,11 +4,14 @@ The rows are random but valid (:class:`.schema.Record` checks them): observation
 ``L`` legal actions (varying per row when ``vary_legal``) with ``F`` features each, a visit
 distribution, returns summing to zero, a history mixing single and joint actions, and (with
 ``aux_size``) flat aux targets on every other row and (with ``hidden_size``) a hidden state of
-location codes on every third row.
+location codes on every third row. Every call's games are new: their ids hold a number counted
+per process (``<actor>-<call>-<game>``, 40 rows a game), so shards of several calls never store
+one game twice (:meth:`.shards.ShardStore.commit` refuses that).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -16,6 +19,8 @@ import numpy as np
 from omega_cluster.data.schema import HistoryEntry, Record
 
 __all__ = ["synthetic_records"]
+
+_CALLS = itertools.count()  # numbers each call's games (no rng draw: the rows stay as seeded)
 
 
 def synthetic_records(
@@ -40,6 +45,7 @@ def synthetic_records(
     if not 1 <= num_legal <= num_actions:
         raise ValueError(f"num_legal must be in 1..num_actions={num_actions}, got {num_legal}")
     records = []
+    call = next(_CALLS)
     for index in range(count):
         size = int(rng.integers(1, num_legal + 1)) if vary_legal else num_legal
         legal = np.sort(rng.choice(num_actions, size=size, replace=False)).astype(np.int32)
@@ -72,7 +78,7 @@ def synthetic_records(
                 root_value=np.tanh(returns) if index % 3 else None,
                 weight=float(rng.uniform(0.5, 1.5)),
                 actor=actor,
-                game_id=f"{actor}-{index // 40}",
+                game_id=f"{actor}-{call}-{index // 40}",
                 aux_targets=None
                 if aux_size is None or index % 2
                 else rng.random(aux_size).astype(np.float32),

@@ -54,7 +54,7 @@ from functools import partial
 from typing import Any
 
 from omega_cluster.config.schema import Settings
-from omega_cluster.data import ShardStore, audit_store
+from omega_cluster.data import ShardStore, audit_store, store_totals
 from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.gatekeeper import GateOutcome
 from omega_cluster.eval.rating import EloRow, chain_start, promote
@@ -136,10 +136,11 @@ class Pipeline:
         ModelRegistry(paths.root, game=self.game.spec.name)  # a foreign run dir fails here
         # orphans and lost files; no grace period: none of this run's writers has started yet
         # (an embedded Ray left by a killed driver was ended before this, see cluster/processes)
-        for line in audit_store(ShardStore(paths.store_uri), grace_s=0.0).lines():
+        self.store = ShardStore(paths.store_uri)  # its index of game ids grows with the run
+        for line in audit_store(self.store, grace_s=0.0).lines():
             log.warning("%s", line)
         if resuming:  # a driver killed after a shard's commit, before its save, undercounts
-            recount(self.state, paths)  # after the audit: re-committed orphans count
+            recount(self.state, paths, self.store)  # after the audit: re-committed orphans count
         elif self.state.root is None:
             self.state.root = str(paths.root.absolute())  # where the run was created
         self.backend = backend_factory(settings, paths)
@@ -227,6 +228,7 @@ class Pipeline:
             if self._failure is not None:
                 raise self._failure
         finally:
+            self._count()  # a shard the learner quarantined after the last chunk stops counting
             self.state.save(self.paths.state)
             self.stop_reason = reason
             self._emit("on_stop", self.state, reason)
@@ -362,12 +364,27 @@ class Pipeline:
 
     def _chunk_played(self, actor: int, report: ChunkReport) -> None:
         self._free.append(actor)
-        self.state.games += report.games
-        self.state.records += report.records
-        self.state.shards += 1 if report.shard and not report.replayed else 0
+        self._count()  # the chunk's shard is committed: the manifest counts it (a replay: once)
         self.state.save(self.paths.state)
         self._fresh_rows = True
         self._emit("on_chunk", report, self.state)
+
+    def _count(self) -> bool:
+        """Set the games, records and shards counters from the shard store's live manifest
+        entries, the only truth: a shard quarantined since (by any reader: the learner, a
+        retried chunk) stops counting, a retried chunk's shard counts once. One line when a
+        counter fell. Returns whether any changed (the caller saves)."""
+        st = self.state
+        before = (st.shards, st.records, st.games)
+        totals = store_totals(self.store)
+        st.shards, st.records, st.games = totals.shards, totals.records, totals.games
+        after = (st.shards, st.records, st.games)
+        if any(a < b for a, b in zip(after, before, strict=True)):
+            log.warning("the shard store %s holds %d shards, %d records, %d games, fewer than "
+                        "counted (%d, %d, %d): a shard left its manifest (quarantined, see its "
+                        "line); the counters follow the manifest", self.store.uri, *after,
+                        *before)  # fmt: skip
+        return after != before
 
     def _chunk_lost(self, actor: int, chunk: int, games: int, pause: float) -> None:
         """The chunk goes back to the queue (re-run with ``retry=True``), its actor rests."""
@@ -385,6 +402,8 @@ class Pipeline:
     def _trained(self, report: CandidateReport) -> None:
         """A candidate goes to its gate; a learner that waits for data frees the trainer."""
         self._rows_read = int(report.metrics.get("rows_seen", self._rows_read))
+        if self._count():  # the learner's reads may have quarantined a shard
+            self.state.save(self.paths.state)
         if report.version is not None:
             self.registry.add_candidate(report.version, parent=report.parent, uri=report.uri,
                                         metrics=report.metrics)  # fmt: skip

@@ -148,11 +148,13 @@ class PipelineState:
             raise ConfigError(f"{path} is not a run's state: {err}") from err
 
 
-def recount(state: PipelineState, paths: RunPaths) -> bool:
-    """Set the games, records and shards of ``state`` from the shard store's manifest (a driver
-    killed after a shard was committed but before it saved its counters undercounts it); saves
-    and logs a line when they differed. Returns whether they did."""
-    totals = store_totals(ShardStore(paths.store_uri))
+def recount(state: PipelineState, paths: RunPaths, store: ShardStore | None = None) -> bool:
+    """Set the games, records and shards of ``state`` from the shard store's live manifest
+    entries (the only truth: a driver killed after a shard was committed but before it saved its
+    counters undercounts it; a quarantined shard no longer counts); saves and logs one line when
+    they differed. Returns whether they did. ``store``: the run's store object, whose index of
+    game ids then grows incrementally (a fresh one is opened without it)."""
+    totals = store_totals(store or ShardStore(paths.store_uri))
     saved = (state.shards, state.records, state.games)
     if saved == (totals.shards, totals.records, totals.games):
         return False

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import socket
@@ -42,7 +43,14 @@ import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
-from omega_cluster.data import CorruptShardError, ShardStore, ShardWriter, Slicing, count_distinct
+from omega_cluster.data import (
+    CorruptShardError,
+    DuplicateGamesError,
+    ShardStore,
+    ShardWriter,
+    Slicing,
+    count_distinct,
+)
 from omega_cluster.data.batch import table_to_batch
 from omega_cluster.games.api import Game
 from omega_cluster.games.chance import derive_seed
@@ -71,6 +79,8 @@ __all__ = [
     "Weights",
     "chunk_writer_id",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -276,10 +286,21 @@ class SelfPlayWorker:
             if found is not None:
                 return found
         key = ""
+        s = runner.stats
         if records:
             writer = ShardWriter(self.store, writer_id=chunk_writer_id(chunk), node_id=self.node)
-            key = writer.write(records).entry.key
-        s = runner.stats
+            try:
+                key = writer.write(records).entry.key
+            except DuplicateGamesError as err:  # quarantined, not committed: nothing new stored
+                found = self.existing(chunk) if retry else None
+                if found is not None:  # the failed attempt's shard holds them: report it
+                    return found
+                log.warning("self-play chunk %d: %s", chunk, err)
+                return ChunkReport(
+                    chunk, self.actor, self.node, weights.version, 0, 0, "", s.decisions,
+                    s.simulations, time.perf_counter() - started,
+                    torch_threads=torch.get_num_threads(), search_path=runner.search_path,
+                )  # fmt: skip
         return ChunkReport(
             chunk, self.actor, self.node, weights.version, s.games, len(records), key,
             s.decisions, s.simulations, time.perf_counter() - started,

@@ -9,6 +9,8 @@ tracked in a real MLflow sqlite store inside the run directory.
   preset keeps the saved settings, a safe override (more iterations, another tracking store) is
   applied and recorded;
 * counters are recomputed from the manifest (a shard written just before the driver was killed);
+* every counter a run reports (pipeline.json, the summary line, MLflow) is the live manifest's
+  after a shard is quarantined, for each way a shard can fail its checks;
 * an MLflow run left RUNNING by a dead driver is marked KILLED, then resumed (by its run id,
   through the CLI), then FINISHED.
 """
@@ -18,16 +20,18 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from mlflow import MlflowClient
 
 from omega_cluster.cli import main
 from omega_cluster.config import ConfigError, load_settings, to_yaml
-from omega_cluster.data import ShardStore, store_totals
+from omega_cluster.data import SCHEMA_VERSION, ShardStore, store_totals, validate_table
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.driver import LocalBackend, Pipeline, RunPaths
 from omega_cluster.service import RunResult, run_training
@@ -255,3 +259,98 @@ def test_a_run_left_running_by_a_dead_driver_is_marked_killed_then_resumed(
         ("FINISHED", "ended"),
     ]
     assert tags["omega.killed_detected"] and tags["omega.resumes"] == "1"
+
+
+# -- every counter a run reports is the manifest's, after every kind of quarantine ---------------
+def _rewrite(store: Path, entry: dict[str, Any], table: pa.Table) -> None:
+    """The shard rewritten with ``table``, its entry's size and checksum fixed: only the
+    validator's read finds what is wrong with it."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as ipc:
+        ipc.write_table(table)
+    payload = sink.getvalue().to_pybytes()
+    (store / entry["shard_path"]).write_bytes(payload)
+    _edit(store, entry, bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+
+
+def _edit(store: Path, entry: dict[str, Any], **values: Any) -> None:
+    (store / "manifest" / f"{entry['key']}.json").write_text(json.dumps({**entry, **values}))
+
+
+def _table(store: Path, entry: dict[str, Any]) -> pa.Table:
+    return pa.ipc.open_file(str(store / entry["shard_path"])).read_all()
+
+
+def _corrupt(store: Path, kind: str) -> None:
+    entry = json.loads(sorted((store / "manifest").glob("*.json"))[0].read_text())
+    path = store / entry["shard_path"]
+    if kind == "checksum":  # a flipped byte, the size unchanged
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif kind == "non-finite":
+        table = _table(store, entry)
+        i = table.schema.get_field_index("weight")
+        nan = pa.array([float("nan")] * table.num_rows, pa.float32())
+        _rewrite(store, entry, table.set_column(i, table.schema.field(i), nan))
+    elif kind == "truncated":
+        path.write_bytes(path.read_bytes()[: entry["bytes"] // 2])
+    elif kind == "wrong-schema":  # a column missing
+        table = _table(store, entry)
+        _rewrite(store, entry, table.drop_columns(["root_value"]))
+    elif kind == "schema-version":
+        _edit(store, entry, schema_version=1)
+    elif kind == "row-count":
+        _edit(store, entry, rows=entry["rows"] + 1)
+    elif kind == "missing":
+        path.unlink()
+    elif kind == "unreadable-entry":
+        (store / "manifest" / f"{entry['key']}.json").write_text("{not json")
+    elif kind == "duplicate-games":  # a copy of the shard under another key
+        key = entry["key"].replace("-chunk", "-copy", 1)
+        copy = f"shards/{key}.arrow"
+        shutil.copy(path, store / copy)
+        _edit(store, {**entry, "key": key}, shard_path=copy, created_unix=time.time())
+
+
+def _recount(store: Path) -> tuple[int, int, int]:
+    """(shards, records, games) of the live manifest entries, each checked whole here (size,
+    checksum, rows, schema and values) without the service's reader."""
+    shards = records = 0
+    games: set[str] = set()
+    for manifest in sorted((store / "manifest").glob("*.json")):
+        entry = json.loads(manifest.read_text())
+        payload = (store / entry["shard_path"]).read_bytes()
+        assert len(payload) == entry["bytes"], manifest.name
+        assert hashlib.sha256(payload).hexdigest() == entry["sha256"], manifest.name
+        table = pa.ipc.open_file(pa.BufferReader(payload)).read_all()
+        validate_table(table)
+        assert table.num_rows == entry["rows"] and entry["schema_version"] == SCHEMA_VERSION
+        ids = set(table.column("game_id").to_pylist())
+        assert not ids & games, f"{manifest.name} holds games another live shard holds"
+        shards, records, games = shards + 1, records + table.num_rows, games | ids
+    return shards, records, len(games)
+
+
+KINDS = ["checksum", "non-finite", "truncated", "wrong-schema", "schema-version", "row-count",
+         "missing", "unreadable-entry", "duplicate-games"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_reported_counter_is_the_manifests_after_a_quarantine(
+    trained: Path, tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _copy(trained, tmp_path / "run")
+    store = run / "shards"
+    _corrupt(store, kind)
+    assert main(["train", *TINY, f"run.resume={run}", "run.iterations=2"]) == 0
+    summary = next(line for line in capsys.readouterr().out.splitlines()
+                   if line.startswith(f"run {run}"))  # fmt: skip
+    assert len(list((store / "quarantine").glob("*.reason.json"))) == 1  # the damaged one
+    shards, records, games = _recount(store)
+    state = _state(run)
+    assert (state["shards"], state["records"], state["games"]) == (shards, records, games)
+    assert f"{games} games, {records} records, {shards} shards" in summary
+    metrics = _client(run).get_run(state["mlflow_run_id"]).data.metrics
+    assert (metrics["selfplay/shards_total"], metrics["selfplay/records_total"],
+            metrics["selfplay/games_total"]) == (shards, records, games)  # fmt: skip

@@ -80,16 +80,16 @@ def make_run(
     params: dict | None = None,
 ) -> Path:
     """A run directory with ``games`` games (ids ``<prefix>-<g>``, seeds ``100 + g``) in two
-    shards, ratings and a plot; Kuhn heads-up unless told otherwise."""
+    shards of whole games (one when ``games`` is 1), ratings and a plot; Kuhn heads-up unless told otherwise."""
     run = root / name
     params = {"players": 2} if params is None else params
     prefix = game.split("_")[0]
     writer = ShardWriter(ShardStore(run / "shards"), writer_id="test")
-    records = [r for g in range(games) for r in play_records(
-        game, params, 100 + g, f"{prefix}-{g}")]  # fmt: skip
-    half = len(records) // 2
-    writer.write(records[:half])
-    writer.write(records[half:])
+    per_game = [play_records(game, params, 100 + g, f"{prefix}-{g}") for g in range(games)]
+    half = (games + 1) // 2  # whole games per shard: the store holds each game once
+    writer.write([r for rs in per_game[:half] for r in rs])
+    if per_game[half:]:
+        writer.write([r for rs in per_game[half:] for r in rs])
     rating = {"version": 1, "rating": "anchored", "objective": "default", "player": "network",
               "elo": 1234.0, "low": 1100.0, "high": 1350.0, "games": 20}  # fmt: skip
     state = {"game": game, "games": games, "promotions": 1, "ratings": [rating]}

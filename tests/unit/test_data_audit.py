@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -130,17 +131,43 @@ def test_store_totals_count_entries_rows_and_games(tmp_path: Path) -> None:
     assert store_totals(store) == StoreTotals(shards=2, records=15, games=5)
     damaged = store.entries()[1]
     (tmp_path / damaged.shard_path).write_bytes(b"not a shard")
+    # the totals are the manifest's: a damaged shard counts until a check quarantines it ...
+    assert store_totals(store) == StoreTotals(shards=2, records=15, games=5)
+    audit_store(store)  # ... as the audit does (its size is not the entry's), once
     assert store_totals(store) == StoreTotals(shards=1, records=6, games=2)  # quarantined
     assert [n.name for n in store.quarantined()] == [damaged.key]
 
 
+def _strip_game_ids(tmp_path: Path, key: str) -> None:
+    """Make an entry look like one written before entries listed their game ids."""
+    manifest = tmp_path / "manifest" / f"{key}.json"
+    data = json.loads(manifest.read_text())
+    del data["game_ids"]
+    manifest.write_text(json.dumps(data))
+
+
 @pytest.mark.parametrize("rows", [1, 8192])
-def test_store_totals_read_only_the_game_id_column(tmp_path: Path, rows: int) -> None:
+def test_store_totals_of_older_entries_read_only_the_game_id_column(
+    tmp_path: Path, rows: int
+) -> None:
     store = ShardStore(tmp_path)
     _write(store, "w", games=rows, rows=rows)
     (entry,) = store.entries()
+    assert entry.game_ids is not None and len(entry.game_ids) == rows
+    _strip_game_ids(tmp_path, entry.key)
     manifest = tmp_path / "manifest" / f"{entry.key}.json"
     manifest.write_text(manifest.read_text().replace(entry.sha256, "0" * 64))
     fresh = ShardStore(tmp_path)  # a full, checked read would now quarantine the shard
+    assert fresh.entries()[0].game_ids is None
     assert store_totals(fresh) == StoreTotals(shards=1, records=rows, games=rows)
     assert fresh.quarantined() == []
+
+
+def test_store_totals_read_no_shard_of_entries_that_list_their_games(tmp_path: Path) -> None:
+    store = ShardStore(tmp_path)
+    _write(store, "w", games=3, rows=9)
+    (entry,) = store.entries()
+    (tmp_path / entry.shard_path).write_bytes(b"x" * entry.bytes)  # unreadable, same size
+    fresh = ShardStore(tmp_path)
+    assert store_totals(fresh) == StoreTotals(shards=1, records=9, games=3)
+    assert fresh.quarantined() == []  # nothing was read: the manifest alone answered

@@ -73,11 +73,13 @@ def test_keys_sort_by_time_across_writers_and_uris(tmp_path: Path) -> None:
 
 def test_append_buffers_and_flushes(tmp_path: Path) -> None:
     writer = ShardWriter(ShardStore(tmp_path), writer_id="w", rows_per_shard=20)
-    assert writer.append(_records(15)) == []
-    written = writer.append(_records(30, seed=1))
-    assert [info.entry.rows for info in written] == [20, 20]
+    assert writer.append(_records(15)) == []  # one game of 15 rows
+    assert writer.append(_records(30, seed=1)) == []  # a game of 30: it may go on
+    written = writer.append(_records(10, seed=2))  # a new game: the first two are whole
+    assert [info.entry.rows for info in written] == [45]  # a game never straddles two shards
     last = writer.flush()
-    assert last is not None and last.entry.rows == 5 and writer.flush() is None
+    assert last is not None and last.entry.rows == 10 and writer.flush() is None
+    assert len(ShardStore(tmp_path).entries()) == 2 and ShardStore(tmp_path).quarantined() == []
 
 
 def test_writer_rejects_bad_input(tmp_path: Path) -> None:

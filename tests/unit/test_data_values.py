@@ -149,7 +149,12 @@ def test_a_learner_over_a_store_with_a_nan_shard_trains(tmp_path: Path) -> None:
     store = leduc_store(tmp_path, shards=1)
     good_rows = store.entries()[0].rows
     poisoned = records_to_table(
-        [dataclasses.replace(r, returns=np.full_like(r.returns, np.nan)) for r in leduc_records()]
+        [
+            dataclasses.replace(
+                r, returns=np.full_like(r.returns, np.nan), game_id=f"nan-{r.game_id}"
+            )
+            for r in leduc_records()
+        ]
     )
     write_unchecked(store, poisoned)
     learner = leduc_learner()
