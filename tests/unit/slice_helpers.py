@@ -34,14 +34,20 @@ def slice_records(n: int, objective: str, count: int, seed: int, **kwargs: Any) 
 
 
 def write_mix(store: ShardStore, rows: dict[tuple[int, str], int], **kwargs: Any) -> None:
-    """Each slice's rows as two shards, the slices interleaved in the store's order."""
+    """Each slice's rows as two shards (cut at a game's end), the slices interleaved in the
+    store's order."""
     halves: list[list[Any]] = [[], []]
     for i, ((n, objective), count) in enumerate(rows.items()):
         records = slice_records(n, objective, count, seed=i, **kwargs)
-        halves[0].append(records[: count // 2])
-        halves[1].append(records[count // 2 :])
+        ids = [r.game_id for r in records]
+        cut = count // 2  # at a game's end (a game is stored once, in one shard); a slice of
+        while 0 < cut < count and ids[cut] == ids[cut - 1]:  # one game: one shard
+            cut += 1
+        halves[0].append(records[:cut])
+        halves[1].append(records[cut:])
     for k, part in enumerate(halves[0] + halves[1]):
-        ShardWriter(store, writer_id=f"w{k:02d}", node_id="test").write(part)
+        if part:
+            ShardWriter(store, writer_id=f"w{k:02d}", node_id="test").write(part)
 
 
 def mixed_settings(*, balance: bool, cap: float = 0.0, fleet: bool = True) -> Settings:

@@ -84,13 +84,13 @@ def test_rows_within_a_slice_are_drawn_uniformly(store: ShardStore) -> None:
 def test_balanced_draws_stay_in_the_newest_rows(store: ShardStore) -> None:
     """A window smaller than the rows held samples only its newest N rows, balanced over the
     slices those hold."""
-    w = window(store, Slicing(FLEET.key_of, FLEET.weights()), rows=1000)
+    w = window(store, Slicing(FLEET.key_of, FLEET.weights()), rows=900)  # within a shard
     offset = w.table().num_rows - w.rows
-    assert offset > 0 and w.rows == 1000
+    assert offset > 0 and w.rows == 900
     indices = w.sample_indices(20_000, np.random.default_rng(1))
     assert indices.min() >= offset
     in_window = w.slice_rows()
-    assert sum(in_window.values()) == 1000
+    assert sum(in_window.values()) == 900
     weights = {k: FLEET.weights()[k] for k in in_window}
     got = shares(w, indices)
     for key in in_window:
@@ -142,8 +142,10 @@ def test_candidate_metrics_carry_each_slices_losses(tmp_path: Path, balance: boo
     keys = [f"players={n},objective={o}" for n, o in MIXED_ROWS]
     for (n, o), key in zip(MIXED_ROWS, keys, strict=True):
         assert m[f"slice/{key}/window_rows"] == MIXED_ROWS[n, o]
-        for name in ("policy_loss", "value_loss"):
-            assert math.isfinite(m[f"slice/{key}/{name}"]) and m[f"slice/{key}/{name}"] > 0
+        assert math.isfinite(m[f"slice/{key}/policy_loss"]) and m[f"slice/{key}/policy_loss"] >= 0
+        assert math.isfinite(m[f"slice/{key}/value_loss"]) and m[f"slice/{key}/value_loss"] > 0
+        if m[f"slice/{key}/sample_share"] > 0.05:  # a few draws may all be cheap-search rows
+            assert m[f"slice/{key}/policy_loss"] > 0  # (policy weight 0)
     share = {key: m[f"slice/{key}/sample_share"] for key in keys}
     assert sum(share.values()) == pytest.approx(1.0)
     small = share["players=3,objective=points"]  # 40 of 600 rows: 7 % unbalanced, 25 % balanced
