@@ -112,7 +112,9 @@ def test_a_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_state(
     learner.save(tmp_path / "good")
     good = _weights(learner)
     poisoned = [
-        dataclasses.replace(r, observation=np.full_like(r.observation, np.nan))
+        dataclasses.replace(
+            r, observation=np.full_like(r.observation, np.nan), game_id=f"{r.game_id}-nan"
+        )  # other games: a game is stored once
         for r in leduc_records()
     ]
     writer.write(poisoned)
@@ -128,7 +130,9 @@ def test_a_nan_loss_stops_with_a_clear_error_and_keeps_the_last_good_state(
 def _hand_written_shard(store: ShardStore, path: Path, version: int) -> None:
     """A shard of another schema version (and NaN observations), with a manifest that lies."""
     records = [
-        dataclasses.replace(r, observation=np.full_like(r.observation, np.nan))
+        dataclasses.replace(
+            r, observation=np.full_like(r.observation, np.nan), game_id=f"{r.game_id}-nan"
+        )  # other games: a game is stored once
         for r in leduc_records()
     ]
     table = records_to_table(records)
@@ -173,7 +177,8 @@ def test_a_shard_of_another_schema_version_is_quarantined_and_never_trained_on(
 
 def test_shards_of_another_encoder_version_or_game_are_skipped(tmp_path: Path) -> None:
     store = leduc_store(tmp_path, shards=1)
-    other = [dataclasses.replace(r, encoder_version=99) for r in leduc_records()]
+    other = [dataclasses.replace(r, encoder_version=99, game_id=f"{r.game_id}-old")
+             for r in leduc_records()]  # fmt: skip
     ShardWriter(store, writer_id="old").write(other)
     learner = leduc_learner()
     window = learner.window(store)
