@@ -42,8 +42,8 @@ from omega_cluster.config.schema import (
     Settings,
     TrackingSettings,
 )
-from omega_cluster.eval.gate import GateConfig
 from omega_cluster.data.schema import min_row_bytes
+from omega_cluster.eval.gate import GateConfig
 from omega_cluster.fields import (
     FieldError,
     budget_problem,

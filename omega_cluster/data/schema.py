@@ -260,7 +260,6 @@ SCHEMA: Final[pa.Schema] = pa.schema(
 )
 
 
-
 def min_row_bytes(schema: pa.Schema = SCHEMA) -> int:
     """The least bytes one row of a table of ``schema`` takes in memory: its fixed-width values
     and an offset per variable-width column (a list's or a string's values come on top): the

@@ -12,9 +12,9 @@ from typing import Any
 
 from omega_cluster.fields import FieldError, budget_problem
 from omega_cluster.games.api import State
-from omega_cluster.search._layout import ismcts_bytes
 from omega_cluster.search._defaults import C_UCT, SIMULATIONS
 from omega_cluster.search._ismcts_root import RootSchedule, tree_root
+from omega_cluster.search._layout import ismcts_bytes
 
 __all__ = ["ISMCTSConfig", "WorldConstraints", "simulation_bytes"]
 

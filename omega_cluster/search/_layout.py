@@ -13,6 +13,7 @@ the exact bytes of K searches of a game before allocating. No numba here: the co
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -127,6 +128,6 @@ def smm_arrays(
     )  # fmt: skip
 
 
-def smm_bytes(searches: int, budget: int, **game: int) -> int:
+def smm_bytes(searches: int, budget: int, **game: Any) -> int:
     """The bytes of :func:`smm_arrays` (``game``: its keywords; default the smallest game)."""
     return nbytes(smm_arrays(searches, budget, **(game or SMALLEST_GAME)))

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from omega_cluster.fields import FieldError, budget_problem
 from omega_cluster.search import _bandits
-from omega_cluster.search._layout import smm_bytes
 from omega_cluster.search._defaults import C_UCT, SIMULATIONS
+from omega_cluster.search._layout import smm_bytes
 
 __all__ = ["SELECTION_RULES", "SMMCTSConfig"]
 

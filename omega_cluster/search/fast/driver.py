@@ -126,9 +126,9 @@ def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[t
         f"compiled ISMCTS: {k} search tree(s) of {budget} simulations ({fast.name})",
         L.nbytes(pool_shapes) + L.nbytes(buf_shapes),
     )
-    pool = tuple(np.zeros(shape, dtype) for shape, dtype in pool_shapes)
+    pool: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in pool_shapes)
     pool[4].fill(-1)  # the hash: every slot free
-    bufs = tuple(np.zeros(shape, dtype) for shape, dtype in buf_shapes[:-1])
+    bufs: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in buf_shapes[:-1])
     return pool, (*bufs, np.ascontiguousarray(roots, np.int64))
 
 

@@ -137,7 +137,7 @@ def _trees(fast: Any, roots: Any, players: Any, budgets: Any, seeds: Any, config
     check_allocation(
         f"compiled SM-MCTS: {K} search tree(s) of {top} simulations ({fast.name})", nbytes(shapes)
     )
-    T = tuple(np.zeros(shape, dtype) for shape, dtype in shapes)
+    T: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in shapes)
     T[11][:, smm.PLAYER] = players
     T[11][:, smm.BUDGET] = budgets
     T[13][:, 0] = np.asarray(seeds, np.uint64)
