@@ -23,6 +23,7 @@ __all__ = [
     "Arrays",
     "ismcts_arrays",
     "ismcts_bytes",
+    "ismcts_table_size",
     "nbytes",
     "smm_arrays",
     "smm_bytes",
@@ -81,12 +82,20 @@ def ismcts_arrays(
     return pool, bufs
 
 
+def ismcts_table_size(budget: int) -> int:
+    """The length of the exploration tables (``explore``, ``bonus``: float64, shared by the K
+    searches) for a largest budget of ``budget`` simulations: visit counts up to budget + 2,
+    in a few sizes (a power of two, at least 1024)."""
+    return 1 << max(10, (budget + 2).bit_length())
+
+
 def ismcts_bytes(searches: int, budget: int, **game: int) -> int:
-    """The bytes of :func:`ismcts_arrays` (``game``: its keywords; default the smallest game)."""
+    """The bytes of :func:`ismcts_arrays` and the exploration tables (``game``: its keywords;
+    default the smallest game)."""
     if not game:
         game = {key: v for key, v in SMALLEST_GAME.items() if key != "max_depth"}
     pool, bufs = ismcts_arrays(searches, budget, **game)
-    return nbytes(pool) + nbytes(bufs)
+    return nbytes(pool) + nbytes(bufs) + 2 * 8 * ismcts_table_size(budget)
 
 
 def smm_arrays(

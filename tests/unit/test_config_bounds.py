@@ -135,7 +135,9 @@ def test_the_per_simulation_cost_is_the_compiled_trees_own_arrays() -> None:
     pool, bufs = driver._allocate(fast, roots, np.array([5, 9, 7]))
     game = {"num_players": fast.num_players, "max_legal": fast.max_legal,
             "state_size": fast.state_size}  # fmt: skip
-    assert sum(a.nbytes for a in (*pool, *bufs)) == _layout.ismcts_bytes(3, 9, **game)
+    tables = driver._tables(ISMCTSConfig(), 9 + 3)  # as run_batched asks for them
+    measured = sum(a.nbytes for a in (*pool, *bufs, *tables))
+    assert measured == _layout.ismcts_bytes(3, 9, **game)
     assert simulation_bytes(9) == _layout.ismcts_bytes(1, 9)
 
     goof = GoofspielGame(num_cards=4)

@@ -66,7 +66,7 @@ def _tables(config: ISMCTSConfig, size: int) -> tuple[np.ndarray, np.ndarray]:
     and ``1/sqrt(n)``, PUCT ``c·sqrt(n)`` and ``1/(1 + n)``, by the same expressions (shared
     between searches: the kernels only read them)."""
     puct = config.selection == "puct"
-    size = 1 << max(10, (size - 1).bit_length())  # a few sizes serve every budget
+    size = L.ismcts_table_size(size - 3)  # a few sizes serve every budget
     return _table_pair(puct, config.c_puct if puct else config.c_uct, size)
 
 
@@ -122,9 +122,10 @@ def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[t
         k, budget, num_players=fast.num_players, max_legal=fast.max_legal,
         state_size=fast.state_size, edges_per_node=_EDGES_PER_NODE,
     )  # fmt: skip
+    tables = 2 * 8 * L.ismcts_table_size(budget)  # _tables' explore and bonus (float64)
     check_allocation(
         f"compiled ISMCTS: {k} search tree(s) of {budget} simulations ({fast.name})",
-        L.nbytes(pool_shapes) + L.nbytes(buf_shapes),
+        L.nbytes(pool_shapes) + L.nbytes(buf_shapes) + tables,
     )
     pool: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in pool_shapes)
     pool[4].fill(-1)  # the hash: every slot free
