@@ -54,9 +54,10 @@ class SMMCTSConfig:
         sims = self.simulations
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 1:
             raise bad("simulations", "an int >= 1 (the budget must be positive)")
-        # its compiled tree on the smallest game: the least any search of that budget takes
+        # its compiled tree on the smallest game: the least any search of that budget takes (a
+        # time limit stops the search first: its tree, the Python one, grows as it runs)
         problem = budget_problem(sims, lambda n: smm_bytes(1, n), "the search tree")
-        if problem is not None:
+        if problem is not None and self.time_limit_s is None:
             raise FieldError.refuse("SMMCTSConfig", "simulations", sims, problem)
         if self.time_limit_s is not None and not number("time_limit_s") > 0:
             raise bad("time_limit_s", "None or a number > 0")

@@ -86,6 +86,8 @@ def test_a_large_but_sane_budget_is_accepted() -> None:
     assert ISMCTSConfig(simulations=100_000).simulations == 100_000
     assert SMMCTSConfig(simulations=100_000).simulations == 100_000
     assert LearnerConfig(batch_size=65_536).batch_size == 65_536
+    # a time limit stops SM-MCTS first (its Python tree grows as it runs; none is compiled)
+    assert SMMCTSConfig(simulations=ABSURD, time_limit_s=0.05).simulations == ABSURD
 
 
 def test_direct_configs_and_player_specs_are_refused_alike() -> None:
