@@ -8,12 +8,22 @@ is checked in one place, and a problem reads the same from both:
 ``<name>=<value> must be an int >= 1``, ``<name>=<value> is not allowed; allowed: a, b``,
 ``<name>=<value> must be a finite number in [0, 1)``. The ``*_problem`` functions give that
 requirement text (None when the value passes); the settings layer words its own checks with them.
+
+A budget (simulations, concurrent games, batch and window rows) is also checked against the memory
+this process may use (:func:`memory_allowance`): :func:`budget_problem` reads
+``needs ~<bytes> for <what>; this machine allows at most <N> (MemAvailable <bytes>)`` from the
+bytes the value would take (a cost function its owner derives from the arrays it allocates), and
+:func:`check_allocation` refuses an allocation at run time with the same words, on one line
+(:class:`MemoryBoundError`), instead of numpy's ``MemoryError`` traceback.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn, Self
 
 from omega_cluster.errors import UserError
@@ -21,9 +31,15 @@ from omega_cluster.errors import UserError
 __all__ = [
     "FieldChecks",
     "FieldError",
+    "MemoryAllowance",
+    "MemoryBoundError",
+    "budget_problem",
+    "check_allocation",
     "choice_problem",
     "flag_problem",
+    "format_bytes",
     "int_problem",
+    "memory_allowance",
     "number_problem",
 ]
 
@@ -120,6 +136,125 @@ def flag_problem(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be true or false"
 
 
+@dataclass(frozen=True)
+class MemoryAllowance:
+    """The bytes this process may allocate and where that bound comes from (``source``, e.g.
+    ``MemAvailable 20 GiB`` or ``cgroup memory.max 8 GiB``)."""
+
+    bytes: int
+    source: str
+
+
+_MEMINFO = Path("/proc/meminfo")
+_CGROUP_V2 = Path("/sys/fs/cgroup")
+_CGROUP_V1 = Path("/sys/fs/cgroup/memory")
+_NO_LIMIT = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None  # cgroup v2 "max": no limit
+
+
+def _meminfo(field: str) -> int | None:
+    try:
+        lines = _MEMINFO.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, _, rest = line.partition(":")
+        if name == field and rest.split() and rest.split()[0].isdigit():
+            return int(rest.split()[0]) * 1024  # kB
+    return None
+
+
+def memory_allowance() -> MemoryAllowance | None:
+    """What this process may allocate now: the smaller of the machine's available memory
+    (``/proc/meminfo`` MemAvailable; else physical memory, ``SC_PHYS_PAGES`` × ``SC_PAGE_SIZE``)
+    and its cgroup's room (``memory.max`` less ``memory.current``, when a limit is set). None when
+    neither can be read (no bound is then checked)."""
+    bounds: list[MemoryAllowance] = []
+    available = _meminfo("MemAvailable")
+    if available is not None:
+        bounds.append(MemoryAllowance(available, f"MemAvailable {format_bytes(available)}"))
+    else:
+        try:
+            physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            physical = -1
+        if physical > 0:
+            bounds.append(MemoryAllowance(physical, f"physical memory {format_bytes(physical)}"))
+    for limit_file, used_file in (("memory.max", "memory.current"),
+                                  ("memory.limit_in_bytes", "memory.usage_in_bytes")):  # fmt: skip
+        folder = _CGROUP_V2 if limit_file == "memory.max" else _CGROUP_V1
+        limit = _read_int(folder / limit_file)
+        if limit is None or limit >= _NO_LIMIT:
+            continue
+        room = max(0, limit - (_read_int(folder / used_file) or 0))
+        bounds.append(MemoryAllowance(room, f"cgroup {limit_file} {format_bytes(limit)}, "
+                                            f"{format_bytes(room)} free"))  # fmt: skip
+        break
+    return min(bounds, key=lambda bound: bound.bytes) if bounds else None
+
+
+def format_bytes(count: float) -> str:
+    """``count`` bytes in binary units, about three digits: ``512 B``, ``1.5 GiB``, ``37 TiB``."""
+    value, unit = float(count), "B"
+    for bigger in ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if value < 1024 or unit == "EiB":
+            break
+        value, unit = value / 1024, bigger
+    if unit == "B":
+        return f"{int(value)} B"
+    return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
+
+
+_SMALL = 1 << 28  # a budget that needs no more than this is never refused (memory not read)
+
+
+def budget_problem(value: Any, cost: Callable[[int], int], what: str) -> str | None:
+    """The requirement text of a budget ``value`` whose ``cost(value)`` bytes (``what``: what
+    they hold, e.g. "the search tree") exceed :func:`memory_allowance`, naming the largest value
+    that fits (None: the value fits, is not an int >= 0, or the memory cannot be read). ``cost``
+    must grow with the value."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None  # the int check's to report
+    need = cost(value)
+    if need <= _SMALL:
+        return None
+    allowance = memory_allowance()
+    if allowance is None or need <= allowance.bytes:
+        return None
+    low, high = 0, value  # cost(low) fits (or low = 0), cost(high) does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if cost(middle) <= allowance.bytes else (low, middle)
+    return (
+        f"needs ~{format_bytes(need)} for {what}; this machine allows at most {low} "
+        f"({allowance.source})"
+    )
+
+
+class MemoryBoundError(UserError, MemoryError):
+    """An allocation refused before it is tried: it would exceed :func:`memory_allowance`."""
+
+
+def check_allocation(what: str, nbytes: int) -> None:
+    """Raise :class:`MemoryBoundError` (one line) when ``nbytes`` for ``what`` exceed
+    :func:`memory_allowance`."""
+    if nbytes <= _SMALL:
+        return
+    allowance = memory_allowance()
+    if allowance is not None and nbytes > allowance.bytes:
+        raise MemoryBoundError(
+            f"{what} needs ~{format_bytes(nbytes)}; this machine allows at most "
+            f"{format_bytes(allowance.bytes)} ({allowance.source})"
+        )
+
+
 class FieldChecks:
     """The checks of one config's fields (read from ``config``), each raising ``error`` (a
     :class:`FieldError`) named ``<type of config>.<field>`` at the first bad value."""
@@ -156,6 +291,10 @@ class FieldChecks:
 
     def flag(self, name: str) -> None:
         self._check(name, flag_problem(self._value(name)))
+
+    def budget(self, name: str, cost: Callable[[int], int], what: str) -> None:
+        """``name``'s value must fit in memory: ``cost(value)`` bytes (:func:`budget_problem`)."""
+        self._check(name, budget_problem(self._value(name), cost, what))
 
     def refuse(self, name: str, requirement: str, **others: Any) -> NoReturn:
         """Raise: ``name``'s value breaks ``requirement`` (``{other}``: another field, named

@@ -42,9 +42,11 @@ from omega_cluster.config.schema import (
     Settings,
     TrackingSettings,
 )
+from omega_cluster.data.schema import min_row_bytes
 from omega_cluster.eval.gate import GateConfig
 from omega_cluster.fields import (
     FieldError,
+    budget_problem,
     choice_problem,
     flag_problem,
     int_problem,
@@ -73,7 +75,7 @@ from omega_cluster.players.leaf_spec import (
 )
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.players.search import ALGORITHMS, rollout_policy
-from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.search.ismcts import ISMCTSConfig, simulation_bytes
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 
 __all__ = ["validate"]
@@ -120,6 +122,10 @@ class _Problems:
         problem = number_problem(value, low, high, open_low=open_low, open_high=open_high,
                                  optional=optional)  # fmt: skip
         return self._check(key, value, problem)
+
+    def budget(self, key: str, value: Any, cost: Callable[[int], int], what: str) -> bool:
+        """A budget that must fit in memory: ``cost(value)`` bytes (:func:`budget_problem`)."""
+        return self._check(key, value, budget_problem(value, cost, what))
 
     def text(self, key: str, value: Any, *, optional: bool = False) -> bool:
         if (optional and value is None) or (isinstance(value, str) and value.strip()):
@@ -189,7 +195,7 @@ def validate(settings: Settings) -> Settings:
     if p.lines:
         raise ConfigError(p.lines)
     game = _check_game(p, settings.game)
-    leaf = _check_search(p, settings.search, game)
+    leaf, searches = _check_search(p, settings.search, game)
     _check_model(p, settings.model, game)
     _check_learner(p, settings.learner, game)
     if settings.learner.value_target == "critic" and settings.model.critic is not True:
@@ -199,7 +205,7 @@ def validate(settings: Settings) -> Settings:
             "set model.critic=true",
         )
     _check_gate(p, settings.gate, game)
-    _check_cluster(p, settings.cluster)
+    _check_cluster(p, settings.cluster, searches)
     _check_tracking(p, settings.tracking)
     _check_run(p, settings.run)
     _check_critic_leaf(p, settings, leaf)
@@ -245,13 +251,23 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
     return game
 
 
-def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> LeafSpec | None:
-    """The search section; returns its leaf (None when ``search.leaf`` is not one)."""
+def _check_search(
+    p: _Problems, s: SearchSettings, game: Game | None
+) -> tuple[LeafSpec | None, dict[str, Any]]:
+    """The search section; returns its leaf (None when ``search.leaf`` is not one) and, when
+    they passed, self-play's searches (``SelfPlayConfig``'s ``search`` and ``fast_simulations``:
+    ``cluster.concurrent_games`` runs that many of them at once; else none)."""
     p.choice("search.algorithm", s.algorithm, ALGORITHMS)
     leaf = _check_leaf(p, s.leaf)
-    knobs_ok = _check_search_knobs(p, s)
+    search = _check_search_knobs(p, s)
+    knobs_ok = search is not None
     p.integer("search.rollouts", s.rollouts, 1)
-    p.built(SelfPlayConfig, "search", {name: getattr(s, name) for name in _SELFPLAY_KNOBS})
+    selfplay = {name: getattr(s, name) for name in _SELFPLAY_KNOBS}
+    # one game's searches here (the games in flight are cluster.concurrent_games')
+    selfplay_ok = p.built(SelfPlayConfig, "search", {**selfplay, "concurrent_games": 1})
+    searches: dict[str, Any] = {}
+    if search is not None and selfplay_ok:
+        searches = {"search": search, "fast_simulations": s.fast_simulations}
     p.number("search.network_value_weight", s.network_value_weight, 0.0, 1.0)
     if knobs_ok and leaf is not None and s.selection == "puct" and not leaf.uses_network:
         p.add(
@@ -260,7 +276,7 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> LeafSpe
             f"{NETWORK}+<rollout leaf>, got {s.leaf!r}",
         )
     if game is None:
-        return leaf
+        return leaf, searches
     if s.algorithm == "ismcts" and game.spec.simultaneous:
         p.add(
             "search.algorithm",
@@ -269,21 +285,26 @@ def _check_search(p: _Problems, s: SearchSettings, game: Game | None) -> LeafSpe
         )
     if leaf is not None and leaf.rollout is not None:
         _check_rollout(p, s.leaf, leaf.rollout, game)
-    return leaf
+    return leaf, searches
 
 
-def _check_search_knobs(p: _Problems, s: SearchSettings) -> bool:
+def _check_search_knobs(p: _Problems, s: SearchSettings) -> ISMCTSConfig | None:
     """The search's own knobs (:data:`SEARCH_KNOBS`), checked where they are declared: by
-    ``ISMCTSConfig`` itself; its error is reported under the key it names."""
+    ``ISMCTSConfig`` itself (returned; None when refused); its error is reported under the key
+    it names."""
     try:
-        ISMCTSConfig(**{name: getattr(s, name) for name in SEARCH_KNOBS})
+        return ISMCTSConfig(**{name: getattr(s, name) for name in SEARCH_KNOBS})
+    except FieldError as err:  # worded by field: under its key
+        if err.field not in SEARCH_KNOBS:
+            raise
+        p.lines.append(err.describe(lambda name: f"search.{name}"))
+        return None
     except (ValueError, TypeError) as err:
         text = str(err)
         named = [(text.find(name), name) for name in SEARCH_KNOBS if name in text]
         key = min(named)[1] if named else SEARCH_KNOBS[0]
         p.add(f"search.{key}", f"={getattr(s, key)!r}: {text}")
-        return False
-    return True
+        return None
 
 
 _SELFPLAY_KNOBS = ("fast_simulations", "full_search_probability", "temperature",
@@ -364,7 +385,11 @@ def _check_learner(p: _Problems, le: LearnerSettings, game: Game | None) -> None
     values = {name: getattr(le, name) for name in fields}
     values["steps_per_call"] = le.steps_per_candidate
     p.built(LearnerConfig, "learner", values, {"steps_per_call": "steps_per_candidate"})
-    window_ok = p.integer("learner.window_rows", le.window_rows, 1)
+    row = min_row_bytes()
+    window_ok = p.integer("learner.window_rows", le.window_rows, 1) and p.budget(
+        "learner.window_rows", le.window_rows, lambda rows: rows * row,
+        f"the replay window's rows (>= {row} B each)",
+    )  # fmt: skip
     if p.integer("learner.min_rows", le.min_rows, 1) and window_ok and le.min_rows > le.window_rows:
         p.add(
             "learner.min_rows",
@@ -392,7 +417,9 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
     p.built(GateConfig, "gate", {name: getattr(g, name) for name in rule})
     p.flag("gate.require_no_worse_slice", g.require_no_worse_slice)
     p.choice("gate.player", g.player, GATE_PLAYERS)
-    p.integer("gate.bench_simulations", g.bench_simulations, 1)
+    if p.integer("gate.bench_simulations", g.bench_simulations, 1):
+        p.budget("gate.bench_simulations", g.bench_simulations, simulation_bytes,
+                 "the search tree")  # fmt: skip
     p.integer("gate.chunk_games", g.chunk_games, 1)
     p.flag("gate.paired", g.paired)
     p.integer("gate.anchor_games", g.anchor_games, 0)
@@ -421,7 +448,9 @@ def _check_anchors(p: _Problems, anchors: Mapping[Any, Any], game: Game | None) 
                   + (f"; another game: {_ANY_GAME_ANCHORS}" if officer else ""))  # fmt: skip
 
 
-def _check_cluster(p: _Problems, c: ClusterSettings) -> None:
+def _check_cluster(p: _Problems, c: ClusterSettings, searches: Mapping[str, Any]) -> None:
+    """``searches``: self-play's checked searches (:func:`_check_search`), which
+    ``cluster.concurrent_games`` runs at once (none: the defaults')."""
     backend_ok = p.choice("cluster.backend", c.backend, BACKENDS)
     address_ok = p.text("cluster.address", c.address, optional=True)
     if backend_ok and address_ok and c.backend == "local" and c.address is not None:
@@ -436,7 +465,7 @@ def _check_cluster(p: _Problems, c: ClusterSettings) -> None:
     p.number("cluster.learner_gpus", c.learner_gpus, 0.0, optional=True)
     p.choice("cluster.mode", c.mode, CLUSTER_MODES)
     p.integer("cluster.games_per_chunk", c.games_per_chunk, 1)
-    p.built(SelfPlayConfig, "cluster", {"concurrent_games": c.concurrent_games})
+    p.built(SelfPlayConfig, "cluster", {"concurrent_games": c.concurrent_games, **searches})
     for name in ("max_rows_ahead", "torch_threads"):
         p.integer(f"cluster.{name}", getattr(c, name), 1)
     p.integer("cluster.max_policy_lag", c.max_policy_lag, 0)

@@ -67,6 +67,7 @@ __all__ = [
     "HistoryEntry",
     "Record",
     "SchemaError",
+    "min_row_bytes",
     "records_to_table",
     "table_to_records",
     "validate_table",
@@ -257,6 +258,23 @@ SCHEMA: Final[pa.Schema] = pa.schema(
     ],
     metadata={SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()},
 )
+
+
+def min_row_bytes(schema: pa.Schema = SCHEMA) -> int:
+    """The least bytes one row of a table of ``schema`` takes in memory: its fixed-width values
+    and an offset per variable-width column (a list's or a string's values come on top): the
+    cost of a row that the learner's batch and replay window sizes are checked with."""
+    total = 0
+    for f in schema:
+        t = f.type
+        if pa.types.is_large_list(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+            total += 8
+        elif pa.types.is_list(t) or pa.types.is_string(t) or pa.types.is_binary(t):
+            total += 4
+        else:
+            total += max(1, t.bit_width // 8)
+    return total
+
 
 _OPTIONAL: Final = frozenset(
     {

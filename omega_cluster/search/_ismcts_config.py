@@ -10,11 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from omega_cluster.fields import FieldError, budget_problem
 from omega_cluster.games.api import State
 from omega_cluster.search._defaults import C_UCT, SIMULATIONS
 from omega_cluster.search._ismcts_root import RootSchedule, tree_root
+from omega_cluster.search._layout import ismcts_bytes
 
-__all__ = ["ISMCTSConfig", "WorldConstraints"]
+__all__ = ["ISMCTSConfig", "WorldConstraints", "simulation_bytes"]
 
 WorldConstraints = Callable[[State, int], Any]
 """``(state, player) -> constraints``: public deductions about hidden information, passed to every
@@ -22,6 +24,13 @@ WorldConstraints = Callable[[State, int], Any]
 gives its own as the plugin hook ``world_constraints`` (the search players' ``deduce=true``)."""
 
 _SELECTIONS = ("uct", "puct", "smooth_uct")
+
+
+def simulation_bytes(simulations: int, searches: int = 1) -> int:
+    """The least bytes ``searches`` ISMCTS trees of ``simulations`` take: the compiled tree's
+    arrays on the smallest game (:func:`~omega_cluster.search._layout.ismcts_bytes`; the Python
+    tree's objects are larger)."""
+    return ismcts_bytes(searches, simulations)
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
@@ -79,8 +88,12 @@ class ISMCTSConfig:
         self._check_hooks()
 
     def _check_budget(self) -> None:
-        """The simulations."""
+        """The simulations: an int >= 1 whose tree fits in memory (its compiled arrays on the
+        smallest game: the least any search of that budget takes)."""
         _check_int("simulations", self.simulations, 1)
+        problem = budget_problem(self.simulations, simulation_bytes, "the search tree")
+        if problem is not None:
+            raise FieldError.refuse("ISMCTSConfig", "simulations", self.simulations, problem)
 
     def _check_selection(self) -> None:
         """The bandit rule and its constants, the final policy and the root noise."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from omega_cluster.fields import FieldError, budget_problem
 from omega_cluster.search import _bandits
 from omega_cluster.search._defaults import C_UCT, SIMULATIONS
+from omega_cluster.search._layout import smm_bytes
 
 __all__ = ["SELECTION_RULES", "SMMCTSConfig"]
 
@@ -52,6 +54,11 @@ class SMMCTSConfig:
         sims = self.simulations
         if isinstance(sims, bool) or not isinstance(sims, int) or sims < 1:
             raise bad("simulations", "an int >= 1 (the budget must be positive)")
+        # its compiled tree on the smallest game: the least any search of that budget takes (a
+        # time limit stops the search first: its tree, the Python one, grows as it runs)
+        problem = budget_problem(sims, lambda n: smm_bytes(1, n), "the search tree")
+        if problem is not None and self.time_limit_s is None:
+            raise FieldError.refuse("SMMCTSConfig", "simulations", sims, problem)
         if self.time_limit_s is not None and not number("time_limit_s") > 0:
             raise bad("time_limit_s", "None or a number > 0")
         if self.selection not in SELECTION_RULES:

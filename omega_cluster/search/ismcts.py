@@ -74,7 +74,7 @@ from collections.abc import Generator
 from typing import Any
 
 from omega_cluster.games.api import Game, RngLike, State, as_rng
-from omega_cluster.search._ismcts_config import ISMCTSConfig, WorldConstraints
+from omega_cluster.search._ismcts_config import ISMCTSConfig, WorldConstraints, simulation_bytes
 from omega_cluster.search._ismcts_policy import (
     choose_action,
     dirichlet_noise,
@@ -103,6 +103,7 @@ __all__ = [
     "RootSchedule",
     "WorldConstraints",
     "paired_root",
+    "simulation_bytes",
     "tree_root",
 ]
 

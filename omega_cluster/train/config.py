@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from omega_cluster.data.schema import min_row_bytes
 from omega_cluster.fields import FieldChecks, FieldError, number_problem
 from omega_cluster.model.network import DEVICE_NAMES, is_device_name
-from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.search.ismcts import ISMCTSConfig, simulation_bytes
 from omega_cluster.train.losses import VALUE_TARGETS
 
 __all__ = [
@@ -83,6 +84,11 @@ class SelfPlayConfig:
                 f"SelfPlayConfig.search must be an ISMCTSConfig, got {type(self.search).__name__}"
             )
         check.integer("fast_simulations", 1)
+        check.budget("fast_simulations", simulation_bytes, "the search tree")
+        # the K games' searches are in flight together: K trees of the larger budget
+        sims = max(self.search.simulations, self.fast_simulations)
+        check.budget("concurrent_games", lambda k: simulation_bytes(sims, k),
+                     f"its search trees of {sims} simulations")  # fmt: skip
         check.number("full_search_probability", 0.0, 1.0)
         check.number("temperature", 0.0)
         check.number("final_temperature", 0.0)
@@ -192,6 +198,8 @@ class LearnerConfig:
         check.number("weight_decay", 0.0)
         check.integer("warmup_steps", 0)
         check.integer("batch_size", 1)
+        row = min_row_bytes()
+        check.budget("batch_size", lambda rows: rows * row, f"its rows (>= {row} B each)")
         check.integer("steps_per_call", 1)
         check.number("grad_clip", 0.0, open_low=True, optional=True)
         if not (isinstance(self.device, str) and is_device_name(self.device)):

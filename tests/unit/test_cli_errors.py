@@ -155,6 +155,11 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ("bench-out-under-a-file", "bench",
      ["a=commander", "b=lieutenant", "cohort=mt2p-64", "out={file}/report"],
      ["out='{file}/report': cannot write there: {file} is a file"]),
+    ("arena-absurd-search-budget", "arena", [*ARENA, "seats=ismcts:random:1000000000000,random"],
+     ["ISMCTSConfig.simulations=1000000000000 needs ~", "for the search tree; this machine "
+      "allows at most "]),
+    ("train-absurd-search-budget", "train", [*TRAIN, "search.simulations=1000000000000"],
+     ["search.simulations=1000000000000 needs ~", "this machine allows at most "]),
     ("train-bad-override-syntax", "train", ["run.iterations=[1", "--cfg"],
      ["no viable alternative at input '[1'"]),
     ("train-unknown-group-option", "train", ["game=nosuch", "--cfg"],

@@ -20,7 +20,9 @@ from types import ModuleType
 
 import numpy as np
 
+from omega_cluster.fields import check_allocation
 from omega_cluster.games.fast import FastGame
+from omega_cluster.search import _layout as L
 from omega_cluster.search._ismcts_config import ISMCTSConfig
 from omega_cluster.search._ismcts_policy import choose_action, final_policy
 from omega_cluster.search.fast import nodes as T
@@ -64,7 +66,7 @@ def _tables(config: ISMCTSConfig, size: int) -> tuple[np.ndarray, np.ndarray]:
     and ``1/sqrt(n)``, PUCT ``c·sqrt(n)`` and ``1/(1 + n)``, by the same expressions (shared
     between searches: the kernels only read them)."""
     puct = config.selection == "puct"
-    size = 1 << max(10, (size - 1).bit_length())  # a few sizes serve every budget
+    size = L.ismcts_table_size(size - 3)  # a few sizes serve every budget
     return _table_pair(puct, config.c_puct if puct else config.c_uct, size)
 
 
@@ -112,33 +114,34 @@ def _config_vector(config: ISMCTSConfig, leaf: FastLeaf) -> np.ndarray:
 
 
 def _allocate(fast: FastGame, roots: np.ndarray, budgets: np.ndarray) -> tuple[tuple, tuple]:
-    """The K trees and the per-search buffers, sized for the largest budget."""
-    k, s, legal, n = roots.shape[0], fast.state_size, fast.max_legal, fast.num_players
-    m = int(budgets.max(initial=0)) + 2  # nodes: at most one new node a simulation, plus the root
-    e = m * min(legal, _EDGES_PER_NODE)  # grown when a tree needs more (_grow)
-    h = 1 << max(2, (2 * m - 1).bit_length())
-    i64, f64 = np.int64, np.float64
-    pool = (
-        np.zeros((k, m, T.N_FIELDS), i64), np.zeros((k, m), f64),
-        np.zeros((k, e, T.E_FIELDS), i64), np.zeros((k, e, T.F_FIELDS), f64),
-        np.full((k, h, T.H_FIELDS), -1, i64), np.zeros((k, 2), i64), np.zeros((k, n), f64),
+    """The K trees and the per-search buffers, sized for the largest budget (shapes:
+    :func:`~omega_cluster.search._layout.ismcts_arrays`); refused on one line
+    (:class:`~omega_cluster.fields.MemoryBoundError`) when they would not fit in memory."""
+    k, budget = roots.shape[0], int(budgets.max(initial=0))
+    pool_shapes, buf_shapes = L.ismcts_arrays(
+        k, budget, num_players=fast.num_players, max_legal=fast.max_legal,
+        state_size=fast.state_size, edges_per_node=_EDGES_PER_NODE,
     )  # fmt: skip
-    bufs = (
-        np.zeros((1, s), i64), np.zeros((k, legal), i64), np.zeros((k, m), i64),
-        np.zeros((k, m), i64), np.zeros((k, m + 1), i64), np.zeros((k, n), f64),
-        np.zeros((k, n), f64), np.zeros((1, s), i64), np.zeros((k, s), i64),
-        np.zeros(k, i64), np.zeros((k, legal), f64), np.ascontiguousarray(roots, i64),
-    )  # fmt: skip
-    return pool, bufs
+    tables = 2 * 8 * L.ismcts_table_size(budget)  # _tables' explore and bonus (float64)
+    check_allocation(
+        f"compiled ISMCTS: {k} search tree(s) of {budget} simulations ({fast.name})",
+        L.nbytes(pool_shapes) + L.nbytes(buf_shapes) + tables,
+    )
+    pool: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in pool_shapes)
+    pool[4].fill(-1)  # the hash: every slot free
+    bufs: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in buf_shapes[:-1])
+    return pool, (*bufs, np.ascontiguousarray(roots, np.int64))
 
 
-_EDGES_PER_NODE = 8  # the edge pool's first size, per node (a game's max_legal may be far larger)
+_EDGES_PER_NODE = L.EDGES_PER_NODE
 
 
 def _grow(pool: tuple) -> tuple:
     """The pool with twice the edge room (edges and their statistics copied)."""
     edge, stat = pool[2], pool[3]
     k, e = edge.shape[0], edge.shape[1]
+    check_allocation(f"compiled ISMCTS: {k} search tree(s) growing to {2 * e} edges",
+                     2 * (edge.nbytes + stat.nbytes))  # fmt: skip
     bigger_edge = np.zeros((k, 2 * e, edge.shape[2]), edge.dtype)
     bigger_stat = np.zeros((k, 2 * e, stat.shape[2]), stat.dtype)
     bigger_edge[:, :e], bigger_stat[:, :e] = edge, stat

@@ -3,7 +3,7 @@ information set, make a node, choose a candidate (UCT / PUCT), back up, Dirichle
 
 ``pool`` (a tuple of arrays, row ``k`` = search ``k``; the fields of one node, edge or slot side
 by side, so a step touches few cache lines when hundreds of trees share the cache): 0 nodes
-``int64[K, M, N_*]`` (player, visits, first edge, edge count, UCT untried count), 1 node
+``int64[K, M, N_*]`` (the records' fields and the arrays' shapes: :mod:`.._layout`) (player, visits, first edge, edge count, UCT untried count), 1 node
 first-play values ``float64[K, M]``, 2 edges ``int64[K, E, E_*]`` (action, visits, UCT's untried
 list), 3 edge statistics ``float64[K, E, F_*]`` (running mean, prior), 4 the hash
 ``int64[K, H, H_*]`` (key, player, node; node -1: a free slot; linear probing on (key, player)),
@@ -21,6 +21,21 @@ import numpy as np
 from numba import njit
 
 from omega_cluster.games._splitmix import rand_float
+from omega_cluster.search._layout import (  # the fields of the pool's records
+    E_ACTION,
+    E_FRESH,
+    E_VISITS,
+    F_MEAN,
+    F_PRIOR,
+    H_KEY,
+    H_NODE,
+    H_PLAYER,
+    N_COUNT,
+    N_FIRST,
+    N_LEFT,
+    N_PLAYER,
+    N_VISITS,
+)
 
 __all__ = ["backup", "choose", "dirichlet", "find_slot", "gamma_variate", "new_node"]
 
@@ -38,11 +53,6 @@ ROOT_LEAF, TREE_LEAF = 1, 2  # R_PENDING
 # the configuration vector ``cfg`` (float64)
 C_PUCT, C_NETWORK, C_ROLLOUT, C_W_NET, C_W_ROLL, C_DIR_ALPHA, C_DIR_FRAC = 0, 1, 2, 3, 4, 5, 6
 CFG_SIZE = 7
-# fields of the pool's records
-N_PLAYER, N_VISITS, N_FIRST, N_COUNT, N_LEFT, N_FIELDS = 0, 1, 2, 3, 4, 5
-E_ACTION, E_VISITS, E_FRESH, E_FIELDS = 0, 1, 2, 3
-F_MEAN, F_PRIOR, F_FIELDS = 0, 1, 2
-H_KEY, H_PLAYER, H_NODE, H_FIELDS = 0, 1, 2, 3
 
 
 @njit(cache=True)

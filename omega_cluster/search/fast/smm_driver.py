@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from omega_cluster.fields import check_allocation
 from omega_cluster.search import _bandits
+from omega_cluster.search._layout import nbytes, smm_arrays
 from omega_cluster.search._smm_config import SELECTION_RULES, SMMCTSConfig
 from omega_cluster.search.fast import smm
 from omega_cluster.search.fast.game import RANDOM_ROLLOUT, FastLeaf
@@ -124,38 +126,23 @@ def run_batched_sm(
 
 
 def _trees(fast: Any, roots: Any, players: Any, budgets: Any, seeds: Any, config: Any) -> tuple:
-    K, n, A = len(roots), fast.num_players, fast.num_actions
-    top = int(np.max(budgets, initial=1))
-    nodes, blocks = 2 * top + 2, top + 1  # a simulation adds a chance and a bidding node at most
-    size = 4
-    while size < 2 * nodes:
-        size *= 2
-    rule = SELECTION_RULES[config.selection]
-    full = (K, blocks, n, A)
-    small = (1, 1, 1, 1)  # never read for this rule / information
-    sk = np.zeros((K, 9), np.int64)
-    sk[:, smm.PLAYER] = players
-    sk[:, smm.BUDGET] = budgets
-    return (
-        np.zeros((K, nodes, 3), np.int64),
-        np.zeros((K, nodes, n)),
-        np.zeros((K, blocks, n, 4), np.int64),
-        np.zeros((K, blocks, n)),
-        np.zeros(full, np.int64),
-        np.zeros(full),
-        np.zeros(full if rule != _bandits.UCB else small),
-        np.zeros(full if rule != _bandits.UCB else small),
-        np.zeros(full if fast.hidden else small, np.int64),
-        np.zeros((K, size), np.int64),
-        np.zeros((K, size), np.int64),
-        sk,
-        np.zeros((K, fast.max_depth + 2), np.int64),
-        np.asarray(seeds, np.uint64).reshape(K, 1).copy(),
-        np.ascontiguousarray(roots, np.int64),
-        np.zeros((K, fast.state_size), np.int64),
-        np.zeros((K, n)),
-        np.zeros((K, fast.state_size), np.int64),
+    """The K trees (shapes: :func:`~omega_cluster.search._layout.smm_arrays`), refused on one
+    line (:class:`~omega_cluster.fields.MemoryBoundError`) when they would not fit in memory."""
+    K, top = len(roots), int(np.max(budgets, initial=1))
+    shapes = smm_arrays(
+        K, top, num_players=fast.num_players, max_legal=fast.num_actions,
+        state_size=fast.state_size, max_depth=fast.max_depth,
+        rule_tables=SELECTION_RULES[config.selection] != _bandits.UCB, hidden=bool(fast.hidden),
+    )  # fmt: skip
+    check_allocation(
+        f"compiled SM-MCTS: {K} search tree(s) of {top} simulations ({fast.name})", nbytes(shapes)
     )
+    T: tuple[np.ndarray, ...] = tuple(np.zeros(shape, dtype) for shape, dtype in shapes)
+    T[11][:, smm.PLAYER] = players
+    T[11][:, smm.BUDGET] = budgets
+    T[13][:, 0] = np.asarray(seeds, np.uint64)
+    T[14][:] = np.asarray(roots, np.int64)
+    return T
 
 
 def _cfg(fast: Any, config: SMMCTSConfig, mode: int, weight: float) -> np.ndarray:
