@@ -20,6 +20,7 @@ actor reads the run's settings.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Iterator, Sequence
@@ -54,22 +55,29 @@ __all__ = [
     "ActorPlan",
     "ClusterError",
     "RayBackend",
+    "RayStartError",
     "check_cluster_address",
     "init_ray",
     "is_retryable",
     "learner_gpus",
     "registry_actor_name",
     "shutdown_ray",
+    "start_embedded_ray",
 ]
 
 
 LOOPBACK = "127.0.0.1"  # the embedded Ray's node IP: its servers listen on this machine only
 ADDRESS_TIMEOUT_S = 5.0  # to reach a cluster address before Ray is asked to
+GCS_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"  # Ray's wait for its GCS to start (s; 30)
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"  # gRPC's standard health service (GCS has it)
 
 
 class ClusterError(UserError, RuntimeError):
     """The configuration does not fit the cluster (names the key and what the cluster has)."""
+
+
+class RayStartError(UserError, RuntimeError):
+    """Ray did not start or could not be joined: Ray's reason, the likely cause, what to do."""
 
 
 def is_retryable(err: BaseException) -> bool:
@@ -92,24 +100,66 @@ def init_ray(settings: Settings, *, run_dir: Path | None = None) -> bool:
         if c.address is None:
             if run_dir is not None:
                 end_recorded(run_dir)
-            with _loopback_node():
-                ray.init(
-                    num_cpus=c.num_cpus,
-                    include_dashboard=c.dashboard,
-                    dashboard_host=c.dashboard_host,
-                    logging_level=logging.WARNING,
-                    log_to_driver=True,
-                    runtime_env=runtime_env,
-                    _node_ip_address=LOOPBACK,
-                )
+            start_embedded_ray(
+                num_cpus=c.num_cpus,
+                include_dashboard=c.dashboard,
+                dashboard_host=c.dashboard_host,
+                runtime_env=runtime_env,
+            )
             started = True
             if run_dir is not None:
                 record_ray_processes(run_dir)
         else:
             check_cluster_address(c.address)
-            ray.init(address=c.address, logging_level=logging.WARNING, runtime_env=runtime_env)
+            try:
+                ray.init(address=c.address, logging_level=logging.WARNING, runtime_env=runtime_env)
+            except Exception as err:  # Ray's own kinds vary: RuntimeError, ConnectionError, ...
+                _end_partial_start()
+                raise RayStartError(
+                    f"cluster.address={c.address}: could not join the Ray cluster there "
+                    f"({_first_line(err)}): check that it runs (ray status) and retry, or set "
+                    "cluster.address=null for an embedded Ray"
+                ) from err
     check_resources(settings)
     return started
+
+
+def start_embedded_ray(**options: Any) -> None:
+    """``ray.init(**options)`` as a one-machine Ray on 127.0.0.1 (:func:`_loopback_node`).
+
+    A start that fails raises :class:`RayStartError` — one line: Ray's own reason, the likely
+    cause and what to do — not Ray's traceback. On a loaded machine (a load of 20 on 2 cores)
+    Ray's GCS or raylet misses one of its startup deadlines (the raylet's 30 s is fixed; the
+    GCS's is :data:`GCS_WAIT_ENV`, 30 s by default), and ``ray.init`` raises a bare
+    ``Exception`` or ``RuntimeError``; what Ray had started is shut down before the error.
+    """
+    try:
+        with _loopback_node():
+            ray.init(**{"logging_level": logging.WARNING, "log_to_driver": True,
+                        **options, "_node_ip_address": LOOPBACK})  # fmt: skip
+    except UserError:
+        raise
+    except Exception as err:  # Ray's startup failures are bare Exception, RuntimeError, ...
+        _end_partial_start()
+        raise RayStartError(
+            f"the embedded Ray did not start ({_first_line(err)}); the likely cause is a loaded "
+            "machine, where Ray's processes miss its startup deadlines: retry when the load is "
+            "lower, run without Ray (cluster.backend=local), or give Ray's GCS more time to "
+            f"start ({GCS_WAIT_ENV}=120; its default is 30 s)"
+        ) from err
+
+
+def _first_line(err: BaseException) -> str:
+    """``Kind: the first line of the message`` (at most 200 characters) of Ray's error."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _end_partial_start() -> None:
+    """Shut down what a failed ``ray.init`` had started (its GCS may run)."""
+    with contextlib.suppress(Exception):
+        ray.shutdown()
 
 
 @contextmanager
