@@ -43,7 +43,13 @@ from omega_cluster.cluster.actors import (
     RegistryClient,
     SelfPlayActor,
 )
-from omega_cluster.cluster.processes import end_recorded, record_ray_processes
+from omega_cluster.cluster.processes import (
+    end_new_ray_children,
+    end_recorded,
+    ray_children,
+    record_ray_processes,
+    stop_watchdogs,
+)
 from omega_cluster.cluster.runtime_env import run_runtime_env
 from omega_cluster.config.schema import Settings
 from omega_cluster.errors import UserError
@@ -101,14 +107,13 @@ def init_ray(settings: Settings, *, run_dir: Path | None = None) -> bool:
             if run_dir is not None:
                 end_recorded(run_dir)
             start_embedded_ray(
+                run_dir=run_dir,
                 num_cpus=c.num_cpus,
                 include_dashboard=c.dashboard,
                 dashboard_host=c.dashboard_host,
                 runtime_env=runtime_env,
             )
             started = True
-            if run_dir is not None:
-                record_ray_processes(run_dir)
         else:
             check_cluster_address(c.address)
             try:
@@ -124,15 +129,18 @@ def init_ray(settings: Settings, *, run_dir: Path | None = None) -> bool:
     return started
 
 
-def start_embedded_ray(**options: Any) -> None:
-    """``ray.init(**options)`` as a one-machine Ray on 127.0.0.1 (:func:`_loopback_node`).
+def start_embedded_ray(*, run_dir: Path | None = None, **options: Any) -> None:
+    """``ray.init(**options)`` as a one-machine Ray on 127.0.0.1 (:func:`_loopback_node`),
+    whose processes a watchdog ends if this process dies first (:mod:`.processes`; with
+    ``run_dir``, also recorded there for the next start). Stop it with :func:`shutdown_ray`.
 
-    A start that fails raises :class:`RayStartError` — one line: Ray's own reason, the likely
-    cause and what to do — not Ray's traceback. On a loaded machine (a load of 20 on 2 cores)
-    Ray's GCS or raylet misses one of its startup deadlines (the raylet's 30 s is fixed; the
-    GCS's is :data:`GCS_WAIT_ENV`, 30 s by default), and ``ray.init`` raises a bare
-    ``Exception`` or ``RuntimeError``; what Ray had started is shut down before the error.
+    A start that fails ends what Ray had started and raises :class:`RayStartError` — one line:
+    Ray's own reason, the likely cause and what to do — not Ray's traceback. On a loaded machine
+    (a load of 20 on 2 cores) Ray's GCS or raylet misses one of its startup deadlines (the
+    raylet's 30 s is fixed; the GCS's is :data:`GCS_WAIT_ENV`, 30 s by default), and
+    ``ray.init`` raises a bare ``Exception`` or ``RuntimeError``.
     """
+    before = ray_children()
     try:
         with _loopback_node():
             ray.init(**{"logging_level": logging.WARNING, "log_to_driver": True,
@@ -141,12 +149,14 @@ def start_embedded_ray(**options: Any) -> None:
         raise
     except Exception as err:  # Ray's startup failures are bare Exception, RuntimeError, ...
         _end_partial_start()
+        end_new_ray_children(before)  # ray.shutdown leaves the GCS a failed start started
         raise RayStartError(
             f"the embedded Ray did not start ({_first_line(err)}); the likely cause is a loaded "
             "machine, where Ray's processes miss its startup deadlines: retry when the load is "
             "lower, run without Ray (cluster.backend=local), or give Ray's GCS more time to "
             f"start ({GCS_WAIT_ENV}=120; its default is 30 s)"
         ) from err
+    record_ray_processes(run_dir)
 
 
 def _first_line(err: BaseException) -> str:
@@ -264,8 +274,9 @@ def learner_gpus(requested: float | None) -> float:
 
 
 def shutdown_ray() -> None:
-    """Stop the Ray this process started (:func:`init_ray` returned True)."""
+    """Stop the Ray this process started (:func:`init_ray` returned True), and its watchdog."""
     ray.shutdown()
+    stop_watchdogs()
 
 
 @dataclass(frozen=True)

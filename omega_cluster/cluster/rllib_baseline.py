@@ -29,7 +29,7 @@ from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from safetensors.numpy import save_file
 
-from omega_cluster.cluster.backend import start_embedded_ray
+from omega_cluster.cluster.backend import shutdown_ray, start_embedded_ray
 from omega_cluster.cluster.rllib_env import MAIN_POLICY, masking_module_spec, ppo_config
 from omega_cluster.interop.table import build_game, seat_of
 from omega_cluster.players.rllib import POLICY_FORMAT, POLICY_META, POLICY_WEIGHTS
@@ -165,7 +165,7 @@ def embedded_ray(num_cpus: int) -> Iterator[None]:
     try:
         yield
     finally:
-        ray.shutdown()
+        shutdown_ray()
 
 
 def export_policy(algo: Algorithm, directory: Path, game: str, params: Mapping[str, Any]) -> Path:

@@ -17,7 +17,7 @@ from typing import Any
 
 import ray
 
-from omega_cluster.cluster.backend import start_embedded_ray
+from omega_cluster.cluster.backend import shutdown_ray, start_embedded_ray
 from omega_cluster.eval.tuning import TuneJob
 
 __all__ = ["RayMap"]
@@ -66,5 +66,5 @@ class RayMap:
             ray.kill(actor)
         self.actors = []
         if self._started:
-            ray.shutdown()
+            shutdown_ray()
             self._started = False
