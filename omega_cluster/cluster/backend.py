@@ -4,9 +4,10 @@
 train``) or connects to a running cluster (``auto`` or ``host:port``: ``make local-cluster``, a
 multi-node cluster), then checks the configuration against the cluster's resources: a run that
 asks for more self-play actors than the cluster has CPUs fails at start, naming the key. The
-embedded Ray listens on 127.0.0.1 only, and its processes are recorded in the run directory so
-that a driver killed hard leaves none behind (:mod:`.processes`); a cluster address that does not
-answer fails within seconds, naming ``cluster.address``.
+embedded Ray listens on 127.0.0.1 only, and a watchdog ends its processes if the driver is
+killed hard (:mod:`.processes`); a Ray that does not start is one line (:class:`RayStartError`:
+Ray's reason, a loaded machine, what to do), and a cluster address that does not answer fails
+within seconds, naming ``cluster.address``.
 
 Resources: each self-play actor reserves one CPU (it is busy all the time); the learner one GPU
 when the cluster has one (``cluster.learner_gpus``), else nothing; bench workers, the gatekeeper
