@@ -27,8 +27,9 @@ takes too; one module per command:
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
-traceback; Ctrl-C exits with status 130 and one line. A new subcommand is one more module with
-its :class:`Command`, listed in :data:`COMMANDS`.
+traceback; Ctrl-C exits with status 130 and one line, also while the command line or a command
+still imports (``omega_cluster.__main__``, :func:`omega_cluster.errors.exit_on_interrupt`). A
+new subcommand is one more module with its :class:`Command`, listed in :data:`COMMANDS`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from omega_cluster.cli.serve import SERVE
 from omega_cluster.cli.tables import TABLES
 from omega_cluster.cli.train import TRAIN
 from omega_cluster.cli.tune import TUNE
-from omega_cluster.errors import UserError, one_line
+from omega_cluster.errors import UserError, exit_on_interrupt, one_line
 
 __all__ = [
     "ARENA_KEYS",
@@ -103,11 +104,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a command; returns the exit status (0 ok, 2 bad input, 130 interrupted)."""
-    parser = _build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:  # --help / --version (0) and argparse's usage errors (2)
-        return exit_.code if isinstance(exit_.code, int) else 2
+    with exit_on_interrupt(PROG):  # a Ctrl-C before the command starts: one line, 130
+        parser = _build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exit_:  # --help / --version (0) and argparse's usage errors (2)
+            return exit_.code if isinstance(exit_.code, int) else 2
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from omega_cluster.cli.args import PROG, Command, UsageError
+from omega_cluster.errors import exit_on_interrupt
 
 __all__ = ["TRAIN"]
 
@@ -25,24 +26,26 @@ def _configure_train(parser: argparse.ArgumentParser) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    # lazy (module docstring): Hydra, then the service with torch and pyarrow, take seconds
-    from omega_cluster.config import ConfigError, load_settings, to_yaml
+    # lazy (module docstring): Hydra, then the service with torch and pyarrow, take seconds;
+    # a Ctrl-C meanwhile ends the command at once, with one line (nothing is written yet)
+    with exit_on_interrupt(f"{PROG} train"):
+        from omega_cluster.config import ConfigError, load_settings, to_yaml
 
-    try:
-        settings = load_settings(args.overrides)
-        if settings.run.resume and not Path(settings.run.resume).expanduser().exists():
-            # an MLflow run id: its run directory's saved config is the base (config.resume)
-            from omega_cluster.service import resolve_run_dir  # lazy: torch, pyarrow
+        try:
+            settings = load_settings(args.overrides)
+            if settings.run.resume and not Path(settings.run.resume).expanduser().exists():
+                # an MLflow run id: its run directory's saved config is the base (config.resume)
+                from omega_cluster.service import resolve_run_dir  # lazy: torch, pyarrow
 
-            settings = load_settings(args.overrides, run_dir=resolve_run_dir(settings))
-    except ConfigError as err:
-        raise UsageError(str(err)) from None
-    config_yaml = to_yaml(settings)
-    if args.cfg:
-        print(config_yaml, end="")
-        return 0
-    from omega_cluster.pipeline.run_state import rejections
-    from omega_cluster.service import dashboard_hint, run_training  # lazy: torch, pyarrow
+                settings = load_settings(args.overrides, run_dir=resolve_run_dir(settings))
+        except ConfigError as err:
+            raise UsageError(str(err)) from None
+        config_yaml = to_yaml(settings)
+        if args.cfg:
+            print(config_yaml, end="")
+            return 0
+        from omega_cluster.pipeline.run_state import rejections
+        from omega_cluster.service import dashboard_hint, run_training  # lazy: torch, pyarrow
 
     try:
         result = run_training(settings, config_yaml=config_yaml)

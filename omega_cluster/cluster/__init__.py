@@ -5,8 +5,8 @@
   named ``ModelRegistryActor``;
 * :mod:`.backend` — :class:`RayBackend`, the pipeline's :class:`~omega_cluster.pipeline.driver.
   Backend` over those actors, and :func:`init_ray` (embedded or connecting to a cluster);
-* :mod:`.processes` — the embedded Ray's processes, recorded in the run directory and ended on
-  the next start if a killed driver left them running.
+* :mod:`.processes` — the embedded Ray's processes, ended by a watchdog once their driver has
+  ended, however it ended (and, if the watchdog was killed too, by the next start of the run).
 """
 
 from omega_cluster.cluster.backend import (

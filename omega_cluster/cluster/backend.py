@@ -4,9 +4,10 @@
 train``) or connects to a running cluster (``auto`` or ``host:port``: ``make local-cluster``, a
 multi-node cluster), then checks the configuration against the cluster's resources: a run that
 asks for more self-play actors than the cluster has CPUs fails at start, naming the key. The
-embedded Ray listens on 127.0.0.1 only, and its processes are recorded in the run directory so
-that a driver killed hard leaves none behind (:mod:`.processes`); a cluster address that does not
-answer fails within seconds, naming ``cluster.address``.
+embedded Ray listens on 127.0.0.1 only, and a watchdog ends its processes if the driver is
+killed hard (:mod:`.processes`); a Ray that does not start is one line (:class:`RayStartError`:
+Ray's reason, a loaded machine, what to do), and a cluster address that does not answer fails
+within seconds, naming ``cluster.address``.
 
 Resources: each self-play actor reserves one CPU (it is busy all the time); the learner one GPU
 when the cluster has one (``cluster.learner_gpus``), else nothing; bench workers, the gatekeeper
@@ -20,6 +21,7 @@ actor reads the run's settings.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Iterator, Sequence
@@ -42,7 +44,13 @@ from omega_cluster.cluster.actors import (
     RegistryClient,
     SelfPlayActor,
 )
-from omega_cluster.cluster.processes import end_recorded, record_ray_processes
+from omega_cluster.cluster.processes import (
+    end_new_ray_children,
+    end_recorded,
+    ray_children,
+    record_ray_processes,
+    stop_watchdogs,
+)
 from omega_cluster.cluster.runtime_env import run_runtime_env
 from omega_cluster.config.schema import Settings
 from omega_cluster.errors import UserError
@@ -54,22 +62,29 @@ __all__ = [
     "ActorPlan",
     "ClusterError",
     "RayBackend",
+    "RayStartError",
     "check_cluster_address",
     "init_ray",
     "is_retryable",
     "learner_gpus",
     "registry_actor_name",
     "shutdown_ray",
+    "start_embedded_ray",
 ]
 
 
 LOOPBACK = "127.0.0.1"  # the embedded Ray's node IP: its servers listen on this machine only
 ADDRESS_TIMEOUT_S = 5.0  # to reach a cluster address before Ray is asked to
+GCS_WAIT_ENV = "RAY_gcs_server_port_wait_time_s"  # Ray's wait for its GCS to start (s; 30)
 _HEALTH_CHECK = "/grpc.health.v1.Health/Check"  # gRPC's standard health service (GCS has it)
 
 
 class ClusterError(UserError, RuntimeError):
     """The configuration does not fit the cluster (names the key and what the cluster has)."""
+
+
+class RayStartError(UserError, RuntimeError):
+    """Ray did not start or could not be joined: Ray's reason, the likely cause, what to do."""
 
 
 def is_retryable(err: BaseException) -> bool:
@@ -92,24 +107,70 @@ def init_ray(settings: Settings, *, run_dir: Path | None = None) -> bool:
         if c.address is None:
             if run_dir is not None:
                 end_recorded(run_dir)
-            with _loopback_node():
-                ray.init(
-                    num_cpus=c.num_cpus,
-                    include_dashboard=c.dashboard,
-                    dashboard_host=c.dashboard_host,
-                    logging_level=logging.WARNING,
-                    log_to_driver=True,
-                    runtime_env=runtime_env,
-                    _node_ip_address=LOOPBACK,
-                )
+            start_embedded_ray(
+                run_dir=run_dir,
+                num_cpus=c.num_cpus,
+                include_dashboard=c.dashboard,
+                dashboard_host=c.dashboard_host,
+                runtime_env=runtime_env,
+            )
             started = True
-            if run_dir is not None:
-                record_ray_processes(run_dir)
         else:
             check_cluster_address(c.address)
-            ray.init(address=c.address, logging_level=logging.WARNING, runtime_env=runtime_env)
+            try:
+                ray.init(address=c.address, logging_level=logging.WARNING, runtime_env=runtime_env)
+            except Exception as err:  # Ray's own kinds vary: RuntimeError, ConnectionError, ...
+                _end_partial_start()
+                raise RayStartError(
+                    f"cluster.address={c.address}: could not join the Ray cluster there "
+                    f"({_first_line(err)}): check that it runs (ray status) and retry, or set "
+                    "cluster.address=null for an embedded Ray"
+                ) from err
     check_resources(settings)
     return started
+
+
+def start_embedded_ray(*, run_dir: Path | None = None, **options: Any) -> None:
+    """``ray.init(**options)`` as a one-machine Ray on 127.0.0.1 (:func:`_loopback_node`),
+    whose processes a watchdog ends if this process dies first (:mod:`.processes`; with
+    ``run_dir``, also recorded there for the next start). Stop it with :func:`shutdown_ray`.
+
+    A start that fails ends what Ray had started and raises :class:`RayStartError` — one line:
+    Ray's own reason, the likely cause and what to do — not Ray's traceback. On a loaded machine
+    (a load of 20 on 2 cores) Ray's GCS or raylet misses one of its startup deadlines (the
+    raylet's 30 s is fixed; the GCS's is :data:`GCS_WAIT_ENV`, 30 s by default), and
+    ``ray.init`` raises a bare ``Exception`` or ``RuntimeError``.
+    """
+    before = ray_children()
+    try:
+        with _loopback_node():
+            ray.init(**{"logging_level": logging.WARNING, "log_to_driver": True,
+                        **options, "_node_ip_address": LOOPBACK})  # fmt: skip
+    except UserError:
+        raise
+    except Exception as err:  # Ray's startup failures are bare Exception, RuntimeError, ...
+        _end_partial_start()
+        end_new_ray_children(before)  # ray.shutdown leaves the GCS a failed start started
+        raise RayStartError(
+            f"the embedded Ray did not start ({_first_line(err)}); the likely cause is a loaded "
+            "machine, where Ray's processes miss its startup deadlines: retry when the load is "
+            "lower, run without Ray (cluster.backend=local), or give Ray's GCS more time to "
+            f"start ({GCS_WAIT_ENV}=120; its default is 30 s)"
+        ) from err
+    record_ray_processes(run_dir)
+
+
+def _first_line(err: BaseException) -> str:
+    """``Kind: the first line of the message`` (at most 200 characters) of Ray's error."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _end_partial_start() -> None:
+    """Shut down what a failed ``ray.init`` had started (its GCS may run)."""
+    with contextlib.suppress(Exception):
+        ray.shutdown()
 
 
 @contextmanager
@@ -214,8 +275,9 @@ def learner_gpus(requested: float | None) -> float:
 
 
 def shutdown_ray() -> None:
-    """Stop the Ray this process started (:func:`init_ray` returned True)."""
+    """Stop the Ray this process started (:func:`init_ray` returned True), and its watchdog."""
     ray.shutdown()
+    stop_watchdogs()
 
 
 @dataclass(frozen=True)

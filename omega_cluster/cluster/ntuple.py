@@ -16,14 +16,13 @@ the Ray this process already has).
 
 from __future__ import annotations
 
-import logging
 import time
 from pathlib import Path
 from typing import Any
 
 import ray
 
-from omega_cluster.cluster.backend import LOOPBACK, _loopback_node
+from omega_cluster.cluster.backend import start_embedded_ray
 from omega_cluster.search.ntuple import TupleTables
 from omega_cluster.train.ntuple import (
     GameKit,
@@ -54,14 +53,7 @@ def start_table_ray(workers: int) -> bool:
     one already (the caller then leaves it running)."""
     if ray.is_initialized():
         return False
-    with _loopback_node():
-        ray.init(
-            num_cpus=workers,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            log_to_driver=True,
-            _node_ip_address=LOOPBACK,
-        )
+    start_embedded_ray(num_cpus=workers, include_dashboard=False)
     return True
 
 

@@ -15,7 +15,6 @@ Only this package imports ray; the PPO and environment settings are
 from __future__ import annotations
 
 import json
-import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -30,7 +29,7 @@ from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from safetensors.numpy import save_file
 
-from omega_cluster.cluster.backend import LOOPBACK, _loopback_node
+from omega_cluster.cluster.backend import shutdown_ray, start_embedded_ray
 from omega_cluster.cluster.rllib_env import MAIN_POLICY, masking_module_spec, ppo_config
 from omega_cluster.interop.table import build_game, seat_of
 from omega_cluster.players.rllib import POLICY_FORMAT, POLICY_META, POLICY_WEIGHTS
@@ -162,17 +161,11 @@ def embedded_ray(num_cpus: int) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    with _loopback_node():
-        ray.init(
-            num_cpus=num_cpus,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            _node_ip_address=LOOPBACK,
-        )
+    start_embedded_ray(num_cpus=num_cpus, include_dashboard=False)
     try:
         yield
     finally:
-        ray.shutdown()
+        shutdown_ray()
 
 
 def export_policy(algo: Algorithm, directory: Path, game: str, params: Mapping[str, Any]) -> Path:

@@ -17,7 +17,7 @@ from typing import Any
 
 import ray
 
-from omega_cluster.cluster.backend import LOOPBACK, _loopback_node
+from omega_cluster.cluster.backend import shutdown_ray, start_embedded_ray
 from omega_cluster.eval.tuning import TuneJob
 
 __all__ = ["RayMap"]
@@ -42,13 +42,7 @@ class RayMap:
         self._started = False
         if not ray.is_initialized():
             if cluster == "embedded":
-                with _loopback_node():
-                    ray.init(
-                        num_cpus=workers or os.cpu_count() or 1,
-                        include_dashboard=False,
-                        logging_level=logging.WARNING,
-                        _node_ip_address=LOOPBACK,
-                    )
+                start_embedded_ray(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False)
                 self._started = True
             else:
                 ray.init(address="auto", logging_level=logging.WARNING)
@@ -72,5 +66,5 @@ class RayMap:
             ray.kill(actor)
         self.actors = []
         if self._started:
-            ray.shutdown()
+            shutdown_ray()
             self._started = False

@@ -5,13 +5,16 @@
   actors) listen on is bound to 127.0.0.1 or ::1 — nothing on 0.0.0.0, ::, or the machine's
   address, which Ray uses unless told otherwise. The test sees a dozen sockets, so it can fail.
 * No debris: after a SIGKILL of the driver, the Ray agents it started outlive it (they try to
-  reach the dead GCS for about a minute); the driver recorded them in ``ray_pids.json``, and a
-  resume of the run ends every recorded process still running before it starts its own Ray.
+  reach the dead GCS for about a minute). Its watchdog ends them within seconds
+  (test_startup_faults); killed with the driver here, it leaves them to the fallback: the driver
+  recorded them in ``ray_pids.json``, and a resume of the run ends every recorded process still
+  running before it starts its own Ray.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import time
@@ -62,6 +65,9 @@ def test_a_resume_ends_the_ray_processes_a_killed_driver_left(tmp_path: Path) ->
         )
         record = json.loads((run / "ray_pids.json").read_text())
         assert record["driver"]["pid"] == first.pid
+        watchdog = record["watchdog"]
+        assert watchdog and is_running(watchdog["pid"], watchdog["start_time"]), record
+        os.kill(watchdog["pid"], signal.SIGKILL)  # its own end is test_startup_faults'
         first.send_signal(signal.SIGKILL)
         first.communicate(timeout=60)
     finally:

@@ -9,7 +9,8 @@
   ``auto`` resolved through ``RAY_ADDRESS`` — each a :class:`ClusterError` naming the value.
 * Recorded Ray processes: those still running are ended (SIGTERM, then SIGKILL for one that
   ignores it); a recorded pid whose start time differs — the pid was reused — is left alone, and
-  so is every process of a record whose driver still runs.
+  so is every process of a record whose driver still runs. The watchdog does the same once the
+  driver it watches has ended (and leaves all alone while it runs), then ends itself.
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ import psutil
 
 from omega_cluster.cluster import check_cluster_address
 from omega_cluster.cluster.backend import ClusterError
-from omega_cluster.cluster.processes import PIDS_FILE, end_recorded
+from omega_cluster.cluster.processes import (
+    PIDS_FILE,
+    WATCH_POLL_S,
+    _start_watchdog,
+    end_recorded,
+    stop_watchdogs,
+)
 from omega_cluster.data.probe import StoreError, check_store_uri
 from omega_cluster.tracking import TrackingError, check_tracking_uri
 
@@ -141,3 +148,23 @@ def test_recorded_ray_processes_are_ended_and_reused_pids_left_alone(tmp_path: P
         for proc in (polite, deaf, other):
             proc.kill()
             proc.wait()
+
+
+def test_the_watchdog_ends_the_recorded_processes_once_the_driver_is_gone(tmp_path: Path) -> None:
+    driver, polite, deaf = (_sleeper(tmp_path, ignore_term=i) for i in (False, False, True))
+    rows = [{"pid": p.pid, "start_time": psutil.Process(p.pid).create_time(), "cmdline": "x"}
+            for p in (driver, polite, deaf)]  # fmt: skip
+    watchdog = _start_watchdog({"driver": rows[0], "processes": rows[1:]})
+    try:
+        assert watchdog is not None
+        time.sleep(2 * WATCH_POLL_S)
+        assert polite.poll() is None and deaf.poll() is None  # the driver runs: left alone
+        driver.kill()
+        driver.wait(5)
+        assert polite.wait(10) == -15 and deaf.wait(10) == -9  # SIGTERM, then SIGKILL
+        watched = psutil.Process(watchdog["pid"])
+        assert watched.wait(10) == 0  # then it ends itself
+    finally:
+        stop_watchdogs()
+        for proc in (driver, polite, deaf):
+            proc.kill()
