@@ -108,7 +108,8 @@ def _game_ids(tables: list[pa.Table]) -> list[str]:
 def tallies(store: Path, entries: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(shards, records, games) of the visible shards, and of everything written: the visible
     ones plus the quarantined ones (their games None when a quarantined shard does not open).
-    A run's counters may count either: what it can train on, or what it wrote."""
+    A run's counters count the visible ones (the manifest is the truth); the written ones are
+    named beside them when they differ."""
     visible = {"shards": len(entries), "records": sum(int(e.get("rows", 0)) for e in entries),
                "games": len(set(_game_ids(shard_tables(store, entries))))}  # fmt: skip
     written = dict(visible)
@@ -140,7 +141,7 @@ def _games_and_chunks(
     if twice:
         problems["games_once"].append(f"{len(twice)} games in two shards, e.g. {twice[0]}")
     visible, written = tallies(store, entries)
-    if state and not any(_matches(state, c, ("games",)) for c in (visible, written)):
+    if state and not _matches(state, visible, ("games",)):
         problems["games_once"].append(
             f"pipeline.json reports {state.get('games')} games, the shards hold {visible['games']}"
             f" ({written['games']} with the quarantined ones)"
@@ -170,7 +171,7 @@ def _counters(store: Path, entries: list[dict[str, Any]], state: dict[str, Any])
         return ["no pipeline.json"]
     visible, written = tallies(store, entries)
     keys = ("shards", "records", "games")
-    if any(_matches(state, counts, keys) for counts in (visible, written)):
+    if _matches(state, visible, keys):  # the manifest's live entries are the truth
         return []
     return [f"pipeline.json {k}={state.get(k)}, the manifest has {visible[k]} "
             f"({written[k]} with the quarantined shards)"
