@@ -6,7 +6,9 @@
 A ``python -m omega_cluster train`` driver runs a small game (kuhn_poker, ``run=smoke``) on the
 embedded Ray. At random times (seeded: ``--seed``) the chaos loop SIGKILLs a random target: a
 self-play actor, the learner, the gatekeeper (Ray actor processes, found by their process titles
-``ray::SelfPlayActor`` ...) or the driver itself, which is then resumed (``run.resume=<dir>``).
+``ray::SelfPlayActor`` ...) or the driver itself, which is then resumed (``run.resume=<dir>``);
+before each resume one random shard of the store is truncated (a disk that lost a write), which
+the resumed run must quarantine and stop counting.
 The run is open-ended (``run.iterations`` far above ``--iterations``), so it cannot finish
 before the kills are sent: once they are and it has made ``--iterations`` gate decisions, the
 soak stops it as a user would (one SIGINT: the chunks in flight are written, exit 0). Then the
@@ -41,7 +43,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "faults"))
-from run_invariants import check_run, data_checked, listening_sockets, run_processes  # noqa: E402
+from run_invariants import (  # noqa: E402
+    check_run,
+    data_checked,
+    listening_sockets,
+    manifest_entries,
+    run_processes,
+)
 
 MARKER_NAME = "OMEGA_SOAK_RUN"
 TARGETS = {  # target -> the process title of its Ray actor (None: the driver itself)
@@ -60,6 +68,7 @@ class SoakReport:
     kills_planned: int = 0  # SIGKILLs asked for (fewer are sent only if the soak runs out of time)
     kills: dict[str, int] = field(default_factory=dict)  # target -> SIGKILLs sent
     resumes: int = 0  # driver starts that resumed the run
+    corrupted: list[str] = field(default_factory=list)  # shards truncated before a resume
     driver_exits: list[int] = field(default_factory=list)  # exit status of every driver start
     decisions: int = 0
     data: dict[str, int] = field(default_factory=dict)  # shards, records, games checked
@@ -85,6 +94,20 @@ def _decisions(state: Path) -> int:
         return 0
 
 
+def corrupt_one(run_dir: Path, rng: random.Random) -> str | None:
+    """Truncate one live shard of the run's store to half its bytes (seeded choice); its path,
+    or None when the store has no entry yet."""
+    entries, _ = manifest_entries(run_dir / "shards")
+    paths = [run_dir / "shards" / e["shard_path"] for e in entries]
+    paths = [p for p in paths if p.is_file() and p.stat().st_size > 1]
+    if not paths:
+        return None
+    path = rng.choice(paths)
+    with path.open("r+b") as shard:
+        shard.truncate(path.stat().st_size // 2)
+    return str(path.relative_to(run_dir))
+
+
 def driver_command(run_dir: Path, mode: str, iterations: int, resume: bool) -> list[str]:
     command = [sys.executable, "-m", "omega_cluster", "train", "run=smoke", "game=kuhn_poker",
                "cluster=embedded", f"cluster.mode={mode}", "cluster.self_play_actors=2",
@@ -97,13 +120,15 @@ def _targets_alive(
     marker: str, driver: subprocess.Popen[bytes], state: Path
 ) -> dict[str, list[int]]:
     """target -> pids of its live processes (the driver: while it runs, once it has saved the
-    run's state — a driver killed before that leaves nothing to resume, and tests nothing)."""
+    run's state and the store holds a shard — a driver killed before that leaves nothing to
+    resume or to truncate, and tests nothing)."""
     alive: dict[str, list[int]] = {name: [] for name in TARGETS}
     for pid, command in run_processes(marker).items():
         for name, title in TARGETS.items():
             if title and command.startswith(title):
                 alive[name].append(pid)
-    if driver.poll() is None and state.exists():
+    manifest = state.parent / "shards" / "manifest"
+    if driver.poll() is None and state.exists() and any(manifest.glob("*.json")):
         alive["driver"] = [driver.pid]
     return alive
 
@@ -161,6 +186,7 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
     report = SoakReport(str(run_dir), mode, seed, kills_planned=kills)
     state = run_dir / "pipeline.json"
     chaos = Chaos(random.Random(seed), kills, gap, state)
+    damage = random.Random(seed + 1)  # the shards truncated between restarts
     start = time.monotonic()
     logs = run_dir.parent / f"{run_dir.name}-driver.log"
     while time.monotonic() - start < timeout_s:
@@ -189,6 +215,10 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
         # 0: done; 2: an expected error (bad input), which another start would only repeat
         if driver.returncode in (0, 2) or len(report.driver_exits) > 3 * kills + 3:
             break
+        corrupted = corrupt_one(run_dir, damage)
+        if corrupted is not None:
+            report.corrupted.append(corrupted)
+            print(f"soak: truncated {corrupted} before the resume", file=log, flush=True)
     report.seconds = round(time.monotonic() - start, 1)
     report.kills = dict(chaos.kills)
     _check(report, run_dir, marker)
@@ -216,7 +246,7 @@ def print_report(report: SoakReport, out: Any = sys.stdout) -> None:
     kills = ", ".join(f"{k} {v}" for k, v in sorted(report.kills.items())) or "none"
     print(f"soak of {report.run_dir} ({report.mode} mode, seed {report.seed}): "
           f"{sum(report.kills.values())} of {report.kills_planned} kills ({kills}), "
-          f"{report.resumes} resumes, "
+          f"{report.resumes} resumes, {len(report.corrupted)} shards truncated, "
           f"{report.decisions} gate decisions, {report.seconds:.0f} s", file=out)  # fmt: skip
     d = report.data
     print(

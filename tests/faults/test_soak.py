@@ -1,6 +1,7 @@
 """The short soak (``scripts/soak.py``; ``make soak`` runs the long one): a kuhn_poker smoke run
 on the embedded Ray survives three SIGKILLs at seeded random times — one of them the driver,
-which is resumed — with every invariant holding and nothing of the run left running."""
+which is resumed after one of its shards is truncated — with every invariant holding (the
+truncated shard quarantined and no longer counted) and nothing of the run left running."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def test_a_short_soak_survives_its_kills(tmp_path: Path) -> None:
     assert report.driver_exits and report.driver_exits[-1] == 0, summary
     assert report.decisions >= 6, summary
     assert report.kills.get("driver") == 1 and report.resumes >= 1, summary
+    assert len(report.corrupted) == 1 and report.data["quarantined"] >= 1, summary  # truncated
     broken = {name: problems for name, problems in report.invariants.items() if problems}
     assert not broken, summary
     assert not report.left_running and not report.left_listening, summary
