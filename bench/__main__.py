@@ -24,6 +24,7 @@ STRENGTH = (
     "bench_champion",
     "bench_exploitability",
     "bench_fleet",
+    "bench_leaf",
     "bench_openspiel_bots",
     "bench_scaling",
     "bench_training",

@@ -157,3 +157,22 @@ def test_a_baselines_row_is_recorded_and_rendered_cell_by_cell(tmp_path: Path) -
     assert "leduc_poker" not in text.split("<!-- results:strength -->")[1].split("<!-- /")[0]
     readme = (tmp_path / "README.md").read_text()
     assert "| leduc: service vs PPO | 0.75 [0.71, 0.79] | RLlib PPO, 5 min each |" in readme
+
+
+def test_make_bench_runs_only_benches_that_need_no_arguments() -> None:
+    """`make bench` (``python -m bench``) runs every bench outside ``STRENGTH`` with no
+    arguments: one that requires an argument (a run, a cohort) must be a strength bench, run
+    when named, or the bare command stops at its usage error."""
+    import ast
+
+    from bench.__main__ import STRENGTH
+
+    root = Path(__file__).resolve().parents[2] / "bench"
+    needs = set()
+    for path in sorted(root.glob("bench_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.keyword) and node.arg == "required"):
+                continue
+            if isinstance(node.value, ast.Constant) and node.value.value is True:
+                needs.add(path.stem)
+    assert needs and needs <= set(STRENGTH), sorted(needs - set(STRENGTH))
