@@ -135,7 +135,6 @@ class TrackingObserver(Observer):
         self._losses: dict[str, list[tuple[float, float]]] = {}
         self._slice_losses: dict[str, list[tuple[float, float]]] = {}  # value loss per slice
         self._search_path = ""  # the last self-play search path tagged
-        self._slice_games: dict[str, int] = {}  # games per fleet table since this driver started
         self._pipeline: Pipeline | None = None
         self._step = 0  # the step the totals were last logged at
 
@@ -164,10 +163,7 @@ class TrackingObserver(Observer):
 
     def _log_totals(self, state: PipelineState) -> None:
         """The run's counters as the manifest has them (pipeline.json's, recounted)."""
-        self.tracker.log_metrics({"selfplay/games_total": float(state.games),
-                                  "selfplay/records_total": float(state.records),
-                                  "selfplay/shards_total": float(state.shards)},
-                                 step=self._totals_step(state))  # fmt: skip
+        self.tracker.log_metrics(_totals(state), step=self._totals_step(state))
 
     def _elapsed(self) -> float:
         return max(time.monotonic() - self._started, 1e-9)
@@ -182,19 +178,12 @@ class TrackingObserver(Observer):
             self.tracker.set_tags({"selfplay.search_path": report.search_path})
         champion = self._pipeline.registry.champion if self._pipeline else None
         lag = (champion.version - report.version) if champion is not None else 0
-        for key, games in report.slices.items():  # the fleet's tables: games played per slice
-            self._slice_games[key] = self._slice_games.get(key, 0) + games
-        per_slice = {f"selfplay/slice/{slug(k)}/games_since_start": float(v)
-                     for k, v in self._slice_games.items()}  # fmt: skip
         self.tracker.log_metrics(
             {
-                **per_slice,
                 "selfplay/games_per_s": report.games / seconds,
                 "selfplay/decisions_per_s": report.decisions / seconds,
                 "selfplay/simulations_per_s": report.simulations / seconds,
-                "selfplay/games_total": float(state.games),
-                "selfplay/records_total": float(state.records),
-                "selfplay/shards_total": float(state.shards),
+                **_totals(state),
                 "selfplay/run_games_per_s": state.games / self._elapsed(),
                 "selfplay/policy_lag": float(lag),
             },
@@ -458,3 +447,15 @@ def _tracker(settings: Settings, root: Path, uri: str, target: ResumeTarget) -> 
 
 def _game_name(settings: Settings) -> str:
     return wiring.build_game(settings).spec.name
+
+
+def _totals(state: PipelineState) -> dict[str, float]:
+    """The run's stored totals, and its games per table (``selfplay/slice/<table>/games_total``
+    in a run over several tables), all as the manifest's live entries have them."""
+    totals = {"selfplay/games_total": float(state.games),
+              "selfplay/records_total": float(state.records),
+              "selfplay/shards_total": float(state.shards)}  # fmt: skip
+    if len(state.tables) > 1:
+        totals.update({f"selfplay/slice/{slug(k)}/games_total": float(v)
+                       for k, v in state.tables.items()})  # fmt: skip
+    return totals

@@ -27,15 +27,16 @@ had been consumed before it was lost, its rows are read a second time.
 
 :func:`store_totals` counts the shards, records and games of the manifest's live entries: the
 pipeline's counters, recomputed on resume and after every event of a run, so a quarantined shard
-stops counting as soon as it leaves the manifest. It reads the manifest only (an older entry
-without ``game_ids``: its shard's ``game_id`` column, once per store object).
+stops counting as soon as it leaves the manifest, and so do its games in the per-table counts
+(``tables``: games per table size and parameters). It reads the manifest only (an older entry
+without ``game_ids`` or ``tables``: its shard's columns, once per store object).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -47,6 +48,7 @@ from omega_cluster.data.shards import (
     ShardStore,
     duplicate_reason,
     new_entry,
+    table_counts,
 )
 
 __all__ = ["GRACE_S", "AuditReport", "StoreTotals", "audit_store", "store_totals"]
@@ -176,6 +178,8 @@ class StoreTotals:
     shards: int  # live manifest entries
     records: int  # sum of the entries' rows
     games: int  # distinct game ids over the live entries
+    # games per table they were played at: (num_players, game_params JSON) -> games
+    tables: dict[tuple[int, str], int] = field(default_factory=dict)
 
 
 def store_totals(store: ShardStore) -> StoreTotals:
@@ -184,6 +188,27 @@ def store_totals(store: ShardStore) -> StoreTotals:
     An older entry whose ``game_id`` column does not read back is read in full, which
     quarantines it if it fails its checks; it then no longer counts (it left the manifest).
     """
-    games = len(store.game_index())  # one manifest listing; only new entries are loaded
+    index = store.game_index()  # one manifest listing; only new entries are loaded
     entries = store.indexed_entries()
-    return StoreTotals(shards=len(entries), records=sum(e.rows for e in entries), games=games)
+    tables: dict[tuple[int, str], int] = {}
+    for entry in entries:
+        ids = store.game_ids(entry) or ()
+        if all(index.get(g) == entry.key for g in ids):
+            counts = store.tables(entry) or ()
+        else:  # a game another live entry holds too (until the audit): it counts there only
+            counts = _own_tables(store.index_columns(entry), entry.key, index)
+        for players, params, n in counts:
+            tables[players, params] = tables.get((players, params), 0) + n
+    return StoreTotals(shards=len(entries), records=sum(e.rows for e in entries),
+                       games=len(index), tables=tables)  # fmt: skip
+
+
+def _own_tables(
+    columns: pa.Table | None, key: str, index: dict[str, str]
+) -> tuple[tuple[int, str, int], ...]:
+    """The per-table counts of an entry's games that the index gives to that entry."""
+    if columns is None:
+        return ()
+    ids = columns.column("game_id").to_pylist()
+    own = pa.array([index.get(g) == key for g in ids], pa.bool_())
+    return table_counts(columns.filter(own))

@@ -79,6 +79,18 @@ def _int_tuple(data: dict[str, Any], name: str) -> tuple[int, ...]:
     return tuple(values)
 
 
+def _tables(value: Any) -> tuple[tuple[int, str, int], ...]:
+    def ok(t: Any) -> bool:
+        return (isinstance(t, list) and len(t) == 3 and isinstance(t[1], str)
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in (t[0], t[2])))  # fmt: skip
+
+    if not isinstance(value, list) or not all(ok(t) for t in value):
+        raise ValueError(
+            f"manifest field 'tables' = {value!r} must be a list of [players, params, games]"
+        )
+    return tuple((t[0], t[1], t[2]) for t in value)
+
+
 @dataclass(frozen=True)
 class ManifestEntry:
     """What a reader knows about a shard before opening it; the shard is visible iff this exists."""
@@ -98,15 +110,20 @@ class ManifestEntry:
     # distinct game ids of its rows, ascending: the store's index of games is made of these
     # (None: an entry written before they were recorded; the store reads its game_id column)
     game_ids: tuple[str, ...] | None = None
+    # (num_players, game_params JSON, distinct game ids) per table its rows were played at: the
+    # run's per-table counts are sums of these (None: an older entry; the store reads its columns)
+    tables: tuple[tuple[int, str, int], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for name in ("encoder_versions", "champion_versions", "games"):
             data[name] = list(data[name])
-        if self.game_ids is None:
-            del data["game_ids"]
-        else:
-            data["game_ids"] = list(self.game_ids)
+        for name in ("game_ids", "tables"):
+            value = getattr(self, name)
+            if value is None:
+                del data[name]
+            else:
+                data[name] = [list(v) if isinstance(v, tuple) else v for v in value]
         return data
 
     @classmethod
@@ -123,6 +140,7 @@ class ManifestEntry:
         game_ids = _require(data, "game_ids", list) if "game_ids" in data else None
         if game_ids is not None and not all(isinstance(g, str) for g in game_ids):
             raise ValueError("manifest field 'game_ids' must be a list of str")
+        tables = _tables(data["tables"]) if "tables" in data else None
         entry = cls(
             key=key,
             shard_path=_require(data, "shard_path", str),
@@ -137,6 +155,7 @@ class ManifestEntry:
             node_id=_require(data, "node_id", str),
             created_unix=float(_require(data, "created_unix", (int, float))),
             game_ids=None if game_ids is None else tuple(game_ids),
+            tables=tables,
         )
         if entry.rows < 1 or entry.bytes < 1 or not entry.shard_path.startswith("shards/"):
             raise ValueError(f"manifest entry {key} has rows/bytes < 1 or a path outside shards/")

@@ -150,6 +150,7 @@ class ShardStore:
         self.node_id = socket.gethostname()
         self._cache: dict[str, ManifestEntry] = {}
         self._ids: dict[str, tuple[str, ...]] = {}  # entry key -> its game ids (read once)
+        self._tables: dict[str, tuple[tuple[int, str, int], ...]] = {}  # and its tables
         self._index: dict[str, str] = {}  # game id -> key of the live entry that holds it
         self._indexed: set[str] = set()  # the keys whose games are in _index
         self.bad_manifests = 0  # manifest files found unreadable and quarantined
@@ -262,21 +263,40 @@ class ShardStore:
         that column does not read back and the full read quarantined the shard."""
         if entry.game_ids is not None:
             return entry.game_ids
-        known = self._ids.get(entry.key)
-        if known is not None:
-            return known
-        options = pa.ipc.IpcReadOptions(included_fields=[SCHEMA.get_field_index("game_id")])
+        if entry.key not in self._ids:
+            self._read_index_columns(entry)
+        return self._ids.get(entry.key)
+
+    def tables(self, entry: ManifestEntry) -> tuple[tuple[int, str, int], ...] | None:
+        """(num_players, game_params JSON, games) per table of an entry's shard: from the
+        entry, or (an older entry) its shard's columns, read once; None as for :meth:`game_ids`."""
+        if entry.tables is not None:
+            return entry.tables
+        if entry.key not in self._tables:
+            self._read_index_columns(entry)
+        return self._tables.get(entry.key)
+
+    def _read_index_columns(self, entry: ManifestEntry) -> None:
+        """An older entry's game ids and tables from its shard's columns."""
+        table = self.index_columns(entry)
+        if table is not None:
+            self._ids[entry.key] = _distinct(table, "game_id")
+            self._tables[entry.key] = table_counts(table)
+
+    def index_columns(self, entry: ManifestEntry) -> pa.Table | None:
+        """The ``game_id``, ``num_players`` and ``game_params`` columns of an entry's shard
+        (only those are read; the whole shard, checked, when they do not read back: a failing
+        one is quarantined and None returned)."""
+        names = ["game_id", "num_players", "game_params"]
+        options = pa.ipc.IpcReadOptions(included_fields=[SCHEMA.get_field_index(n) for n in names])
         try:
             with self.fs.open_input_file(self.shard_file(entry)) as f:
-                column = pa.ipc.open_file(f, options=options).read_all().column("game_id")
+                return pa.ipc.open_file(f, options=options).read_all().select(names)
         except (pa.ArrowException, OSError, KeyError, ValueError):
             try:
-                column = self.read(entry).column("game_id")
+                return self.read(entry).select(names)
             except CorruptShardError:
                 return None
-        ids = tuple(sorted(set(column.to_pylist())))
-        self._ids[entry.key] = ids
-        return ids
 
     def game_index(self) -> dict[str, str]:
         """Game id -> manifest key of the live shard holding it, for every live entry.
@@ -313,6 +333,7 @@ class ShardStore:
         self._indexed.discard(key)
         self._index = {g: k for g, k in self._index.items() if k != key}
         self._ids.pop(key, None)
+        self._tables.pop(key, None)
 
     def clashes(self, entry: ManifestEntry) -> dict[str, str]:
         """The games of ``entry`` some other live shard already holds: game id -> its key."""
@@ -506,7 +527,18 @@ def new_entry(
         node_id=node_id,
         created_unix=time.time(),
         game_ids=_distinct(table, "game_id"),
+        tables=table_counts(table),
     )
+
+
+def table_counts(table: pa.Table) -> tuple[tuple[int, str, int], ...]:
+    """(num_players, game_params JSON, distinct game ids) of each table ``table``'s rows were
+    played at, ordered."""
+    games: dict[tuple[int, str], set[str]] = {}
+    columns = table.select(["num_players", "game_params", "game_id"]).to_pydict()
+    for players, params, game in zip(*columns.values(), strict=True):
+        games.setdefault((players, params), set()).add(game)
+    return tuple((p, q, len(ids)) for (p, q), ids in sorted(games.items()))
 
 
 def _distinct(table: pa.Table, name: str) -> tuple[Any, ...]:

@@ -63,11 +63,17 @@ from omega_cluster.model.checkpoint import load_checkpoint, save_checkpoint
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.backend import Backend, LocalBackend
 from omega_cluster.pipeline.retries import MAX_FAILURES, RunFailed, backoff, brief
-from omega_cluster.pipeline.run_state import PipelineState, RunPaths, elo_log_row, recount
+from omega_cluster.pipeline.run_state import (
+    PipelineState,
+    RunPaths,
+    count,
+    elo_log_row,
+    recount,
+)
 from omega_cluster.train.workers import CandidateReport, ChunkReport, Weights
 
 # components built from the run's settings (the service layer's wiring)
-from omega_cluster.wiring import build_encoder, build_game, build_model, warm_start
+from omega_cluster.wiring import build_encoder, build_fleet, build_game, build_model, warm_start
 
 __all__ = [
     "MAX_FAILURES",
@@ -130,6 +136,7 @@ class Pipeline:
         self.settings = settings
         self.paths = paths
         self.game = build_game(settings)
+        self.key_of = build_fleet(settings).key_of  # the table of a stored game (its counts)
         paths.root.mkdir(parents=True, exist_ok=True)
         resuming = paths.state.exists()
         self.state = PipelineState.load(paths.state, game=self.game.spec.name)
@@ -140,7 +147,9 @@ class Pipeline:
         for line in audit_store(self.store, grace_s=0.0).lines():
             log.warning("%s", line)
         if resuming:  # a driver killed after a shard's commit, before its save, undercounts
-            recount(self.state, paths, self.store)  # after the audit: re-committed orphans count
+            recount(
+                self.state, paths, self.store, self.key_of
+            )  # after the audit: re-committed orphans count
         elif self.state.root is None:
             self.state.root = str(paths.root.absolute())  # where the run was created
         self.backend = backend_factory(settings, paths)
@@ -376,15 +385,14 @@ class Pipeline:
         counter fell. Returns whether any changed (the caller saves)."""
         st = self.state
         before = (st.shards, st.records, st.games)
-        totals = store_totals(self.store)
-        st.shards, st.records, st.games = totals.shards, totals.records, totals.games
+        changed = count(st, store_totals(self.store), self.key_of)
         after = (st.shards, st.records, st.games)
         if any(a < b for a, b in zip(after, before, strict=True)):
             log.warning("the shard store %s holds %d shards, %d records, %d games, fewer than "
                         "counted (%d, %d, %d): a shard left its manifest (quarantined, see its "
                         "line); the counters follow the manifest", self.store.uri, *after,
                         *before)  # fmt: skip
-        return after != before
+        return changed
 
     def _chunk_lost(self, actor: int, chunk: int, games: int, pause: float) -> None:
         """The chunk goes back to the queue (re-run with ``retry=True``), its actor rests."""

@@ -23,12 +23,13 @@ import logging
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omega_cluster.config import ConfigError
-from omega_cluster.data import ShardStore, store_totals
+from omega_cluster.data import ShardStore, StoreTotals, store_totals
 from omega_cluster.eval.anchors import AnchorReport
 from omega_cluster.eval.rating import EloRow
 
@@ -76,6 +77,7 @@ class PipelineState:
     games: int = 0
     records: int = 0
     shards: int = 0
+    tables: dict[str, int] = field(default_factory=dict)  # games stored per table (slice key)
     elo_log: list[dict[str, Any]] = field(default_factory=list)
     mlflow_run_id: str | None = None
     warm_start: dict[str, float] = field(default_factory=dict)  # WarmStartStats.metrics(), if any
@@ -148,24 +150,38 @@ class PipelineState:
             raise ConfigError(f"{path} is not a run's state: {err}") from err
 
 
-def recount(state: PipelineState, paths: RunPaths, store: ShardStore | None = None) -> bool:
-    """Set the games, records and shards of ``state`` from the shard store's live manifest
-    entries (the only truth: a driver killed after a shard was committed but before it saved its
-    counters undercounts it; a quarantined shard no longer counts); saves and logs one line when
-    they differed. Returns whether they did. ``store``: the run's store object, whose index of
-    game ids then grows incrementally (a fresh one is opened without it)."""
-    totals = store_totals(store or ShardStore(paths.store_uri))
+def recount(
+    state: PipelineState, paths: RunPaths, store: ShardStore, key_of: Callable[[int, str], str]
+) -> bool:
+    """Set the counters of ``state`` from the shard store's live manifest entries (the only
+    truth: a driver killed after a shard was committed but before it saved its counters
+    undercounts it; a quarantined shard no longer counts); saves and logs one line when they
+    differed. Returns whether they did. ``store``: the run's store object, whose index of game
+    ids then grows incrementally."""
     saved = (state.shards, state.records, state.games)
-    if saved == (totals.shards, totals.records, totals.games):
+    if not count(state, store_totals(store), key_of):
         return False
     log.warning(
         "%s counted %d shards, %d records, %d games; the shard store holds %d, %d, %d: the "
-        "counters now follow the manifest", paths.state, *saved, totals.shards, totals.records,
-        totals.games,
+        "counters now follow the manifest", paths.state, *saved, state.shards, state.records,
+        state.games,
     )  # fmt: skip
-    state.shards, state.records, state.games = totals.shards, totals.records, totals.games
     state.save(paths.state)
     return True
+
+
+def count(state: PipelineState, totals: StoreTotals, key_of: Callable[[int, str], str]) -> bool:
+    """Set every counter of ``state`` (shards, records, games, games per table) from the
+    store's ``totals``; ``key_of`` names a table (``Fleet.key_of``). Returns whether any
+    changed."""
+    tables: dict[str, int] = {}
+    for (players, params), games in sorted(totals.tables.items()):
+        key = key_of(players, params)
+        tables[key] = tables.get(key, 0) + games
+    before = (state.shards, state.records, state.games, state.tables)
+    state.shards, state.records, state.games = totals.shards, totals.records, totals.games
+    state.tables = tables
+    return (state.shards, state.records, state.games, state.tables) != before
 
 
 def elo_log_row(row: EloRow, *, promoted: bool, verdict: str) -> dict[str, Any]:

@@ -207,7 +207,6 @@ class ChunkReport:
         0  # torch's intra-op threads when the chunk ended (0: replayed, not played)
     )
     search_path: str = ""  # "compiled", or "python: <why the compiled search did not apply>"
-    slices: dict[str, int] = field(default_factory=dict)  # games per table of the mix (its key)
 
     @property
     def games_per_s(self) -> float:
@@ -262,7 +261,6 @@ class SelfPlayWorker:
                 return ChunkReport(
                     chunk, self.actor, entry.node_id, max(entry.champion_versions, default=0),
                     games, entry.rows, entry.key, 0, 0, 0.0, replayed=True,
-                    slices=self._slices_of(table),
                 )  # fmt: skip
         return None
 
@@ -305,16 +303,8 @@ class SelfPlayWorker:
             chunk, self.actor, self.node, weights.version, s.games, len(records), key,
             s.decisions, s.simulations, time.perf_counter() - started,
             torch_threads=torch.get_num_threads(),
-            search_path=runner.search_path, slices=s.slices,
+            search_path=runner.search_path,
         )  # fmt: skip
-
-    def _slices_of(self, table: Any) -> dict[str, int]:
-        """The games of a written shard per table of the mix (a replayed chunk's report)."""
-        seen: dict[str, set[str]] = {k: set() for k in self.fleet.keys}
-        for row in table.select(["game_id", "num_players", "game_params"]).to_pylist():
-            key = self.fleet.key_of(row["num_players"], row["game_params"])
-            seen.setdefault(key, set()).add(row["game_id"])
-        return {k: len(v) for k, v in seen.items()}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -354,3 +355,40 @@ def test_every_reported_counter_is_the_manifests_after_a_quarantine(
     metrics = _client(run).get_run(state["mlflow_run_id"]).data.metrics
     assert (metrics["selfplay/shards_total"], metrics["selfplay/records_total"],
             metrics["selfplay/games_total"]) == (shards, records, games)  # fmt: skip
+
+
+def _games_per_table(store: Path) -> dict[int, int]:
+    """Distinct games of the live shards per player count, read here from the shards."""
+    games: dict[int, set[str]] = {}
+    for manifest in sorted((store / "manifest").glob("*.json")):
+        entry = json.loads(manifest.read_text())
+        table = pa.ipc.open_file(pa.BufferReader((store / entry["shard_path"]).read_bytes()))
+        columns = table.read_all().select(["num_players", "game_id"]).to_pydict()
+        for players, game in zip(columns["num_players"], columns["game_id"], strict=True):
+            games.setdefault(players, set()).add(game)
+    return {players: len(ids) for players, ids in games.items()}
+
+
+def test_the_per_table_counts_are_the_manifests_after_a_quarantine(
+    migrated_db: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(migrated_db, run / "mlflow.db")
+    fleet = [*TINY, "game=mexican_train", "game.fleet={2: 1, 3: 1}", f"run.dir={run}"]
+    _train(fleet)
+    store = run / "shards"
+    before = _games_per_table(store)
+    assert set(before) == {2, 3}
+    _corrupt(store, "checksum")
+    result = _train([f"run.resume={run}", "run.iterations=2"])
+    assert result.state.decisions == 2
+    assert len(list((store / "quarantine").glob("*.reason.json"))) == 1  # the damaged one
+    after = _games_per_table(store)
+    state = _state(run)
+    by_players = {int(re.match(r"players=(\d+)", k)[1]): v for k, v in state["tables"].items()}  # type: ignore[index]
+    assert by_players == after and sum(after.values()) == state["games"]
+    metrics = _client(run).get_run(state["mlflow_run_id"]).data.metrics
+    logged = {int(re.search(r"players_?(\d+)", k)[1]): v for k, v in metrics.items()  # type: ignore[index]
+              if k.startswith("selfplay/slice/") and k.endswith("/games_total")}  # fmt: skip
+    assert logged == after

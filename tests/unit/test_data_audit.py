@@ -123,26 +123,32 @@ def test_an_entry_whose_shard_file_is_gone_is_quarantined(tmp_path: Path) -> Non
     assert report.lines()[0].startswith(f"shard store {store.uri}: quarantined {gone.key}: ")
 
 
+def _counts(totals: StoreTotals) -> tuple[int, int, int]:
+    """(shards, records, games); the games per table add up to the games."""
+    assert sum(totals.tables.values()) == totals.games
+    return totals.shards, totals.records, totals.games
+
+
 def test_store_totals_count_entries_rows_and_games(tmp_path: Path) -> None:
     store = ShardStore(tmp_path)
-    assert store_totals(store) == StoreTotals(shards=0, records=0, games=0)
+    assert _counts(store_totals(store)) == (0, 0, 0)
     _write(store, "a", games=2, rows=6)
     _write(store, "b", games=3, rows=9, seed=1)
-    assert store_totals(store) == StoreTotals(shards=2, records=15, games=5)
+    assert _counts(store_totals(store)) == (2, 15, 5)
     damaged = store.entries()[1]
     (tmp_path / damaged.shard_path).write_bytes(b"not a shard")
     # the totals are the manifest's: a damaged shard counts until a check quarantines it ...
-    assert store_totals(store) == StoreTotals(shards=2, records=15, games=5)
+    assert _counts(store_totals(store)) == (2, 15, 5)
     audit_store(store)  # ... as the audit does (its size is not the entry's), once
-    assert store_totals(store) == StoreTotals(shards=1, records=6, games=2)  # quarantined
+    assert _counts(store_totals(store)) == (1, 6, 2)  # quarantined
     assert [n.name for n in store.quarantined()] == [damaged.key]
 
 
 def _strip_game_ids(tmp_path: Path, key: str) -> None:
-    """Make an entry look like one written before entries listed their game ids."""
+    """Make an entry look like one written before entries listed their game ids and tables."""
     manifest = tmp_path / "manifest" / f"{key}.json"
     data = json.loads(manifest.read_text())
-    del data["game_ids"]
+    del data["game_ids"], data["tables"]
     manifest.write_text(json.dumps(data))
 
 
@@ -159,7 +165,7 @@ def test_store_totals_of_older_entries_read_only_the_game_id_column(
     manifest.write_text(manifest.read_text().replace(entry.sha256, "0" * 64))
     fresh = ShardStore(tmp_path)  # a full, checked read would now quarantine the shard
     assert fresh.entries()[0].game_ids is None
-    assert store_totals(fresh) == StoreTotals(shards=1, records=rows, games=rows)
+    assert _counts(store_totals(fresh)) == (1, rows, rows)
     assert fresh.quarantined() == []
 
 
@@ -169,5 +175,5 @@ def test_store_totals_read_no_shard_of_entries_that_list_their_games(tmp_path: P
     (entry,) = store.entries()
     (tmp_path / entry.shard_path).write_bytes(b"x" * entry.bytes)  # unreadable, same size
     fresh = ShardStore(tmp_path)
-    assert store_totals(fresh) == StoreTotals(shards=1, records=9, games=3)
+    assert _counts(store_totals(fresh)) == (1, 9, 3)
     assert fresh.quarantined() == []  # nothing was read: the manifest alone answered

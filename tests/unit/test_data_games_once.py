@@ -34,6 +34,12 @@ def _records(ids: list[str], rows_per_game: int = 3, seed: int = 0) -> list:
             for i, r in enumerate(records)]  # fmt: skip
 
 
+def _counts(totals: StoreTotals) -> tuple[int, int, int]:
+    """(shards, records, games); the games per table add up to the games."""
+    assert sum(totals.tables.values()) == totals.games
+    return totals.shards, totals.records, totals.games
+
+
 def test_entries_list_their_game_ids_and_older_entries_still_parse(tmp_path: Path) -> None:
     store = ShardStore(tmp_path)
     entry = ShardWriter(store, writer_id="a").write(_records(["g2", "g1"])).entry
@@ -43,6 +49,12 @@ def test_entries_list_their_game_ids_and_older_entries_still_parse(tmp_path: Pat
     assert ManifestEntry.from_dict(older).game_ids is None
     with pytest.raises(ValueError, match="game_ids"):
         ManifestEntry.from_dict({**entry.to_dict(), "game_ids": [1]})
+    ((players, params, games),) = entry.tables or ()
+    assert games == 2 and players == 2 and isinstance(params, str)
+    assert ManifestEntry.from_dict({k: v for k, v in entry.to_dict().items()
+                                    if k != "tables"}).tables is None  # fmt: skip
+    with pytest.raises(ValueError, match="tables"):
+        ManifestEntry.from_dict({**entry.to_dict(), "tables": [[2, "{}"]]})
 
 
 def test_a_shard_whose_games_are_stored_is_quarantined_at_commit(
@@ -64,7 +76,7 @@ def test_a_shard_whose_games_are_stored_is_quarantined_at_commit(
     assert kept["game_ids"] == ["g2", "g3"]
     line = next(r.message for r in caplog.records if "duplicate games" in r.message)
     assert "\n" not in line
-    assert store_totals(ShardStore(tmp_path)) == StoreTotals(shards=1, records=6, games=2)
+    assert _counts(store_totals(ShardStore(tmp_path))) == (1, 6, 2)
     # games that are new commit, and the index follows quarantines: a game whose shard left
     # the manifest may be stored again
     ShardWriter(store, writer_id="chunk00000003").write(_records(["g3"], seed=2))
@@ -82,24 +94,25 @@ def test_a_duplicate_found_at_the_start_is_quarantined_with_one_line(tmp_path: P
     for relative in (copy.shard_path, f"manifest/{copy.key}.json"):
         shutil.copy(tmp_path / "elsewhere" / relative, tmp_path / "run" / relative)
     resumed = ShardStore(tmp_path / "run")
-    assert store_totals(resumed) == StoreTotals(shards=3, records=15, games=4)  # g2 once
+    assert _counts(store_totals(resumed)) == (3, 15, 4)  # g2 once
     report = audit_store(resumed, grace_s=0.0)
     assert [name for name, _ in report.quarantined] == [copy.key]
     (line,) = report.lines()
     assert f"quarantined {copy.key}: duplicate games" in line and "g2" in line
-    assert store_totals(resumed) == StoreTotals(shards=2, records=9, games=3)
+    assert _counts(store_totals(resumed)) == (2, 9, 3)
     assert audit_store(resumed, grace_s=0.0).clean
 
 
-def test_older_entries_are_indexed_from_their_game_id_column(tmp_path: Path) -> None:
+def test_older_entries_are_indexed_and_counted_from_their_columns(tmp_path: Path) -> None:
     store = ShardStore(tmp_path)
     entry = ShardWriter(store, writer_id="a").write(_records(["g1", "g2"])).entry
     manifest = tmp_path / "manifest" / f"{entry.key}.json"
     data = json.loads(manifest.read_text())
-    del data["game_ids"]
+    del data["game_ids"], data["tables"]
     manifest.write_text(json.dumps(data))
     fresh = ShardStore(tmp_path)
     assert fresh.game_index() == {"g1": entry.key, "g2": entry.key}
+    assert store_totals(fresh).tables == {entry.tables[0][:2]: 2}  # type: ignore[index]
     with pytest.raises(DuplicateGamesError, match="g1"):
         ShardWriter(fresh, writer_id="b").write(_records(["g1"], seed=1))
 

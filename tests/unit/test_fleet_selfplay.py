@@ -172,22 +172,22 @@ def _worker(tmp_path: Path, fleet: Fleet) -> tuple[SelfPlayWorker, Weights]:
     return worker, Weights.of(worker.model, version=0, uri="")
 
 
-def test_the_worker_plays_the_mix_with_one_network_and_reports_games_per_slice(
+def test_the_worker_plays_the_mix_with_one_network_and_its_shard_counts_games_per_table(
     tmp_path: Path,
 ) -> None:
     fleet = _fleet({2: 1, 3: 1})
     worker, weights = _worker(tmp_path, fleet)
     report = worker.play_chunk(weights, 4, 8)
     assert report.search_path == "compiled" and report.games == 8
-    assert sum(report.slices.values()) == 8 and list(report.slices) == list(fleet.keys)
     (entry,) = worker.store.entries()
     assert entry.writer_id == chunk_writer_id(4)
     records = table_to_records(worker.store.read(entry))
     seed = records[0].game_id.split("-")[1]
     per_slice = _check_tables(records, fleet, seed=int(seed))
-    assert {k: v for k, v in report.slices.items() if v} == dict(per_slice)
+    tables = {fleet.key_of(players, params): n for players, params, n in entry.tables or ()}
+    assert tables == dict(per_slice) and sum(tables.values()) == 8
     replayed = worker.play_chunk(weights, 4, 8, retry=True)
-    assert replayed.replayed and replayed.slices == report.slices
+    assert replayed.replayed and replayed.games == report.games
     evaluators: list[Any] = [t.evaluator for t in worker._tables]
     assert len({id(e.model) for e in evaluators}) == 1  # one network at every table
 
