@@ -171,11 +171,14 @@ def _counters(store: Path, entries: list[dict[str, Any]], state: dict[str, Any])
         return ["no pipeline.json"]
     visible, written = tallies(store, entries)
     keys = ("shards", "records", "games")
-    if _matches(state, visible, keys):  # the manifest's live entries are the truth
-        return []
-    return [f"pipeline.json {k}={state.get(k)}, the manifest has {visible[k]} "
-            f"({written[k]} with the quarantined shards)"
-            for k in keys if state.get(k) != visible[k]]  # fmt: skip
+    problems = [f"pipeline.json {k}={state.get(k)}, the manifest has {visible[k]} "
+                f"({written[k]} with the quarantined shards)"
+                for k in keys if state.get(k) != visible[k]]  # fmt: skip
+    tables = state.get("tables") or {}
+    if tables and sum(tables.values()) != visible["games"]:  # the per-table counts add up
+        problems.append(f"pipeline.json tables {tables} add up to {sum(tables.values())} games, "
+                        f"the manifest has {visible['games']}")  # fmt: skip
+    return problems
 
 
 def champion_chain(run_dir: Path) -> list[str]:
