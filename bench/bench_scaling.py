@@ -82,7 +82,9 @@ def fit_log2(points: Sequence[Point]) -> tuple[float, float]:
     return my - b * mx, b
 
 
-def plot(points: Sequence[Point], reference: Point, fit: tuple[float, float], out: Path) -> None:
+def plot(
+    points: Sequence[Point], reference: Point, fit: tuple[float, float], out: Path, players: int
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -93,6 +95,7 @@ def plot(points: Sequence[Point], reference: Point, fit: tuple[float, float], ou
     ax.errorbar(xs, [p.score for p in points],
                 yerr=[[p.score - p.low for p in points], [p.high - p.score for p in points]],
                 fmt="o", capsize=4, label="network alone vs Commander (95% by deal)")  # fmt: skip
+    statistic, par = _statistic(players)
     ax.axhspan(
         reference.low,
         reference.high,
@@ -100,7 +103,7 @@ def plot(points: Sequence[Point], reference: Point, fit: tuple[float, float], ou
         alpha=0.2,
         label=f"v0 (warm start) {reference.score:.3f}",
     )
-    ax.axhline(0.5, color="black", lw=0.8, ls=":")
+    ax.axhline(par, color="black", lw=0.8, ls=":")
     a, b = fit
     lo, hi = min(xs) / 1.5, max(xs) * 64
     grid = [lo * (hi / lo) ** (i / 50) for i in range(51)]
@@ -109,13 +112,23 @@ def plot(points: Sequence[Point], reference: Point, fit: tuple[float, float], ou
     )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("self-play games read by the learner")
-    ax.set_ylabel("win share against Commander")
-    ax.set_title("Mexican Train 2p: the network alone as self-play grows")
+    ax.set_ylabel(f"{statistic} against Commander")
+    ax.set_title(f"Mexican Train {players}p: the network alone as self-play grows")
     ax.legend(fontsize=8)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
+
+
+def _statistic(players: int) -> tuple[str, float]:
+    """What a point measures at ``players`` and its par."""
+    return ("fair share", 1.0) if players > 2 else ("win share", 0.5)
+
+
+def _name(players: int) -> str:
+    """The bench's results name and plot stem: the 2-player curve keeps the first name."""
+    return "bench_scaling" if players == 2 else f"bench_scaling_{players}p"
 
 
 def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> dict[str, Any]:
@@ -131,7 +144,8 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
     config = gate_service_config(settings)
     assert config.fleet is not None
     table = config.fleet.slices[0]
-    out: dict[str, Any] = {"run": str(run_dir), "games": games, "seed": seed, "points": []}
+    out: dict[str, Any] = {"run": str(run_dir), "games": games, "seed": seed, "points": [],
+                           "players": table.players}  # fmt: skip
     with ProcessPoolExecutor(workers, initializer=_init, initargs=(config,)) as pool:
 
         def play(tasks: Any) -> list[Any]:
@@ -142,11 +156,14 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
             uri = str(run_dir / registry.get(version).uri)
             result = play_anchor(config, version, uri, play, anchor=anchor, table=table,
                                  games=games, kind="network")  # fmt: skip
-            p = result.paired_interval()
+            # against Commander at N > 2 players: the fair share (1.0 par); else the score
+            # against the other seats (0.5 par)
+            fair = table.players > 2 and anchor == "heuristic"
+            p = result.fair_share_interval() if fair else result.paired_interval()
             point = Point(version, 0.0, p.estimate, p.low, p.high, p.n)
-            print(f"v{version} (network alone) vs {anchor}: {p.estimate:.3f} [{p.low:.3f}, "
-                  f"{p.high:.3f}] by deal over {p.n} deals ({time.perf_counter() - started:.0f} s)",
-                  flush=True)  # fmt: skip
+            print(f"v{version} (network alone) vs {anchor}: {'fair share ' if fair else ''}"
+                  f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}] by deal over {p.n} deals "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
             return point
 
         reference = score(0, "heuristic")
@@ -170,23 +187,31 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
 
 
 def write_strength(path: Path, result: dict[str, Any], command: str, seed: int) -> None:
-    """The champion's rows (network alone against Commander and against v0, 2 players) in the
-    shape :mod:`omega_cluster.release.strength` reads."""
+    """The champion's rows (network alone against Commander and against v0, at the run's
+    table) in the shape :mod:`omega_cluster.release.strength` reads."""
     rows = []
+    players = int(result["players"])
     for key, opponent in (("champion_vs_commander", "commander"), ("champion_vs_v0", "v0")):
         p = result.get(key)
         if p is None:
             continue
-        rows.append({"opponent": opponent, "players": 2, "games": 2 * p["deals"],
-                     "statistic": "win share (by deal, 95% t)", "value": round(p["score"], 4),
+        statistic = _statistic(players)[0] if opponent == "commander" else "score vs each seat"
+        rows.append({"opponent": opponent, "players": players, "games": players * p["deals"],
+                     "statistic": f"{statistic} (by deal, 95% t)", "value": round(p["score"], 4),
                      "low": round(p["low"], 4), "high": round(p["high"], 4),
                      "command": command, "seed": seed})  # fmt: skip
     note = (
         f"v{result['champion']} as the greedy network alone, fresh deals each played once "
-        "per seat (Mexican Train, 2 players, one round)."
+        f"per seat (Mexican Train, {players} players, one round)."
     )
     path.write_text(json.dumps({"rows": rows, "note": note}, indent=1) + "\n")
     print(f"strength rows written to {path}")
+
+
+def _clip(value: float, players: int) -> str:
+    """A share stays in [0, 1], a fair share in [0, players]."""
+    top = float(players) if players > 2 else 1.0
+    return f"{min(top, max(0.0, value)):.3f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,8 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for n in WORKERS_READ:
         g = rate * n
         reads.append(
-            f"{n} workers, 1 h ({g:,.0f} games): {min(1.0, max(0.0, a + b * math.log2(g))):.3f}"
-        )  # a share stays in [0, 1]
+            f"{n} workers, 1 h ({g:,.0f} games): {_clip(a + b * math.log2(g), result['players'])}"
+        )
     print("if the trend holds: " + "; ".join(reads))
     command = (f"python -m bench.bench_scaling --run {args.run} --games {args.games} "
                f"--seed {args.seed} --points {args.points}")  # fmt: skip
@@ -220,12 +245,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_strength(args.strength, result, command, args.seed)
     if not args.save:
         return 0
-    plot(curve, reference, fit, ROOT / "docs" / "scaling.png")
+    players = int(result["players"])
+    statistic = _statistic(players)[0]
+    stem = "scaling" if players == 2 else f"scaling-{players}p"
+    plot(curve, reference, fit, ROOT / "docs" / f"{stem}.png", players)
     figures = [
         Figure(
-            f"network alone vs Commander, Mexican Train 2p, after {p.games:,.0f} self-play "
-            f"games (v{p.version})",
-            f"{p.score:.3f} [{p.low:.3f}, {p.high:.3f}] by deal, {2 * p.deals} games",
+            f"network alone vs Commander, Mexican Train {players}p, after {p.games:,.0f} "
+            f"self-play games (v{p.version})",
+            f"{statistic} {p.score:.3f} [{p.low:.3f}, {p.high:.3f}] by deal, "
+            f"{players * p.deals} games",
             f"v0 (warm start) {reference.score:.3f} [{reference.low:.3f}, {reference.high:.3f}]",
             "",
             command,
@@ -236,15 +265,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     head = result["champion_vs_v0"]
     if head is not None:
         figures.append(Figure(
-            f"default run's champion v{result['champion']} vs its v0, network alone, paired deals",
+            f"{'default' if players == 2 else f'{players}p'} run's champion v{result['champion']} "
+            "vs its v0, network alone, paired deals",
             f"{head['score']:.3f} [{head['low']:.3f}, {head['high']:.3f}] by deal, "
-            f"{2 * head['deals']} games", "v0 (0.5 = level)", "interval above 0.5", command,
-            table="strength", headline="default run: champion vs v0"))  # fmt: skip
+            f"{players * head['deals']} games", "v0 (0.5 = level)", "interval above 0.5", command,
+            table="strength",
+            headline="default run: champion vs v0" if players == 2 else f"{players}p run: "
+            "champion vs v0"))  # fmt: skip
     figures.append(Figure(
-        "scaling fit, network alone vs Commander (Mexican Train 2p), read at N self-play workers "
-        "for 1 hour", "; ".join(reads), f"score = {a:.4f} + {b:.4f}·log2(games)",
+        f"scaling fit, network alone vs Commander (Mexican Train {players}p), read at N self-play "
+        "workers for 1 hour", "; ".join(reads), f"score = {a:.4f} + {b:.4f}·log2(games)",
         f"{rate:.0f} games per actor-hour (this run)", command, table="strength"))  # fmt: skip
-    record("bench_scaling", figures)
+    record(_name(players), figures)
     return 0
 
 

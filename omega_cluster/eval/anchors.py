@@ -146,13 +146,16 @@ def play_anchor(
                      key=lambda r: (r.spec.deal, r.spec.rotation))  # fmt: skip
     scored = [_score(r) for r in results]
     w, d, l = wdl_counts([s for s, _, _ in scored])
-    by_deal: dict[int, list[float]] = {}
-    for r, (_, _, p) in zip(results, scored, strict=True):
-        by_deal.setdefault(r.spec.deal, []).append(p)
-    deal_scores = tuple(sum(v) / len(v) for _, v in sorted(by_deal.items()))
+    by_deal: dict[int, list[tuple[float, float]]] = {}
+    for r, (_, f, p) in zip(results, scored, strict=True):
+        by_deal.setdefault(r.spec.deal, []).append((p, f))
+    deals = [v for _, v in sorted(by_deal.items())]
+    deal_scores = tuple(sum(p for p, _ in v) / len(v) for v in deals)
+    deal_fair = tuple(sum(f for _, f in v) / len(v) for v in deals)
     share = sum(f for _, f, _ in scored) / max(1, len(scored))
     return AnchorResult(str(version), anchor, w, d, l, deal_scores, table=table.key, kind=kind,
-                        fair_share=share, game_scores=tuple(p for _, _, p in scored))  # fmt: skip
+                        fair_share=share, game_scores=tuple(p for _, _, p in scored),
+                        deal_fair_shares=deal_fair)  # fmt: skip
 
 
 def measure_anchors(

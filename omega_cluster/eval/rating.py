@@ -126,6 +126,9 @@ class AnchorResult:
     # its win share is higher, 0.5 if equal), averaged: 0.5 is par at any table size (empty:
     # the wins/draws/losses are that score)
     game_scores: tuple[float, ...] = ()
+    # the champion's mean fair share on each deal over its seat rotations, in deal order (empty:
+    # not recorded): the sample of :meth:`fair_share_interval`
+    deal_fair_shares: tuple[float, ...] = ()
 
     @property
     def objective(self) -> str:
@@ -157,6 +160,14 @@ class AnchorResult:
         if len(self.deal_scores) < 2:
             raise ValueError(f"a paired interval needs >= 2 deals, got {len(self.deal_scores)}")
         return mean_ci(self.deal_scores, level)
+
+    def fair_share_interval(self, level: float = 0.95) -> ConfidenceInterval:
+        """Student-t interval on the mean per-deal fair share (1.0: par at the table), deals
+        the independent sample as in :meth:`paired_interval`."""
+        if len(self.deal_fair_shares) < 2:
+            raise ValueError(f"a fair-share interval needs >= 2 deals, got "
+                             f"{len(self.deal_fair_shares)}")  # fmt: skip
+        return mean_ci(self.deal_fair_shares, level)
 
 
 @dataclass(frozen=True)

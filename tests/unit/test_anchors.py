@@ -103,6 +103,11 @@ def test_a_fleet_champion_gets_one_rating_per_objective_and_player(tmp_path: Pat
             for a in ("ensign", "commander")}  # fmt: skip
         assert rating.fit.games == sum(r.wins + r.draws + r.losses for r in mine) == 2 * (4 + 3)
         assert rating.fit.low <= rating.fit.rating <= rating.fit.high
+    for r in report.results:  # every deal played once per seat: the deals' fair shares average
+        assert r.fair_share == pytest.approx(sum(r.deal_fair_shares) / len(r.deal_fair_shares))
+        if len(r.deal_fair_shares) > 1:
+            ci = r.fair_share_interval()
+            assert ci.low <= r.fair_share <= ci.high and ci.n == len(r.deal_fair_shares)
 
 
 def test_an_n_player_game_is_scored_seat_by_seat_so_par_is_one_half_at_any_size() -> None:
