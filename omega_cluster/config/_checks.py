@@ -76,6 +76,7 @@ from omega_cluster.players.leaf_spec import (
 from omega_cluster.players.registry import PlayerSpecError, make_player
 from omega_cluster.players.search import ALGORITHMS, rollout_policy
 from omega_cluster.search.ismcts import ISMCTSConfig, simulation_bytes
+from omega_cluster.train._tables import table_games
 from omega_cluster.train.config import LearnerConfig, SelfPlayConfig
 
 __all__ = ["validate"]
@@ -242,8 +243,8 @@ def _check_game(p: _Problems, g: GameSettings) -> Game | None:
     except (GameError, ValueError, ImportError) as err:
         p.add("game.params", f"={params!r} are not accepted by game {g.name!r}: {err}")
         return None
-    try:
-        fleet_for(g.name, params, g.fleet, g.objectives)
+    try:  # every table of the mix, and one network layout for all of them
+        table_games(fleet_for(g.name, params, g.fleet, g.objectives), like=game)
     except FleetError as err:
         key = "game.objectives" if str(err).startswith("game.objectives") else "game.fleet"
         text = str(err).removeprefix(f"{key}: ")

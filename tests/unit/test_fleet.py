@@ -71,6 +71,15 @@ def test_a_bad_mix_is_one_line_naming_the_key(
     assert "\n" not in str(err.value)
 
 
+def test_a_mix_of_tables_one_network_cannot_read_is_refused_before_the_run_starts() -> None:
+    """Kuhn poker's encoder grows with the players: a 2+3 player mix is refused by the config
+    check, one line naming the key, not by the workers after the run directory exists."""
+    with pytest.raises(ConfigError) as err:
+        load_settings(["run=smoke", "game=kuhn_poker", "game.fleet={2:1,3:1}"])
+    assert str(err.value).startswith("game.fleet") and "\n" not in str(err.value)
+    assert "encoder at 2 players" in str(err.value) and "at 3 players" in str(err.value)
+
+
 def test_a_fleet_override_replaces_the_presets_mix() -> None:
     settings = load_settings(["game.fleet={2:1,4:2}", "game.objectives=[points,go_out]"])
     assert build_fleet(settings).player_counts == (2, 4)
