@@ -5,18 +5,21 @@ zero-sum chip returns (:func:`poker_spec`), in which one seat acts at a time: :c
 holds that seat in ``_cur`` (a seat, ``CHANCE`` while cards are dealt, ``TERMINAL`` at the end)
 and answers the who-acts queries, ``returns`` and the status line of ``render`` from it. :func:`rank_names`
 names the ranks and :func:`redeal` draws the opponents' cards for ``sample_world``, which
-:meth:`PokerState._replayed` then replays with the real betting.
+:meth:`PokerState._replayed` then replays with the real betting. :func:`seat_rows` is the seats
+as one seat sees them at a table (:mod:`omega_cluster.games.picture`): its own card face up, the
+others' face down.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Self, cast
 
 import numpy as np
 
 from omega_cluster.games.api import CHANCE, ConstraintError, GameSpec, ParamSpec, State
+from omega_cluster.games.picture import Card, Row
 
 __all__ = [
     "PLAYERS",
@@ -26,6 +29,7 @@ __all__ = [
     "poker_spec",
     "rank_names",
     "redeal",
+    "seat_rows",
 ]
 
 PLAYERS = ParamSpec(2, "number of players", int, minimum=2, maximum=10)
@@ -61,6 +65,21 @@ def poker_spec(
 def rank_names(num_ranks: int) -> str:
     """Names of ``num_ranks`` ranks, lowest first: 3 ranks are ``JQK`` as in the classic games."""
     return "23456789TJQK"[-num_ranks:]
+
+
+def seat_rows(
+    num_players: int, seat: int, card: int, name: Callable[[int], str], folded: int = 0
+) -> list[Row]:
+    """One row per seat as ``seat`` sees the table: its own ``card`` (-1: not dealt yet) face up
+    by ``name``, every other seat's face down; a seat whose bit is set in ``folded`` says so."""
+    return [
+        Row(
+            f"seat {p}" + (" (folded)" if folded >> p & 1 else ""),
+            [Card(name(card) if p == seat else None)] if p != seat or card >= 0 else [],
+            p,
+        )
+        for p in range(num_players)
+    ]
 
 
 class PokerState(State):

@@ -21,7 +21,10 @@ and only the departures are penalised: where the moves are too few to tell the t
 fit falls back on the heuristic's own weighting, and a network that follows one term alone still
 moves that term's coefficient. The coefficient of term *k* times the difference of its
 contribution between the chosen move and the runner-up is that term's share of the logit gap;
-the terms with the largest shares are named. ``r2`` is the fit's R² over the legal moves: the
+the terms with the largest shares in the gap's direction are named. When the search ran, the
+chosen move and the runner-up are its two most visited moves, and the search may choose against
+the network's prior or the heuristic: the gap is then negative and the terms named are those
+that favour the runner-up, signed (never "no term differs" while the terms do differ). ``r2`` is the fit's R² over the legal moves: the
 part of the network's preferences among these moves that the named terms explain. With as many
 varying terms as moves minus one a fit is nearly exact whatever the network does, so
 ``underdetermined`` is set and R² says little; a fit across many positions would be sharper but
@@ -141,10 +144,11 @@ class Explanation:
         named = ", ".join(f"{t} {v:+.2f}" for t, v in self.top_terms) or "no term differs"
         r2 = "n/a" if self.r2 is None else f"{self.r2:.2f}"
         caveat = " (few moves: the fit is nearly exact whatever the network does)"
+        against = " (the search's choice, against the terms)" if self.gap < 0 else ""
         return (
-            f"{game.describe_action(self.chosen)} over {game.describe_action(self.runner_up)}: "
-            f"{named}; gap {self.gap:+.2f}, R² {r2} over {self.moves} moves ({self.source})"
-            + (caveat if self.underdetermined else "")
+            f"{game.describe_action(self.chosen)} over {game.describe_action(self.runner_up)}"
+            f"{against}: {named}; gap {self.gap:+.2f}, R² {r2} over {self.moves} moves "
+            f"({self.source})" + (caveat if self.underdetermined else "")
         )
 
 
@@ -283,8 +287,11 @@ def _explain(
     else:
         logits = np.array([m.total or 0.0 for m in moves])
         source = "heuristic"
-    order = list(np.argsort(-logits, kind="stable"))
-    chosen = int(np.argmax(visits)) if visits is not None else int(order[0])
+    # the search's choice and runner-up are its two most visited moves (ties: the higher
+    # logit); without a search, the two highest logits
+    ranked = np.lexsort((-logits, -np.asarray(visits))) if visits is not None else None
+    order = list(ranked if ranked is not None else np.argsort(-logits, kind="stable"))
+    chosen = int(order[0])
     runner = next((int(i) for i in order if int(i) != chosen), None)
     contributions = np.array([[m.terms.get(t, 0.0) for t in names] for m in moves]).reshape(
         len(moves), len(names)
@@ -335,8 +342,7 @@ def attribute(
     if runner_up is not None:
         gap = float(logits[chosen] - logits[runner_up])
         shares = beta * (x[chosen] - x[runner_up]) if m else beta
-        ranked = sorted(range(len(names)), key=lambda k: -shares[k])
-        top = [(names[k], float(shares[k])) for k in ranked[:TOP] if shares[k] > 1e-9]
+        top = _named(names, shares, gap)
     return Explanation(
         chosen=chosen,
         runner_up=runner_up,
@@ -348,6 +354,19 @@ def attribute(
         terms_fitted=len(varying),
         underdetermined=not exact and len(varying) >= m - 1,
     )
+
+
+def _named(names: Sequence[str], shares: np.ndarray, gap: float) -> list[tuple[str, float]]:
+    """The terms that explain the gap: those whose share has the gap's sign, largest first (a
+    search may choose against the terms: a negative gap, explained by the terms against the
+    choice); when none has that sign, the largest shares of either sign."""
+    sign = 1.0 if gap >= 0 else -1.0
+    order = sorted(range(len(names)), key=lambda k: -sign * shares[k])
+    top = [(names[k], float(shares[k])) for k in order[:TOP] if sign * shares[k] > 1e-9]
+    if not top:
+        order = sorted(range(len(names)), key=lambda k: -abs(shares[k]))
+        top = [(names[k], float(shares[k])) for k in order[:TOP] if abs(shares[k]) > 1e-9]
+    return top
 
 
 def format_advice(game: Game, advice: Advice, *, top: int = 12) -> str:

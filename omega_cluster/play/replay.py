@@ -13,8 +13,10 @@ the learner checks it) and gives
   and history with ``Game.replay`` (so a record that no longer replays is an error naming the
   step, not a wrong picture), with the recorded policy beside every legal move.
 
-The picture of a position is the state's ``render()``, every hand shown: a finished self-play
-game has no person at its table to hide anything from. A game id not in the shards raises
+Each position carries the acting seat's view (:func:`~omega_cluster.play.session.seat_view`:
+what the table draws, so the viewer draws a decision as the seat that made it saw it) and the
+state's ``render()``, every hand shown: a finished self-play game has no person at its table to
+hide anything from. A game id not in the shards raises
 :class:`UnknownGameId`, one line naming the run. The index is rebuilt when the manifest has new
 entries (a run still training), never otherwise.
 """
@@ -35,6 +37,7 @@ from omega_cluster.errors import UserError
 from omega_cluster.games.api import Game, State
 from omega_cluster.games.errors import GameError
 from omega_cluster.games.registry import make_game
+from omega_cluster.play.session import seat_view
 
 __all__ = ["GameSummary", "NoShardsError", "Position", "RunGames", "UnknownGameId", "store_uri"]
 
@@ -85,7 +88,8 @@ class Position:
     round_outcome: tuple[float, ...] | None  # this round's outcome (per-round value target)
     root_value: tuple[float, ...] | None  # the search's value of the position, per seat
     policy_weight: float  # 0: a fast search whose visits were not trained on
-    text: str
+    text: str  # render(): every hand
+    view: dict[str, Any]  # the acting seat's view, as the table draws it
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -272,4 +276,5 @@ def position(game: Game, record: Record, state: State | None = None) -> Position
         root_value=floats(record.root_value),
         policy_weight=record.policy_weight,
         text=state.render(),
+        view=seat_view(state, record.player),
     )

@@ -10,10 +10,11 @@ of the game that is not legal now raises :class:`IllegalMove` with the game cont
 message (:class:`~omega_cluster.games.api.IllegalActionError`); a number out of range or a name
 no move has, a message listing the legal moves by number. Either way the state is unchanged.
 
-:meth:`TableSession.view` is what one seat may see, JSON-able, and never more: Mexican Train's
-own hand, trains and open ends, markers, open doubles, hand sizes, boneyard size, scores and round;
-any other game the fields of its ``observation(seat)`` (the contract's "everything this player may
-know"). The full ``render()`` of a state shows hidden parts (every hand), so it is never used.
+:meth:`TableSession.view` is what one seat may see, JSON-able, and never more: the game's own
+picture (its plugin's ``seat_view`` hook: Mexican Train's dominoes, ``kind: "dominoes"``; the card
+games' rows of cards, ``kind: "cards"``, :mod:`omega_cluster.games.picture`), else the fields of
+its ``observation(seat)`` (the contract's "everything this player may know"), with the full
+``render()`` as ``board`` only for a game without hidden information (it shows every hand).
 
 At a simultaneous node (Goofspiel) each person's choice is held until every person acting there
 has chosen; then the bots choose and the joint move is applied. The randomness of chance and of
@@ -233,7 +234,9 @@ def seat_view(state: State, seat: int) -> dict[str, Any]:
 
 
 def generic_view(state: State, seat: int) -> dict[str, Any]:
-    """The fields of ``state.observation(seat)`` (a dataclass) as JSON, or its text."""
+    """The fields of ``state.observation(seat)`` (a dataclass) as JSON, or its text; with no
+    hidden information the whole position (``render()``) as ``board`` too (an OpenSpiel
+    tic-tac-toe's observation is its move list; its board is what a person wants to see)."""
     obs = state.observation(seat)
     raw = None
     if dataclasses.is_dataclass(obs) and not isinstance(obs, type):
@@ -246,7 +249,12 @@ def generic_view(state: State, seat: int) -> dict[str, Any]:
     else:
         fields = {"observation": str(obs)}
         lines = [str(obs)]
-    return {"game": state.game.spec.name, "observation": fields, "text": "\n".join(lines)}
+    view: dict[str, Any] = {"game": state.game.spec.name, "observation": fields}
+    if not state.game.spec.hidden_information:
+        view["board"] = state.render()
+        lines.insert(0, view["board"])
+    view["text"] = "\n".join(lines)
+    return view
 
 
 def jsonable(value: Any) -> Any:

@@ -12,13 +12,19 @@ name, and a prompt reads one line:
 * ``?`` opens the advisor for the position (:func:`~omega_cluster.play.advisor.advise` with the
   table's champion when a seat holds one); ``??`` or ``?think`` lets the search think first
   (``?think 400``: that many simulations);
+* ``help`` prints these commands (they are shown under every table too);
 * ``q`` (or end of input) quits cleanly.
 
-Round results are printed when a round ends, and the campaign's result at the end.
+Round results are printed when a round ends, and the campaign's result at the end. Long lines
+(the advisor's, an error's) are wrapped to the terminal at spaces only, so a number or a signed
+term (``stranded_pips-9.2``) is never cut; trains read from the engine outwards with each tile
+turned to match, and seats are named ``seat k`` on the board, in the moves and in the results.
 """
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -34,7 +40,40 @@ from omega_cluster.play.session import IllegalMove, MoveEvent, TableSession
 __all__ = ["THINK", "TerminalTable"]
 
 THINK = 100  # simulations of ``??`` / ``?think``
-HELP = "type a move number or name; ? advisor, ?? advisor with search, q quit"
+COMMANDS = "commands: ? advisor, ?? advisor after a search, help, q quit"
+HELP = (
+    "type a move's number or its name to play it\n"
+    "  ?          the advisor: each move's policy, value and the heuristic's terms, and why\n"
+    f"  ??         the advisor after a search of {THINK} simulations (?think N: N of them)\n"
+    "  help       these commands\n"
+    "  q          quit (the game is left unfinished)"
+)
+_TRAIN_TILES = 10  # tiles of a train the terminal shows (the newest; "…" before them)
+
+
+_GLUE = re.compile(r"(?<=\S) (?=[+-]?\d)")  # "stranded_pips +0.40", "R² 1.00": a name, its value
+_KEEP = "\ue000"  # a private-use character standing for a space no line may break at
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` with each line longer than ``width`` broken at spaces only, never inside a word,
+    a number or a signed term, nor between a name and the number after it; the continuation is
+    indented under the line's start."""
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        filled = textwrap.fill(
+            _GLUE.sub(_KEEP, line),
+            width,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        out.append(filled.replace(_KEEP, " "))
+    return "\n".join(out)
 
 
 class TerminalTable:
@@ -59,6 +98,7 @@ class TerminalTable:
         """Play to the end (or until the person quits); the exit status (0)."""
         s = self.session
         self.console.print(f"[bold]{s.game.spec.name}[/bold]: " + self._seat_line())
+        self.console.print(HELP, markup=False)
         while True:
             self._show_events(s.advance())
             self._show_rounds()
@@ -80,8 +120,8 @@ class TerminalTable:
                 return False
             if line.lower() in ("q", "quit", "exit"):
                 return False
-            if not line:
-                self.console.print(HELP)
+            if not line or line.lower() == "help":
+                self.console.print(HELP, markup=False)
                 continue
             if line.startswith("?"):
                 self._advise(seat, line)
@@ -90,7 +130,7 @@ class TerminalTable:
             try:
                 event = self.session.play(seat, line)
             except IllegalMove as err:
-                self.console.print(f"[red]{one_line(err)}[/red]", soft_wrap=True)
+                self._print(one_line(err), style="red")
                 continue
             if alone:  # a simultaneous move is shown with the others' when they are made
                 self._show_events([event])
@@ -104,15 +144,20 @@ class TerminalTable:
             if len(words) > 1 and words[1].isdigit() and int(words[1]) > 0:
                 think = int(words[1])
         elif words[0] != "?" or len(words) > 1:
-            self.console.print(f"[red]unknown command {line!r}[/red]; {HELP}")
+            self._print(f"unknown command {line!r}; {COMMANDS}", style="red")
             return
         s = self.session
         try:
             advice = advise(s.game, s.state, seat, champion=self.champion, think=think)
         except UserError as err:
-            self.console.print(f"[red]advisor: {one_line(err)}[/red]")
+            self._print(f"advisor: {one_line(err)}", style="red")
             return
-        self.console.print(advice.text, markup=False, soft_wrap=True)
+        self._print(advice.text)
+
+    def _print(self, text: str, style: str | None = None) -> None:
+        """Plain text (no markup), wrapped to the console at spaces only (:func:`wrap`)."""
+        wrapped = wrap(text, self.console.width)
+        self.console.print(wrapped, style=style, markup=False, highlight=False, soft_wrap=True)
 
     # -- drawing ------------------------------------------------------------------------------
     def _seat_line(self) -> str:
@@ -130,8 +175,8 @@ class TerminalTable:
 
     def _show_table(self, seat: int) -> None:
         view = self.session.view(seat)
-        if "trains" in view:
-            self._show_mexican_train(view, seat)
+        if view.get("kind") == "dominoes":
+            self._show_dominoes(view, seat)
         else:
             self.console.print(view["text"], markup=False)
         self.console.print(f"[bold]your moves (seat {seat})[/bold]")
@@ -141,21 +186,26 @@ class TerminalTable:
         for number, _action, name in view["legal"]:
             moves.add_row(str(number), name)
         self.console.print(moves)
+        self.console.print(f"[dim]{COMMANDS}[/dim]")
 
-    def _show_mexican_train(self, v: dict[str, Any], seat: int) -> None:
+    def _show_dominoes(self, v: dict[str, Any], seat: int) -> None:
+        """Mexican Train's view (its ``seat_view``): each train's tiles already turned to match,
+        from the engine outwards; the newest :data:`_TRAIN_TILES` of a long train."""
         c = self.console
         c.rule(f"round {v['round']}/{v['rounds']}  engine {v['engine']}|{v['engine']}")
         trains = Table(box=None, padding=(0, 1))
-        for column in ("train", "tiles", "open end", ""):
+        for column in ("train", "tiles from the engine", "open end", ""):
             trains.add_column(column)
         for t in v["trains"]:
             flags = " ".join(
                 f for f, on in (("marker", t["marker"]), ("OPEN DOUBLE", t["open_double"])) if on
             )
             owner = f"{t['owner']} (you)" if t["slot"] == seat else t["owner"]
+            shown = t["tiles"][-_TRAIN_TILES:]
+            laid = ("… " if len(shown) < len(t["tiles"]) else "") + " ".join(shown)
             end = f"[bold]{t['open_end']}[/bold]"
             flags = f"[red]{flags}[/red]" if flags else ""
-            trains.add_row(owner, " ".join(t["tiles"][-8:]) or "-", end, flags)
+            trains.add_row(owner, laid or "-", end, flags)
         c.print(trains)
         sizes = "  ".join(f"seat {i}: {n}" for i, n in enumerate(v["hand_sizes"]))
         c.print(f"hand sizes  {sizes}   boneyard {v['boneyard']}", markup=False)

@@ -4,7 +4,8 @@
 One game of Mexican Train (one round, four seats: a person and three officers): the table shows
 the person's hand and the trains; a move typed by number is played and the bots' answers are
 printed; a number out of range and a real move that is not legal print their message and the
-table stays as it was; ``?`` opens the advisor (``??`` with a search); ``q`` quits with status 0. Bad command lines
+table stays as it was; ``?`` opens the advisor (``??`` with a search); the commands are on the
+screen and ``help`` prints them; ``q`` quits with status 0. Bad command lines
 (unknown game, bad seat spec, the wrong number of seats) are one line on stderr, status 2.
 """
 
@@ -19,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from omega_cluster.play.terminal import COMMANDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from train_helpers import champion_run
@@ -93,6 +96,7 @@ def test_a_person_plays_a_move_sees_errors_asks_the_advisor_and_quits(screen: Sc
     first = screen.wait_for("seat 0> ")
     assert "your hand" in first and "Mexican" in first and "boneyard 30" in first
     assert "your moves (seat 0)" in first and " 0  " in first
+    assert COMMANDS in first  # the commands are on the screen, not hidden
     before = screen.type("0")
     shown = screen.wait_for("seat 3 (lieutenant):", after=before)
     assert "seat 0 (you):" in shown[before:] and "seat 1 (commander):" in shown[before:]
@@ -114,6 +118,10 @@ def test_a_person_plays_a_move_sees_errors_asks_the_advisor_and_quits(screen: Sc
     before = screen.type("??")  # the advisor with a search: visit shares and Q
     shown = screen.wait_for("why: ", after=before)
     assert "visits" in shown[before:] and " Q " in shown[before:]
+
+    before = screen.type("help")  # a command, not a move
+    shown = screen.wait_for("q          quit", after=before)
+    assert "no move is named" not in shown[before:]
 
     before = screen.type("q")
     shown = screen.wait_for("EXITED rc=0", after=before)

@@ -2,11 +2,16 @@
 chromedriver, no Selenium Manager downloads), against the real server (uvicorn on a free
 loopback port, in a thread).
 
-One browser for the module: the table page starts a Mexican Train game against three Commanders,
-the person clicks a legal move and sees the bots answer, asks the advisor; the game viewer
-replays a recorded game from real Arrow shards step by step with the visit distribution beside
-it. Each page is photographed; with ``WEB_SCREENSHOT_DIR=docs`` the pictures are written there
-(``docs/web.png``, ``docs/web-replay.png``: the README's), else under the test's tmp dir.
+One browser for the module. A game of Mexican Train against three Commanders is played to its
+end by clicks on the drawing: a tile with one place to go is played by one click, a tile with
+several lights them and waits for the click on one, a tile that cannot go anywhere does nothing,
+draw and pass are buttons; every train on the way reads from the engine outwards, each tile
+turned to match; the advisor answers with bars. Kuhn poker, Goofspiel and an OpenSpiel game are
+played by clicks on their cards, bids and buttons. The game viewer replays a recorded game from
+real Arrow shards step by step, drawn as the table draws it, with the visit distribution as bars.
+The table mid-game and the viewer are photographed; with ``WEB_SCREENSHOT_DIR=docs`` the
+pictures are written there (``docs/table.png``, ``docs/viewer.png``: the README's and
+docs/playing.md's), else under the test's tmp dir.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
@@ -33,6 +39,8 @@ from omega_cluster.play.web.app import create_app
 from omega_cluster.play.web.server import bind
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+import itertools
+
 from replay_helpers import make_run
 
 # one browser and one server for the module: its tests stay on one xdist worker
@@ -115,45 +123,166 @@ def wait(driver: WebDriver, seconds: float = 10) -> WebDriverWait:
     return WebDriverWait(driver, seconds)
 
 
-def test_play_a_move_against_bots_and_ask_the_advisor(
-    server: str, browser: WebDriver, tmp_path: Path
-) -> None:
+def start_table(browser: WebDriver, server: str, game: str, params: str, seats: str) -> None:
     browser.get(server + "/")
-    wait(browser).until(lambda d: len(Select(d.find_element(By.ID, "game")).options) >= 4)
-    Select(browser.find_element(By.ID, "game")).select_by_value("mexican_train")
-    for field, value in (("params", "double_set=9, rounds=1"), ("seed", "5"),
-                         ("seats", "you,commander,commander,commander")):  # fmt: skip
+    wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#game-list option")) >= 4)
+    for field, value in (("game", game), ("params", params), ("seed", "5"), ("seats", seats)):
         box = browser.find_element(By.ID, field)
         box.clear()
         box.send_keys(value)
     browser.find_element(By.ID, "start").click()
-    moves = wait(browser).until(
-        ec.presence_of_all_elements_located((By.CSS_SELECTOR, "#moves button.move"))
-    )
-    view = browser.find_element(By.ID, "view").text
-    assert "your hand (seat 0)" in view and "boneyard" in view
+    wait(browser).until(lambda d: version(d) >= 1)
+
+
+def version(driver: WebDriver) -> int:
+    """How many times the table was drawn (the page bumps it on every answer of the server)."""
+    return int(driver.find_element(By.ID, "board").get_attribute("data-version") or 0)
+
+
+def click_and_wait(driver: WebDriver, element: WebElement) -> None:
+    """Click what plays a move and wait for the table drawn after the server's answer."""
+    before = version(driver)
+    element.click()
+    wait(driver, 30).until(lambda d: version(d) > before or d.find_element(By.ID, "error").text)
+    assert driver.find_element(By.ID, "error").text == ""
+
+
+def events(driver: WebDriver) -> list[str]:
+    return [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#events li")]
+
+
+def trains(driver: WebDriver) -> dict[str, list[str]]:
+    """Each train's tiles as drawn (its ``data-tile`` names, from the engine outwards)."""
+    return {
+        row.get_attribute("data-train"): [
+            t.get_attribute("data-tile") for t in row.find_elements(By.CSS_SELECTOR, "g.laid")
+        ]
+        for row in driver.find_elements(By.CSS_SELECTOR, "#board-svg g.train")
+    }
+
+
+def assert_turned_to_match(driver: WebDriver) -> None:
+    engine = driver.find_element(By.CSS_SELECTOR, "#board-svg g.engine").get_attribute("data-tile")
+    start = int(engine.split("|")[0])
+    for slot, names in trains(driver).items():
+        pairs = [tuple(int(x) for x in n.split("|")) for n in names]
+        if names and len(names) < 10:  # the whole train is drawn: it starts at the engine
+            assert pairs[0][0] == start, (slot, names)
+        for (_, far), (near, _) in itertools.pairwise(pairs):
+            assert near == far, (slot, names)
+
+
+def test_a_game_of_mexican_train_is_played_to_its_end_by_clicks(
+    server: str, browser: WebDriver, tmp_path: Path
+) -> None:
+    start_table(browser, server, "mexican_train", "double_set=9, rounds=1",
+                "you,commander,commander,commander")  # fmt: skip
     status = browser.find_element(By.ID, "status").text
-    assert "mexican_train" in status and "seat 0 to move" in status
-    first = moves[0].text.split(". ", 1)[1]
-    moves[0].click()
-    # the person's move is listed, then the three Commanders' answers
-    wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#events li")) >= 4)
-    events = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#events li")]
-    assert events[0] == f"seat 0 (you): {first}"
-    assert [e.split(" ")[1] for e in events[1:4]] == ["1", "2", "3"]
-    assert all("(commander)" in e for e in events[1:4])
-    assert browser.find_element(By.ID, "error").text == ""
+    assert "mexican_train" in status and "your move (seat 0)" in status
+    assert "boneyard" in browser.find_element(By.ID, "hand-svg").text
+    one_click = several = photographed = 0
+    for _turn in range(120):
+        if "game over" in browser.find_element(By.ID, "status").text:
+            break
+        assert_turned_to_match(browser)
+        playable = browser.find_elements(By.CSS_SELECTOR, "#hand-svg g.hand-tile.playable")
+        idle = browser.find_elements(By.CSS_SELECTOR, "#hand-svg g.hand-tile.idle")
+        if idle:  # a tile that can go nowhere: a click on it changes nothing
+            before = version(browser)
+            idle[0].click()
+            assert version(browser) == before and not browser.find_elements(
+                By.CSS_SELECTOR, "g.slot.lit"
+            )
+        if not playable:  # draw or pass: the buttons under the drawing
+            buttons = browser.find_elements(By.CSS_SELECTOR, "#moves button.move")
+            assert buttons and {b.text for b in buttons} <= {"draw", "pass"}
+            name = buttons[0].text
+            click_and_wait(browser, buttons[0])
+            assert f"seat 0 (you): {name}" in events(browser)
+            continue
+        tile = playable[0].get_attribute("data-tile")
+        before = version(browser)
+        playable[0].click()
+        lit = browser.find_elements(By.CSS_SELECTOR, "#board-svg g.slot.lit")
+        if lit:  # several places to go: lit, nothing played until one is clicked
+            assert len(lit) >= 2 and version(browser) == before
+            assert "selected" in playable[0].get_attribute("class")
+            if not photographed and len(events(browser)) >= 16:
+                advise(browser, think=30)
+                screenshot(browser, "table.png", tmp_path)
+                photographed += 1
+            train = lit[-1].get_attribute("data-train")
+            click_and_wait(browser, lit[-1])
+            mine = [e for e in events(browser) if e.startswith("seat 0 (you):")][-1]
+            assert mine.startswith(f"seat 0 (you): {tile} on ")
+            assert ("Mexican" if train == "8" else f"seat {train}'s") in mine
+            several += 1
+        else:  # one place to go: played by the one click
+            wait(browser, 30).until(lambda d, v=before: version(d) > v)
+            mine = [e for e in events(browser) if e.startswith("seat 0 (you):")][-1]
+            assert mine.startswith(f"seat 0 (you): {tile} on ")
+            one_click += 1
+    status = browser.find_element(By.ID, "status").text
+    assert "game over" in status, status
+    assert one_click >= 1 and several >= 1 and photographed == 1
+    rows = browser.find_elements(By.CSS_SELECTOR, "#returns tr")
+    assert len(rows) == 5 and "you" in rows[1].text  # a header, then the four seats
+    assert browser.find_element(By.ID, "advise").get_attribute("disabled")
+
+
+def advise(browser: WebDriver, think: int) -> None:
+    """Ask the advisor (with a search of ``think`` simulations) and check its bars."""
+    box = browser.find_element(By.ID, "think")
+    box.clear()
+    box.send_keys(str(think))
     browser.find_element(By.ID, "advise").click()
-    table = wait(browser).until(ec.presence_of_element_located((By.ID, "advice-table")))
-    rows = table.find_elements(By.TAG_NAME, "tr")
-    legal = browser.find_elements(By.CSS_SELECTOR, "#moves button.move")
-    assert len(rows) == len(legal) + 1  # a header, then one row per legal move
+    table = wait(browser, 60).until(ec.presence_of_element_located((By.ID, "advice-table")))
+    rows = table.find_elements(By.TAG_NAME, "tr")[1:]
+    moves = browser.find_elements(By.CSS_SELECTOR, "#hand-svg g.hand-tile.playable")
+    assert len(rows) >= len(moves) >= 1
+    assert len(table.find_elements(By.CSS_SELECTOR, ".bar")) >= 2 * len(rows)  # visits, score
+    assert len(table.find_elements(By.CSS_SELECTOR, "tr.chosen")) == 1
     why = browser.find_element(By.ID, "advice-text").text
-    assert why.startswith("why: ") or why == "(no explanation)"  # a game without named terms
-    screenshot(browser, "web.png", tmp_path)
+    assert why.startswith("why: ")
+    named = browser.find_elements(By.CSS_SELECTOR, "#advice-why .why-row")
+    assert named or "is the only move" in why  # a bar for each term the why names
+    assert "no term differs" not in why
 
 
-def test_replay_a_recorded_game_step_by_step(
+def test_card_games_are_played_by_clicks_on_cards_and_bets(server: str, browser: WebDriver) -> None:
+    start_table(browser, server, "kuhn_poker", "", "you,heuristic")
+    rows = browser.find_elements(By.CSS_SELECTOR, ".cards-view .row")
+    mine, theirs = rows[0], rows[1]
+    assert "seat 0 · you" in mine.text and mine.find_element(By.CSS_SELECTOR, ".card").text
+    assert theirs.find_elements(By.CSS_SELECTOR, ".card.back")  # the other card face down
+    bets = {b.text: b for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")}
+    assert set(bets) == {"pass", "bet"}
+    click_and_wait(browser, bets["bet"])
+    assert events(browser)[0] == "seat 0 (you): bet"
+    assert "game over" in browser.find_element(By.ID, "status").text  # the heuristic answered
+    assert "pot" in browser.find_element(By.CSS_SELECTOR, ".cards-view").text
+
+    start_table(browser, server, "goofspiel", "num_cards=4", "you,random")
+    for turn in range(1, 4):
+        prize = browser.find_element(By.CSS_SELECTOR, ".cards-view .row .card").text
+        assert prize  # the prize being bid for
+        cards = browser.find_elements(By.CSS_SELECTOR, ".card.playable")
+        assert len(cards) == 5 - turn  # the own hand; the last card is bid by itself
+        bid = cards[-1].get_attribute("data-face")
+        click_and_wait(browser, cards[-1])
+        assert f"seat 0 (you): bid {bid}" in events(browser)
+    assert "game over" in browser.find_element(By.ID, "status").text
+
+    start_table(browser, server, "openspiel:tic_tac_toe", "", "you,random")
+    for _ in range(5):
+        if "game over" in browser.find_element(By.ID, "status").text:
+            break
+        assert browser.find_element(By.CSS_SELECTOR, "pre.board").text  # the board, drawn
+        click_and_wait(browser, browser.find_elements(By.CSS_SELECTOR, "#moves button.move")[0])
+    assert "game over" in browser.find_element(By.ID, "status").text
+
+
+def test_the_viewer_replays_a_recorded_game_drawn_as_the_table_draws_it(
     server: str, browser: WebDriver, tmp_path: Path
 ) -> None:
     browser.get(server + "/replay")
@@ -163,15 +292,26 @@ def test_replay_a_recorded_game_step_by_step(
     wait(browser).until(ec.text_to_be_present_in_element((By.ID, "step-label"), "decision 1 of"))
     info = browser.find_element(By.ID, "game-info").text
     assert info.startswith("mexican-1: mexican_train") and "seed 101" in info
-    before = browser.find_element(By.ID, "position").text
-    browser.find_element(By.ID, "next").click()
-    wait(browser).until(ec.text_to_be_present_in_element((By.ID, "step-label"), "decision 2 of"))
-    assert browser.find_element(By.ID, "position").text != before
-    played = browser.find_elements(By.CSS_SELECTOR, "#policy tr.played")
-    assert len(played) == 1 and "(played)" in played[0].text
-    shares = [float(r.find_elements(By.TAG_NAME, "td")[1].text)
+    name = ""
+    for step in range(2, 40):  # a few decisions in, to one that lays a tile on a train
+        browser.find_element(By.ID, "next").click()
+        wait(browser).until(
+            ec.text_to_be_present_in_element((By.ID, "step-label"), f"decision {step} of")
+        )
+        played = browser.find_elements(By.CSS_SELECTOR, "#policy tr.played")
+        assert len(played) == 1 and "(played)" in played[0].text
+        name = played[0].text.split("  (played)")[0]
+        if step >= 8 and " on " in name and sum(map(len, trains(browser).values())) >= 4:
+            break
+    assert_turned_to_match(browser)
+    # the tile played is lit in the hand and at the end of its train
+    tile = browser.find_element(By.CSS_SELECTOR, "#hand-svg g.hand-tile.played")
+    assert name.startswith(tile.get_attribute("data-tile") + " on ")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#board-svg g.slot.played")) == 1
+    shares = [float(r.find_element(By.CSS_SELECTOR, ".num").text)
               for r in browser.find_elements(By.CSS_SELECTOR, "#policy tr")[1:]]  # fmt: skip
     assert sum(shares) == pytest.approx(1.0, abs=0.01)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#policy .bar")) == len(shares)
     browser.find_element(By.ID, "advise").click()
     wait(browser).until(ec.presence_of_element_located((By.ID, "advice-table")))
     assert "no champion network" in browser.find_element(By.ID, "advice").text
@@ -179,4 +319,4 @@ def test_replay_a_recorded_game_step_by_step(
     assert "v1" in ratings and "1234" in ratings
     links = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#plots a")]
     assert links == ["rating.png"]
-    screenshot(browser, "web-replay.png", tmp_path)
+    screenshot(browser, "viewer.png", tmp_path)

@@ -7,11 +7,14 @@ lenient doubles (``cover_double``), and, with the boneyard empty, the heaviest o
 differ only in pips (``endgame_dump``, or ``stranded_pips`` where laying it strands fewer pips). Without a champion the terms are the Commander's own; a
 constructed network whose logits follow the Commander's score (or one term alone) checks that the
 ridge attribution of a network's logits names the same terms and reports a high R². A real small
-network checks the numbers a person sees (policy sums to 1, visit shares, JSON).
+network checks the numbers a person sees (policy sums to 1, visit shares, JSON). When a search
+ran, its two most visited moves are explained, and a search that chooses against the terms is
+explained by the terms against its choice, never by "no term differs".
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Iterator
@@ -25,7 +28,7 @@ from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.registry import make_game
 from omega_cluster.model import ModelConfig, PolicyValueNet, encoder_for
 from omega_cluster.model.inference import NetworkEvaluator
-from omega_cluster.play.advisor import advise, attribute, load_champion
+from omega_cluster.play.advisor import MoveAdvice, _explain, advise, attribute, load_champion
 from omega_cluster.players.registry import PlayerSpecError
 from omega_cluster.search.evaluators import LeafEvaluation
 
@@ -188,3 +191,38 @@ def test_bad_champions_and_positions_are_one_line_errors() -> None:
     other = (state.current_players[0] + 1) % 4
     with pytest.raises(Exception, match="no move to advise on"):
         advise(game, state, other)
+
+
+def test_a_search_that_chooses_against_the_terms_names_the_terms_against_it() -> None:
+    # the search's two most visited moves are the chosen and the runner-up; here it prefers
+    # the move the heuristic ranks second: the terms favour the runner-up, and say so signed
+    moves = [
+        MoveAdvice(0, 10, "a", visits=0.20, total=5.0, terms={"x": 4.0, "y": 1.0}),
+        MoveAdvice(1, 11, "b", visits=0.45, total=2.0, terms={"x": 1.0, "y": 1.0}),
+        MoveAdvice(2, 12, "c", visits=0.35, total=-1.0, terms={"x": 0.0, "y": -1.0}),
+    ]
+    e = _explain(moves, None, [m.visits for m in moves])
+    assert (e.chosen, e.runner_up) == (11, 12)  # by visits, not by the heuristic's score
+    assert e.gap == 3.0 and e.top_terms == [("y", 2.0), ("x", 1.0)]
+    e = _explain(moves[:2], None, [0.1, 0.9])  # b over a, the heuristic's best
+    assert (e.chosen, e.runner_up) == (11, 10) and e.gap == -3.0
+    assert e.top_terms == [("x", -3.0)]  # not "no term differs": x favours the runner-up
+    text = e.text(make_game("mexican_train", players=4))
+    assert "against the terms" in text and "x -3.00" in text and "no term differs" not in text
+
+
+def test_with_a_search_the_why_line_names_a_term_whenever_the_terms_differ() -> None:
+    game = make_game("mexican_train", players=4, double_set=9, rounds=1)
+    checked = 0
+    for state, p in itertools.islice(positions(game, range(2)), 0, 40, 5):
+        advice = advise(game, state, p, think=60)
+        e = advice.explanation
+        moves = {m.action: m for m in advice.moves}
+        chosen, runner = moves[e.chosen], moves[e.runner_up]
+        if chosen.terms == runner.terms:
+            continue
+        assert e.top_terms and "no term differs" not in advice.text, advice.text
+        visits = sorted((m.visits for m in advice.moves), reverse=True)
+        assert (chosen.visits, runner.visits) == tuple(visits[:2])
+        checked += 1
+    assert checked >= 4

@@ -50,7 +50,7 @@ def test_tile_tables_and_action_space() -> None:
 def test_describe_encode_decode() -> None:
     game = MexicanTrainGame()
     assert game.describe_action(play("6|4", MEXICAN_SLOT)) == "6|4 on Mexican train"
-    assert game.describe_action(play("12|3", 2)) == "12|3 on player 2's train"
+    assert game.describe_action(play("12|3", 2)) == "12|3 on seat 2's train"
     assert game.describe_action(DRAW) == "draw" and game.describe_action(PASS) == "pass"
     assert game.decode_action(play("12|3", 2)) == (tile("12|3"), 2)
     assert game.decode_action(DRAW) is None and game.decode_action(PASS) is None
@@ -327,8 +327,8 @@ def test_render_shows_trains_markers_hands_and_scores() -> None:
     s.apply_action(PASS)
     s.apply_action(play("12|5", 0))
     text = s.render()
-    assert "player 0: 12|5 -> end 5 [marker]" in text
-    assert "hand 0 (3): 2|2 3|0 5|2" in text and "boneyard: 0 tiles" in text
+    assert "seat 0: 12|5 -> end 5 [marker]" in text
+    assert "hand of seat 0 (3): 2|2 3|0 5|2" in text and "boneyard: 0 tiles" in text
     assert "round 1/1, engine 12|12" in text and "pips so far" in text
     assert str(s) == text
 
@@ -363,7 +363,7 @@ def test_illegal_action_error_names_move_player_and_legal_set() -> None:
     with pytest.raises(IllegalActionError) as err:
         s.apply_action(play("12|3", 1))
     message = str(err.value)
-    assert "12|3 on player 1's train" in message and "player 0" in message
+    assert "12|3 on seat 1's train" in message and "player 0" in message
     assert "12|3 on Mexican train" in message  # the legal set is listed
     assert err.value.legal == (play("12|3", 0), play("12|3", MEXICAN_SLOT))
     with pytest.raises(IllegalActionError):

@@ -174,7 +174,7 @@ def test_format_explanation_is_readable() -> None:
     s = rig([["12|6", "6|6", "6|2", "10|9", "3|0"], ["12|5", "5|1", "1|0"]], ["9|8"])
     moves = Commander(s.game).explain(s, 0)
     text = format_explanation(moves, top=2)
-    assert text.splitlines()[0].startswith(" 1. 12|6 on player 0's train")
+    assert text.splitlines()[0].startswith(" 1. 12|6 on seat 0's train")
     assert "hand_flexibility" in text and "Mexican train" in text
     assert len([line for line in text.splitlines() if line[:3].strip().endswith(".")]) == 2
     with pytest.raises(ValueError, match="top"):

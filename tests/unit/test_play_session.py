@@ -96,8 +96,9 @@ def test_the_view_of_a_seat_is_the_same_in_worlds_that_differ_in_other_hands() -
     json.dumps(view)
 
 
-def test_generic_views_hide_the_opponents_cards() -> None:
-    game = make_game("kuhn_poker")
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "openspiel:kuhn_poker"])
+def test_card_and_generic_views_hide_the_opponents_cards(name: str) -> None:
+    game = make_game(name)
     s = TableSession(game, ["you", "random"], seed=1)
     s.advance()  # the deal
     view = s.view(0)
@@ -108,7 +109,32 @@ def test_generic_views_hide_the_opponents_cards() -> None:
         for w in (s.state.sample_world(0, rng) for _ in range(50))
         if w.render() != s.state.render()
     )  # the opponent holds another card
-    assert world.view(0) == view and "observation" in view
+    assert world.view(0) == view and "board" not in view  # render() shows every card
+    if name.startswith("openspiel:"):  # no picture of its own: the observation's fields
+        assert "observation" in view and "kind" not in view
+    else:  # the game's picture: its own card face up, the other face down
+        assert view["kind"] == "cards"
+        own, other = view["rows"][0]["cards"], view["rows"][1]["cards"]
+        assert own[0]["face"] and other == [{"face": None, "action": None}]
+
+
+def test_a_game_without_hidden_information_shows_its_board() -> None:
+    s = TableSession(make_game("openspiel:tic_tac_toe"), ["random", "you"], seed=0)
+    s.advance()  # the bot's first mark
+    view = s.view(1)
+    assert view["board"] == s.state.render() and "x" in view["board"]
+    assert view["text"].startswith(view["board"])
+
+
+def test_goofspiel_bids_are_the_cards_of_the_own_hand() -> None:
+    s = TableSession(make_game("goofspiel", num_cards=5), ["you", "random"], seed=2)
+    s.advance()
+    view = s.view(0)
+    prize, mine, theirs = view["rows"]
+    assert prize["label"] == "prize" and len(prize["cards"]) == 1
+    assert [c["action"] for c in mine["cards"]] == [a for _, a, _ in view["legal"]]
+    assert [c["face"] for c in theirs["cards"]] == ["1", "2", "3", "4", "5"]  # public hands
+    assert all(c["action"] is None for c in theirs["cards"])
 
 
 def test_a_simultaneous_node_waits_for_the_person_then_moves_everyone() -> None:

@@ -12,6 +12,7 @@ from omega_cluster.data import ShardStore, ShardWriter
 from omega_cluster.games.errors import ReplayError
 from omega_cluster.games.registry import make_game
 from omega_cluster.play.replay import NoShardsError, RunGames, UnknownGameId
+from omega_cluster.play.session import seat_view
 
 
 def test_games_lists_every_game_with_its_seed_params_and_decisions(tmp_path: Path) -> None:
@@ -65,6 +66,12 @@ def test_a_mexican_train_game_replays_from_its_json_parameters(tmp_path: Path) -
     last = records[-1]
     assert positions[-1].text == game.replay(7, last.history).render()
     assert positions[-1].action_name == game.describe_action(last.action)
+    # each position carries the deciding seat's view, as the table draws it
+    for p, r in zip(positions, records, strict=True):
+        assert p.view == seat_view(game.replay(7, r.history), r.player)
+        assert p.view["kind"] == "dominoes"
+        if r.action < game.tiles.draw_action:  # the tile played is among the seat's plays
+            assert r.action in [play["action"] for play in p.view["plays"]]
 
 
 def test_a_game_id_not_in_the_shards_is_one_line_naming_the_run(tmp_path: Path) -> None:

@@ -58,9 +58,12 @@ def test_a_new_table_waits_for_the_person_and_hides_the_other_hand(client: TestC
         set(e) == {"seat", "player", "name", "chance"} for e in table["events"] if e["chance"]
     )
     cards = _cards(client, table["id"])
-    assert table["view"]["observation"]["card"] == cards[1]
+    ranks = client.app.state.tables.get(table["id"]).session.game.ranks
+    mine, theirs = (row["cards"] for row in table["view"]["rows"][::-1])
+    assert mine == [{"face": ranks[cards[1]], "action": None}]
+    assert theirs == [{"face": None, "action": None}]  # face down
     text = json.dumps(table)
-    assert f'"card": {cards[0]}' not in text and table["final"] is None
+    assert f'"face": "{ranks[cards[0]]}"' not in text and table["final"] is None
     assert "P0:" not in text  # the full render (every card) is not sent before the end
 
 

@@ -25,7 +25,8 @@ anchor) bids the card that matches the prize, from ``state.observation(player)``
 
 The package: card tables in :mod:`.cards`, parameters in :mod:`.game`, positions in :mod:`.state`,
 the bid redraw of ``sample_world`` in :mod:`.sampling`, the rule-based player in
-:mod:`.players`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
+:mod:`.players`, what one seat sees at a table in :mod:`.view`; this ``__init__`` gives the public
+names and the game's :data:`PLUGIN`.
 """
 
 from omega_cluster.games.goofspiel.game import GoofspielGame
@@ -48,4 +49,5 @@ PLUGIN = GamePlugin(
     players={"heuristic": GoofspielMatchPlayer},
     fast_smm_search="omega_cluster.games.goofspiel.fast:fast_smm_search",
     ntuple_patterns="omega_cluster.games.goofspiel.ntuple:GoofspielPatterns",
+    seat_view="omega_cluster.games.goofspiel.view:seat_view",
 )

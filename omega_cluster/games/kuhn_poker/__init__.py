@@ -17,6 +17,7 @@ already dealt to the opponents. What it shares with Leduc (who acts, card names,
 
 The rule-based player :class:`KuhnRulePlayer` (the game's ``heuristic``, a fixed rating anchor)
 plays by card strength from ``state.observation(player)`` alone, so it never peeks at hidden cards.
+:func:`seat_view` is what one seat sees at the play and serve tables.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ from omega_cluster.games._poker import (
     poker_spec,
     rank_names,
     redeal,
+    seat_rows,
 )
 from omega_cluster.games.api import CHANCE, Game, ParamSpec, RngLike, State, as_rng
+from omega_cluster.games.picture import card_view
 from omega_cluster.games.plugin import GamePlugin
 
 __all__ = ["BET", "PASS", "KuhnObservation", "KuhnPokerGame", "KuhnPokerState", "KuhnRulePlayer"]
@@ -267,10 +270,21 @@ class KuhnRulePlayer:
         return f"KuhnRulePlayer(bluff={self.bluff}, call_middle={self.call_middle})"
 
 
+def seat_view(state: KuhnPokerState, seat: int) -> dict[str, Any]:
+    """Kuhn poker as ``seat`` sees it at a table (:mod:`omega_cluster.games.picture`): its own
+    card, the others face down, the bets and the pot (an ante of 1 a seat, 1 a bet)."""
+    obs = state.observation(seat)
+    game = state.game
+    rows = seat_rows(game.num_players, seat, obs.card, game.ranks.__getitem__)
+    bets = [_ACTION_NAMES[b] for b in obs.bets]
+    return card_view(game, seat, rows, bets, [("pot", game.num_players + sum(obs.bets))])
+
+
 PLUGIN = GamePlugin(
     name="kuhn_poker",
     game=KuhnPokerGame,
     encoder="omega_cluster.games.kuhn_poker.encoder:KuhnPokerEncoder",
     players={"heuristic": KuhnRulePlayer},
     fast_search="omega_cluster.games.kuhn_poker.fast:for_game",
+    seat_view=seat_view,
 )

@@ -24,8 +24,8 @@ The rule-based player :class:`LeducRulePlayer` (the game's ``heuristic``, a fixe
 plays by hand strength from ``state.observation(player)`` alone, so it never peeks at hidden cards.
 
 The package: fixed rules and the observation type in :mod:`.rules`, parameters in :mod:`.game`,
-positions in :mod:`.state`, the rule-based player in :mod:`.players`; this ``__init__`` gives
-the public names and the game's :data:`PLUGIN`.
+positions in :mod:`.state`, the rule-based player in :mod:`.players`, what one seat sees at a
+table in :mod:`.view`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
 """
 
 from omega_cluster.games.leduc_poker.game import LeducPokerGame
@@ -52,4 +52,5 @@ PLUGIN = GamePlugin(
     players={"heuristic": LeducRulePlayer},
     fast_search="omega_cluster.games.leduc_poker.fast:for_game",
     ntuple_patterns="omega_cluster.games.leduc_poker.ntuple:LeducPatterns",
+    seat_view="omega_cluster.games.leduc_poker.view:seat_view",
 )

@@ -30,6 +30,7 @@ __all__ = [
     "SLOTS_OF",
     "TileSet",
     "tile_set",
+    "train_owner",
 ]
 
 NUM_SLOTS: Final[int] = 9  # 8 personal trains (max players) + the Mexican train
@@ -45,6 +46,11 @@ HASH_MULT: Final[int] = 0x100000001B3  # FNV 64-bit prime: the rolling hash of t
 _BYTE_BITS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
     tuple(tuple(8 * k + i for i in range(8) if b >> i & 1) for b in range(256)) for k in range(12)
 )
+
+
+def train_owner(slot: int) -> str:
+    """Whose train a slot is, as every table names it: ``seat 2``, or ``Mexican``."""
+    return "Mexican" if slot == MEXICAN_SLOT else f"seat {slot}"
 
 
 class TileSet:
@@ -157,7 +163,7 @@ class TileSet:
         return divmod(action, NUM_SLOTS)
 
     def describe_action(self, action: int) -> str:
-        """ "6|4 on Mexican train", "12|3 on player 2's train", "draw", "pass"."""
+        """ "6|4 on Mexican train", "12|3 on seat 2's train", "draw", "pass"."""
         if action == self.draw_action:
             return "draw"
         if action == self.pass_action:
@@ -165,7 +171,7 @@ class TileSet:
         if not 0 <= action < self.num_actions:
             return f"invalid action {action} (valid: 0..{self.num_actions - 1})"
         tile, slot = divmod(action, NUM_SLOTS)
-        where = "Mexican train" if slot == MEXICAN_SLOT else f"player {slot}'s train"
+        where = "Mexican train" if slot == MEXICAN_SLOT else f"{train_owner(slot)}'s train"
         return f"{self.name(tile)} on {where}"
 
 

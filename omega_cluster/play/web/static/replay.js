@@ -6,25 +6,26 @@ let step = 0;
 
 function selected(id) { return document.getElementById(id).value; }
 
-function drawPosition() {
+function showStep() {
   const p = current.positions[step];
   document.getElementById("step-label").textContent =
     `decision ${step + 1} of ${current.positions.length} (seat ${p.seat} to move)`;
-  document.getElementById("position").textContent = p.text;
+  // the position as the deciding seat saw it, drawn as the table draws it, the move played lit
+  document.getElementById("position").replaceChildren(drawPosition(p.view, {
+    played: p.action, mine: p.seat, seats: current.seats}));
+  document.getElementById("full-text").textContent = p.text;
   const table = document.getElementById("policy");
-  table.replaceChildren(el("tr", {}, el("th", {}, "move"), el("th", {}, "visits"), el("th", {}, "")));
+  table.replaceChildren(el("tr", {}, el("th", {}, "move"), el("th", {}, "visit share")));
   for (const m of p.moves) {
-    const share = m.policy === null ? null : m.policy;
-    const bar = el("span", {class: "bar", style: `width:${Math.round(100 * (share || 0))}px`});
-    const row = el("tr", {class: m.action === p.action ? "played" : ""},
-                   el("td", {}, m.name + (m.action === p.action ? "  (played)" : "")),
-                   el("td", {}, share === null ? "no search" : share.toFixed(3)), el("td", {}, bar));
-    table.append(row);
+    const played = m.action === p.action;
+    const share = m.policy === null ? el("span", {class: "note"}, "no search") : bar(m.policy, 0, 1, 3);
+    table.append(el("tr", {class: played ? "played" : ""},
+                    el("td", {}, m.name + (played ? "  (played)" : "")), el("td", {}, share)));
   }
-  const targets = [`played: ${p.action_name}`, `value target (final returns): ${p.returns.map(fmt).join(", ")}`];
-  if (p.round_outcome) targets.push(`round outcome: ${p.round_outcome.map(fmt).join(", ")}`);
-  if (p.root_value) targets.push(`search value: ${p.root_value.map(fmt).join(", ")}`);
-  document.getElementById("targets").replaceChildren(...targets.map(t => el("div", {}, t)));
+  const targets = [`played: ${p.action_name}`, `value target (final returns): ${p.returns.map(x => fmt(x)).join(", ")}`];
+  if (p.round_outcome) targets.push(`round outcome: ${p.round_outcome.map(x => fmt(x)).join(", ")}`);
+  if (p.root_value) targets.push(`search value: ${p.root_value.map(x => fmt(x)).join(", ")}`);
+  document.getElementById("targets").replaceChildren(...targets.map(t => el("div", {class: "note"}, t)));
   document.getElementById("prev").disabled = step === 0;
   document.getElementById("first").disabled = step === 0;
   document.getElementById("next").disabled = step === current.positions.length - 1;
@@ -34,7 +35,7 @@ function drawPosition() {
 function go(to) {
   if (!current) return;
   step = Math.max(0, Math.min(current.positions.length - 1, to));
-  drawPosition();
+  showStep();
 }
 
 async function loadGame() {
@@ -42,11 +43,12 @@ async function loadGame() {
   const run = selected("run"), gameId = selected("games");
   try {
     const data = await api(`/api/runs/${encodeURIComponent(run)}/games/${encodeURIComponent(gameId)}`);
-    current = {run: run, game: data.game, positions: data.positions};
     const g = data.game;
+    const seats = Array.from({length: g.players}, () => `champion v${g.champion_version}`);
+    current = {run: run, game: g, positions: data.positions, seats: seats};
     document.getElementById("game-info").textContent =
       `${g.game_id}: ${g.game} ${JSON.stringify(g.params)}, seed ${g.seed}, ` +
-      `${g.decisions} decisions, champion v${g.champion_version}, returns ${g.returns.map(fmt).join(", ")}`;
+      `${g.decisions} decisions, champion v${g.champion_version}, returns ${g.returns.map(x => fmt(x)).join(", ")}`;
     document.getElementById("replay").hidden = false;
     go(0);
   } catch (err) { showError(err); }

@@ -1,7 +1,8 @@
-// The table page: start a game, show the person's view, post moves, ask the advisor.
+// The table page: start a game, draw the person's view, play moves by clicks, ask the advisor.
 "use strict";
 
 let tableId = null;
+let version = 0;  // bumped on every redraw (what a test waits on after a click)
 
 function parseParams(text) {
   const params = {};
@@ -21,33 +22,38 @@ function draw(table) {
   tableId = table.id;
   document.getElementById("table").hidden = false;
   const waiting = table.waiting_for;
-  const who = table.seats.map((s, i) => `${i}: ${s}`).join(", ");
-  document.getElementById("status").textContent = table.over
-    ? `game over (${table.game}, seed ${table.seed}; seats ${who})`
-    : `${table.game}, seed ${table.seed}; seats ${who}; seat ${waiting} to move`;
-  document.getElementById("view-title").textContent = `seat ${table.seat} sees`;
-  document.getElementById("view").textContent = table.view.text;
-  const moves = document.getElementById("moves");
-  moves.replaceChildren();
-  if (waiting !== null) {
-    for (const [number, , name] of table.view.legal) {
-      moves.append(el("button", {class: "move", type: "button", "data-move": number,
-                                 onclick: () => play(waiting, number)}, `${number}. ${name}`));
-    }
-  }
+  const status = document.getElementById("status");
+  status.textContent = table.over
+    ? `game over · ${table.game}, seed ${table.seed}`
+    : `${table.game}, seed ${table.seed} · ` +
+      (waiting === null ? "the others are playing" : `your move (seat ${waiting})`);
+  const board = document.getElementById("board");
+  board.replaceChildren(drawPosition(table.view, {
+    legal: waiting === null ? [] : table.view.legal,
+    onMove: number => play(waiting, number),
+    seats: table.seats,
+    mine: table.seat,
+    you: table.humans.includes(table.seat),
+  }));
+  board.dataset.version = String(++version);
   const events = document.getElementById("events");
   events.replaceChildren(...table.events.filter(e => !e.chance).map(
-    e => el("li", {}, `seat ${e.seat} (${e.player}): ${e.name}`)));
+    e => el("li", {class: table.humans.includes(e.seat) ? "mine" : ""},
+            `seat ${e.seat} (${e.player}): ${e.name}`)));
   events.scrollTop = events.scrollHeight;
   const result = document.getElementById("result");
   result.replaceChildren();
   if (table.result) {
-    result.append(el("h3", {}, "result"), el("div", {id: "returns"},
-      "returns: " + table.result.returns.map((r, i) => `seat ${i} ${fmt(r)}`).join(", ")));
+    const r = table.result;
+    const rows = table.seats.map((spec, i) => el("tr", {},
+      el("td", {}, `seat ${i} · ${i === table.seat ? "you" : spec}`),
+      el("td", {}, fmt(r.scores[i], 0)), el("td", {}, bar(r.win_shares[i], 0, 1, 2)),
+      el("td", {}, fmt(r.returns[i], 2))));
+    result.append(el("h3", {}, "game over"), el("table", {id: "returns"},
+      el("tr", {}, ...["seat", "score", "win share", "return"].map(h => el("th", {}, h))), ...rows));
   }
-  const final = document.getElementById("final");
-  final.hidden = !table.final;
-  final.textContent = table.final ? "final position:\n" + table.final : "";
+  document.getElementById("final-box").hidden = !table.final;
+  document.getElementById("final").textContent = table.final || "";
   document.getElementById("advise").disabled = waiting === null;
   document.getElementById("advice").replaceChildren();
 }
@@ -80,10 +86,11 @@ async function advise() {
 
 async function init() {
   const info = await api("/api/games");
-  const select = document.getElementById("game");
-  for (const game of info.games) select.append(el("option", {value: game.name}, game.name));
-  select.value = "kuhn_poker";
-  document.getElementById("players-hint").textContent = "players: you, " + info.players.join(", ");
+  const names = document.getElementById("game-list");
+  for (const game of info.games) names.append(el("option", {value: game.name}));
+  document.getElementById("players-hint").textContent =
+    `games: ${info.games.map(g => g.name).join(", ")} (any OpenSpiel game: openspiel:<name>) · ` +
+    "players: you, " + info.players.join(", ");
   document.getElementById("new-table").onsubmit = start;
   document.getElementById("advise").onclick = advise;
 }
