@@ -50,6 +50,7 @@ from omega_cluster.pipeline.driver import (
     PipelineState,
     RunPaths,
 )
+from omega_cluster.pipeline.retries import RunFailed, brief
 from omega_cluster.pipeline.run_state import rejections
 from omega_cluster.progress import ProgressDisplay
 from omega_cluster.tracking import (
@@ -383,9 +384,9 @@ def run_training(
     pipeline: Pipeline | None = None
     started_ray = False
     status = "FAILED"
+    retryable: Any = lambda err: False  # noqa: E731
     try:
         backend: Any = LocalBackend
-        retryable: Any = lambda err: False  # noqa: E731
         if settings.cluster.backend == "ray":
             # before the MLflow run opens: a cluster too small for the config fails first
             started_ray = init_ray(settings, run_dir=root)
@@ -412,6 +413,15 @@ def run_training(
     except KeyboardInterrupt:
         status = "KILLED"
         raise
+    except Exception as err:
+        if not retryable(err):
+            raise
+        # an actor that died outside the driver's retries (the pipeline's start, a registry
+        # call): one line, and the run resumes from what was written
+        raise RunFailed(
+            f"the run stopped: a Ray actor failed: {brief(err)} (what was written is kept: "
+            f"run.resume={root} continues once the cause is fixed)"
+        ) from None
     finally:
         if pipeline is not None:
             pipeline.backend.shutdown()  # actors of a joined cluster must not outlive the run

@@ -34,7 +34,7 @@ import grpc
 import ray
 import ray._private.ray_constants as ray_constants
 from ray._private.services import canonicalize_bootstrap_address
-from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+from ray.exceptions import ActorDiedError, ActorUnavailableError, OutOfMemoryError, RayActorError
 
 from omega_cluster.cluster.actors import (
     BenchWorkerActor,
@@ -88,8 +88,9 @@ class RayStartError(UserError, RuntimeError):
 
 
 def is_retryable(err: BaseException) -> bool:
-    """A failure the driver survives by re-running the call (the actor died or restarts)."""
-    return isinstance(err, (RayActorError, ActorDiedError, ActorUnavailableError))
+    """A failure the driver survives by re-running the call: the actor died or restarts,
+    also when Ray's memory monitor killed it (the machine ran low on memory)."""
+    return isinstance(err, (RayActorError, ActorDiedError, ActorUnavailableError, OutOfMemoryError))
 
 
 def init_ray(settings: Settings, *, run_dir: Path | None = None) -> bool:

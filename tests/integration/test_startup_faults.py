@@ -9,6 +9,8 @@
   a machine at a load of 20) — is one line naming Ray's reason, the likely cause (a loaded
   machine) and what to do, exit 2; a process that catches the error is left with no Ray process
   of that start.
+* Actors killed by Ray's memory monitor (a machine low on memory) are retried like dead
+  actors; where no retry is possible the run stops with one line naming the cause, exit 2.
 * A driver SIGKILLed (alone, or with its whole process group) leaves no Ray process running:
   its watchdog ends the agents that outlive it (they would wait about a minute for the dead
   GCS) within seconds, with no next start of the run.
@@ -75,6 +77,25 @@ def test_a_ray_that_does_not_start_is_one_line_and_exit_2(tmp_path: Path) -> Non
     for words in ("Timed out", "loaded machine", "retry", "cluster.backend=local",
                   "RAY_gcs_server_port_wait_time_s=120"):  # fmt: skip
         assert words in line, (words, line)
+
+
+def test_actors_killed_by_rays_memory_monitor_stop_the_run_with_one_line(tmp_path: Path) -> None:
+    """Ray's memory monitor, set to act at 5% of the machine's memory, kills every actor that
+    runs a task (as on a machine that ran low on memory): the driver retries the calls inside
+    its loop and, for the first registry read at the pipeline's start, stops with one line
+    naming the cause and how to resume, exit 2, no traceback; nothing it wrote is lost."""
+    run = tmp_path / "r"
+    command = [sys.executable, "-m", "omega_cluster", "train", *SMOKE, f"run.dir={run}"]
+    env = _env(RAY_memory_usage_threshold="0.05", RAY_memory_monitor_refresh_ms="100")
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=env)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("omega-cluster")]
+    assert len(errors) == 1, proc.stderr
+    for words in ("the run stopped", "running low on memory", f"run.resume={run}"):
+        assert words in errors[0], (words, errors[0])
+    assert (run / "config.yaml").is_file()  # the run directory stays, to resume
 
 
 FAILED_START = """
