@@ -136,7 +136,9 @@ class RolloutEvaluator:
 
     ``policy`` is a Player (``RandomPlayer``, ``Commander``, …) or a factory ``game -> Player``.
     For a uniform random policy, a game's own fast ``random_playout(rng)`` is used when it has one
-    (Mexican Train: same rules and random numbers as the generic loop, faster).
+    (Mexican Train: same rules and random numbers as the generic loop, faster), or its
+    ``random_playout_returns(rng)``: the returns of such a playout, the state left as it was (the
+    OpenSpiel card games: compiled, no pyspiel state to play on).
     A policy with ``playout_returns(state, rng)`` (returns of a playout with itself at every seat,
     or ``None`` where it cannot) plays there instead: the Commander's compiled playouts, the same
     moves, faster (``bench/bench_officers.py``).
@@ -170,13 +172,17 @@ class RolloutEvaluator:
         n = state.game.num_players
         totals = [0.0] * n
         seats = [self.policy] * n
+        returns_of = getattr(state, "random_playout_returns", None) if self._fast else None
         for _ in range(self.rollouts):
+            returns = None
             if self._playout is not None:
                 returns = self._playout(state, leaf.rng)
-                if returns is not None:
-                    for p, r in enumerate(returns):
-                        totals[p] += r
-                    continue
+            elif returns_of is not None:
+                returns = returns_of(leaf.rng)
+            if returns is not None:
+                for p, r in enumerate(returns):
+                    totals[p] += r
+                continue
             sim = state.clone()
             fast = getattr(sim, "random_playout", None) if self._fast else None
             if fast is not None:

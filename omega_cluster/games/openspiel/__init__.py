@@ -25,17 +25,22 @@ Mapping of the contract onto pyspiel:
   else (perfect information) the state string. :meth:`OpenSpielState.observation_tensor` gives
   pyspiel's tensor for encoders.
 * determinization — ``sample_world`` draws a world from the player's information set and checks
-  it by replay against everything the player saw: a re-deal of what the player did not see,
-  pyspiel's ``resample_from_infostate`` (not trusted: hearts' contradicts the history), a repair
-  by swapping hidden chance outcomes; never the true state in place of a world, deterministic
-  given the rng. See :mod:`.sampling`.
+  it by replay against everything the player saw. The trick-taking card games (hearts, oh_hell)
+  deal the unseen cards exactly, uniformly over every deal the history allows (:mod:`.card_games`,
+  :mod:`.holdings`), and check the one world once; other games get a re-deal of what the player
+  did not see, pyspiel's ``resample_from_infostate`` (not trusted: hearts' contradicts the
+  history), a repair by swapping hidden chance outcomes. Never the true state in place of a
+  world, deterministic given the rng. See :mod:`.sampling`.
 * chance outcomes — pyspiel's, less those of probability 0 or not legal there (hearts with
   ``pass_cards=false`` lists four pass directions), renormalized.
 
 The package: loading and parameter checks in :mod:`.loading`, the game in :mod:`.game`, the
-state in :mod:`.state`, determinizations in :mod:`.sampling`, OpenSpiel's own MCTS and ISMCTS bots
-as players (``openspiel_mcts:<simulations>``, ``openspiel_ismcts:<simulations>``) in
-:mod:`.bots`; this ``__init__`` gives the public names and the game's :data:`PLUGIN`.
+state in :mod:`.state`, determinizations in :mod:`.sampling` (what the player knows in general in
+:mod:`.knowledge`; the card games' deal in :mod:`.card_games`, its uniform draw in
+:mod:`.holdings`, their compiled draw and random playouts in :mod:`._card_kernels`), OpenSpiel's
+own MCTS and ISMCTS bots as players (``openspiel_mcts:<simulations>``,
+``openspiel_ismcts:<simulations>``) in :mod:`.bots`; this ``__init__`` gives the public names and
+the game's :data:`PLUGIN`.
 """
 
 from omega_cluster.games.openspiel.game import OpenSpielGame

@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from omega_cluster._optional import numba_available
 from omega_cluster.games.api import CHANCE, Game, GameSpec, ParamSpec
+from omega_cluster.games.openspiel.card_games import CardGame, card_game
 from omega_cluster.games.openspiel.loading import (
     parameter_specs,
     probe_resample,
     pyspiel_module,
     resolve_and_load,
 )
-from omega_cluster.games.openspiel.state import OpenSpielState
+from omega_cluster.games.openspiel.state import CardGameState, OpenSpielState
 
 __all__ = ["OpenSpielGame"]
 
@@ -62,6 +64,20 @@ class OpenSpielGame(Game):
             self._info_kind = "state"
         self._names: dict[tuple[int, int], str] = {}
         self._resample_problem: str | None = None  # probed on the first sample_world
+        # a trick-taking game whose deal sample_world draws exactly (.card_games), else None
+        self.card_game: CardGame | None = card_game(self.params["name"], game.get_parameters())
+        self._entry_text: list[str] | None = None  # str of each history entry (a world's text)
+        self._state_type: type[OpenSpielState] = OpenSpielState
+        self._playout: tuple[Any, ...] = ()  # CardGameState's compiled playout and its buffers
+        if self.card_game is not None and numba_available():
+            import numpy as np
+
+            from omega_cluster.games.openspiel._card_kernels import playout, rules
+
+            size = game.max_history_length()
+            self._playout = (playout, rules(self.params["name"], game.get_parameters()),
+                             np.empty(size, np.int64), np.empty(n, np.float64))  # fmt: skip
+            self._state_type = CardGameState
         self._probed = False
 
     # -- parameters -----------------------------------------------------------------------------
@@ -83,7 +99,7 @@ class OpenSpielGame(Game):
     # -- contract -------------------------------------------------------------------------------
     def new_initial_state(self, seed: int = 0) -> OpenSpielState:
         """The initial pyspiel state. ``seed`` is unused: chance is explicit in the history."""
-        return OpenSpielState(self, self._game.new_initial_state(), [])
+        return self._state_type(self, self._game.new_initial_state(), [])
 
     def describe_action(self, action: int, *, player: int = 0) -> str:
         """pyspiel's game-level ``action_to_string`` for ``player`` (default 0), or the id.

@@ -11,7 +11,19 @@ to a fresh pyspiel state, must be legal at every step, must rebuild that very wo
 every point where the player acts (and at the end) the player must act there and see exactly
 what it saw in the true game (its information-state string, else its observation string).
 
-Candidates, in order; the first that passes the check is the world:
+**Trick-taking card games** (hearts, oh_hell: :mod:`.card_games`) take an exact path first: what the
+history proves about the unseen hands (cards played, voids, passes, hand sizes) is read once per
+information state, the unseen cards are dealt by :class:`~.holdings.Holdings` (uniform over every
+deal that agrees with it: the true deal is exactly as likely as any other member of the
+information set, and there is always a deal), hearts' unseen passes drawn uniformly, and the world
+is built once from its history (pyspiel's ``deserialize_state``, whose rules refuse a card its
+mover does not hold) and checked once: the player's information-state string must be the true
+one (pyspiel's strings for these games recall every trick and the player's hand, so the views at
+its earlier decisions agree too). A world that fails the check (never, short of a rule the card
+path does not know) turns the path off for that state and the general candidates below take
+over; so do states where the deal is not complete and every other game.
+
+Candidates of the general path, in order; the first that passes the check is the world:
 
 1. **re-deal** (up to :data:`REDEALS`) — replay the true history, drawing every chance outcome
    again by its probability among those that leave the player's view as it was (an outcome the
@@ -47,7 +59,10 @@ import math
 import random
 from typing import TYPE_CHECKING, Any, Final
 
+from omega_cluster._optional import numba_available
 from omega_cluster.games.api import HistoryEntry, SamplingNotSupportedError
+from omega_cluster.games.openspiel.card_games import CardGame, Deal
+from omega_cluster.games.openspiel.holdings import Holdings
 from omega_cluster.games.openspiel.knowledge import (
     Knowledge,
     Reach,
@@ -62,7 +77,7 @@ from omega_cluster.games.openspiel.knowledge import (
 if TYPE_CHECKING:
     from omega_cluster.games.openspiel.state import OpenSpielState
 
-__all__ = ["REDEALS", "REPAIR_STEPS", "TRIES", "sample"]
+__all__ = ["REDEALS", "REPAIR_STEPS", "TRIES", "CardWorlds", "sample"]
 
 REDEALS: Final = 8
 """Re-deals tried first."""
@@ -73,7 +88,14 @@ REPAIR_STEPS: Final = 2000
 
 
 def sample(truth: OpenSpielState, player: int, rng: random.Random) -> OpenSpielState:
-    """A world from ``player``'s information set: re-deal, pyspiel, repair (module docstring)."""
+    """A world from ``player``'s information set: the exact card path where it applies, else
+    re-deal, pyspiel, repair (module docstring)."""
+    cards = truth.game.card_game
+    if cards is not None:
+        worlds = truth._memo(("cards", player), lambda: CardWorlds.of(truth, player, cards))
+        world = worlds.draw(rng) if worlds is not None else None
+        if world is not None:
+            return world
     known = truth._knowledge(player)
     kind = truth.game._info_kind
     pg = truth.game.pyspiel_game
@@ -277,3 +299,69 @@ def _pick_swap(
             k = rng.choice(holding if holding and rng.random() < 0.7 else theirs)
             return j, k
     return rng.choice(before), rng.choice(hidden)
+
+
+class CardWorlds:
+    """The exact card path (module docstring) for one player at one state: the deal it knows,
+    the distribution of the unseen cards, and its information-state string to check worlds by."""
+
+    def __init__(self, truth: OpenSpielState, player: int, cards: CardGame, deal: Deal) -> None:
+        self.player, self.cards, self.deal = player, cards, deal
+        self.game, self.kind = truth.game, type(truth)
+        self.holdings = Holdings(deal.unknown, deal.slots, deal.forbidden)
+        game = truth.game
+        self.view = view(truth.pyspiel_state, player, game._info_kind)
+        if game._entry_text is None:  # pyspiel's serialization: one entry a line
+            pg = game.pyspiel_game
+            size = max(pg.num_distinct_actions(), pg.max_chance_outcomes())
+            game._entry_text = [str(a) for a in range(size)]
+        self.text = game._entry_text
+        self.broken = False
+        self.packed: tuple[Any, ...] | None = None  # the compiled draw's inputs and outputs
+        if deal.places is not None and numba_available():
+            import numpy as np
+
+            from omega_cluster.games.openspiel._card_kernels import draw_world, pack
+
+            length = len(deal.template)
+            hist, text = np.empty(length, np.int64), np.empty(4 * length, np.uint8)
+            self.packed = (draw_world, *pack(self.holdings, deal), hist, text)
+
+    @classmethod
+    def of(cls, truth: OpenSpielState, player: int, cards: CardGame) -> CardWorlds | None:
+        """The path at ``truth`` for ``player``, or None where it does not apply (the deal is not
+        complete, or the game is over: its final strings often show every hand)."""
+        if truth.is_terminal() or truth.is_chance_node():
+            return None
+        history = truth.history
+        movers = [int(e.player) for e in truth.pyspiel_state.full_history()]
+        movers.append(int(truth.pyspiel_state.current_player()))
+        deal = cards.deal(history, movers, player)  # type: ignore[arg-type]
+        if deal is None:
+            return None
+        try:
+            return cls(truth, player, cards, deal)
+        except ValueError:  # no deal fits what it read: a rule it does not know (the general
+            return None  # path then, whose worlds the replay checks)
+
+    def draw(self, rng: random.Random) -> OpenSpielState | None:
+        """One world, or None once a world has failed the check (the general path then)."""
+        if self.broken:
+            return None
+        game = self.game
+        if self.packed is not None:  # (buffers of this state's: one draw at a time)
+            draw, ints, floats, hist, buffer = self.packed
+            size = draw(ints, floats, rng.getrandbits(63), hist, buffer)
+            history = hist.tolist()
+            text = buffer[:size].tobytes().decode()
+        else:
+            history = self.cards.world(self.deal, self.holdings.draw(rng), rng)
+            text = "\n".join([self.text[a] for a in history])
+        try:
+            state = game.pyspiel_game.deserialize_state(text)
+        except Exception:  # pyspiel refused a move: a rule the card path does not know
+            state = None
+        if state is None or view(state, self.player, game._info_kind) != self.view:
+            self.broken = True
+            return None
+        return self.kind(game, state, history)

@@ -1,12 +1,14 @@
 """One ``pyspiel.State`` behind the :class:`~omega_cluster.games.api.State` contract:
 :class:`OpenSpielState` (who acts, legal actions, information sets, tensors and the checked
-``sample_world`` built on pyspiel's ``resample_from_infostate``).
+``sample_world`` of :mod:`.sampling`), and :class:`CardGameState`, a state of hearts or oh_hell
+with compiled random playouts when numba is installed.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import numpy as np
 
@@ -25,7 +27,9 @@ from omega_cluster.games.openspiel.loading import not_implemented
 if TYPE_CHECKING:
     from omega_cluster.games.openspiel.game import OpenSpielGame
 
-__all__ = ["OpenSpielState"]
+__all__ = ["CardGameState", "OpenSpielState"]
+
+_T = TypeVar("_T")
 
 # pyspiel player ids (open_spiel/spiel_utils.h); literals so this module imports without pyspiel.
 _SIMULTANEOUS: Final = -2
@@ -36,7 +40,7 @@ class OpenSpielState(State):
     """One ``pyspiel.State`` behind the :class:`State` contract; ``history`` mirrors what was applied
     (an int per move or chance outcome, a tuple per simultaneous joint action)."""
 
-    __slots__ = ("_known", "_state")
+    __slots__ = ("_memos", "_state")
 
     game: OpenSpielGame
 
@@ -44,7 +48,7 @@ class OpenSpielState(State):
         self.game = game
         self.history = history
         self._state = state
-        self._known: dict[int, knowledge.Knowledge] | None = None
+        self._memos: tuple[int, dict[tuple[str, int], Any]] | None = None
 
     @property
     def pyspiel_state(self) -> Any:
@@ -163,11 +167,12 @@ class OpenSpielState(State):
     def sample_world(self, player: int, rng: RngLike, constraints: Any = None) -> OpenSpielState:
         """A state drawn from ``player``'s information set (perfect-information games: a clone).
 
-        Never the true state in place of a world: pyspiel's ``resample_from_infostate`` proposes
-        worlds, each is checked by replaying its history against everything ``player`` saw, a
-        world that contradicts it is rejected and, when pyspiel keeps contradicting, repaired
-        by swapping chance outcomes; see :mod:`omega_cluster.games.openspiel.sampling` for the
-        method and its bounds. Deterministic given ``rng``, which alone (with what ``player``
+        Never the true state in place of a world: hearts and oh_hell deal the unseen cards
+        exactly under everything the history proves and check the world once; other games'
+        candidates (a re-deal, pyspiel's ``resample_from_infostate``) are checked by replaying
+        their history against everything ``player`` saw, rejected when they contradict it and,
+        when they keep contradicting, repaired by swapping chance outcomes; see
+        :mod:`omega_cluster.games.openspiel.sampling` for the method and its bounds. Deterministic given ``rng``, which alone (with what ``player``
         knows) decides the world. ``constraints`` are not supported. Raises
         :class:`SamplingNotSupportedError` naming the game when pyspiel lacks a resampler (e.g.
         liars_dice) or when no consistent world is found within the bounds.
@@ -191,16 +196,20 @@ class OpenSpielState(State):
             "use it with search that needs no determinization, or pick another game"
         )
 
+    def _memo(self, key: tuple[str, int], build: Callable[[], _T]) -> _T:
+        """``build()``, kept while no move is made: a search draws thousands of worlds from one
+        root, and what the player knows there is worked out once."""
+        length = len(self.history)
+        if self._memos is None or self._memos[0] != length:
+            self._memos = (length, {})
+        memos = self._memos[1]
+        if key not in memos:
+            memos[key] = build()
+        return memos[key]
+
     def _knowledge(self, player: int) -> knowledge.Knowledge:
-        """What ``player`` knows here (:func:`knowledge.knowledge`), kept while no move is made:
-        a search draws thousands of worlds from one root."""
-        known = self._known.get(player) if self._known is not None else None
-        if known is None or known.length != len(self.history):
-            known = knowledge.knowledge(self, player)
-            if self._known is None or any(k.length != known.length for k in self._known.values()):
-                self._known = {}
-            self._known[player] = known
-        return known
+        """What ``player`` knows here (:func:`knowledge.knowledge`), kept while no move is made."""
+        return self._memo(("knowledge", player), lambda: knowledge.knowledge(self, player))
 
     def _propose(self, player: int, sampler: Callable[[], float]) -> Any:
         """One pyspiel world, unchecked: resampled here at a decision node, else (and when that
@@ -243,11 +252,11 @@ class OpenSpielState(State):
             else:
                 history.append(flat[at])
                 at += 1
-        return OpenSpielState(self.game, world, history)
+        return type(self)(self.game, world, history)
 
     # -- plumbing -------------------------------------------------------------------------------
     def clone(self) -> OpenSpielState:
-        return OpenSpielState(self.game, self._state.clone(), self.history.copy())
+        return type(self)(self.game, self._state.clone(), self.history.copy())
 
     def render(self) -> str:
         return str(self._state)
@@ -264,6 +273,22 @@ class OpenSpielState(State):
 
     def __reduce__(self) -> tuple[Callable[..., OpenSpielState], tuple[Any, ...]]:
         return _rebuild_state, (self.game, list(self.history))
+
+
+class CardGameState(OpenSpielState):
+    """A state of a card game of :mod:`.card_games` when numba is installed: the same state, and
+    compiled random playouts (what a random-rollout search spends most of its time on)."""
+
+    __slots__ = ()
+
+    def random_playout_returns(self, rng: random.Random) -> tuple[float, ...]:
+        """The returns of one playout of uniformly random legal moves and chance outcomes from
+        here (a random player's playout through pyspiel, in distribution; random numbers from
+        ``rng``), this state left as it is: played compiled (:func:`._card_kernels.playout`,
+        pyspiel's rules, checked equal to them)."""
+        kernel, rules, moves, returns = self.game._playout
+        kernel(rules, np.array(self.history, np.int64), rng.getrandbits(63), moves, returns)
+        return tuple(returns.tolist())
 
 
 def _rebuild_state(game: OpenSpielGame, history: Sequence[HistoryEntry]) -> OpenSpielState:
