@@ -1,4 +1,5 @@
-"""The compiled search path against the network's own speed, the Python path and OpenSpiel's C++.
+"""The compiled search path against the network's own speed and the Python path (against
+OpenSpiel's C++ bots on OpenSpiel's own games: ``bench/bench_openspiel_search.py``).
 
 Every figure is a ratio against a reference measured in the same run, one torch thread (a
 self-play actor has one core), CPU time of this process where it says so:
@@ -14,10 +15,6 @@ self-play actor has one core), CPU time of this process where it says so:
   simulations, K = ``cluster.concurrent_games``), the same games on the Python loop and on the
   compiled path, decisions/s (bar 3×), and the limit the forward pass sets (decisions per second
   of forward time alone).
-* **openspiel** — random-rollout ISMCTS through the search player users build
-  (``ismcts:random:<n>``): Mexican Train 4p mid-round positions against OpenSpiel's C++
-  ``ISMCTSBot`` with one random rollout per leaf on Hearts (4 players, 52 cards) mid-game, equal
-  simulations a move (goal 1×).
 
 ``--profile`` prints where the compiled self-play spends its time (cProfile). Run:
 ``python -m bench.bench_fast [--quick] [--profile]``.
@@ -30,7 +27,6 @@ import pstats
 import random
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,9 +37,7 @@ from omega_cluster import wiring
 from omega_cluster.config.load import load_settings
 from omega_cluster.games.api import CHANCE, State
 from omega_cluster.games.chance import sample_chance
-from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator
-from omega_cluster.players.registry import make_player
 from omega_cluster.search.fast.driver import run_batched
 from omega_cluster.search.fast.game import FastLeaf, fast_path
 from omega_cluster.search.ismcts import ISMCTSConfig
@@ -226,69 +220,11 @@ def bench_selfplay(quick: bool, profile: bool) -> Figure:
     )
 
 
-def _timed_moves(run: Callable[[], None]) -> float:
-    start = _cpu()
-    run()
-    return _cpu() - start
-
-
-def bench_openspiel(quick: bool) -> Figure:
-    import pyspiel
-
-    sims = 200 if quick else 1000
-    count = 4 if quick else 20
-    game = make_game("mexican_train", players=4, rounds=1)
-    player = make_player(f"ismcts:random:{sims}", game)
-    search = player.search  # type: ignore[attr-defined]
-    assert search.fast is not None, search.fast_reason  # the compiled path, as users get it
-    positions = _positions(game, count, seed=21)
-    player.act(positions[0], positions[0].current_players[0], random.Random(0))  # compile
-
-    def ours() -> None:
-        for i, s in enumerate(positions):
-            player.act(s, s.current_players[0], random.Random(i))
-
-    hearts = pyspiel.load_game("hearts")
-    rng = random.Random(5)
-    states: list[Any] = []
-    while len(states) < count:  # the deal, the passes, then a few tricks: mid-game positions
-        s = hearts.new_initial_state()
-        target = 1 + 52 + 12 + rng.randrange(4, 24)
-        while not s.is_terminal() and (len(s.history()) < target or s.is_chance_node()):
-            if s.is_chance_node():
-                outcomes = s.chance_outcomes()
-                s.apply_action(outcomes[rng.randrange(len(outcomes))][0])
-            else:
-                s.apply_action(rng.choice(s.legal_actions()))
-        if not s.is_terminal():
-            states.append(s)
-
-    def cpp() -> None:
-        for i, s in enumerate(states):
-            bot = pyspiel.ISMCTSBot(i, pyspiel.RandomRolloutEvaluator(1, i), 1.4, sims, -1,
-                                    pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT,
-                                    False, False)  # fmt: skip
-            bot.get_policy(s)
-
-    t_ours, t_cpp = _timed_moves(ours), _timed_moves(cpp)
-    r_ours, r_cpp = sims * count / t_ours, sims * count / t_cpp
-    print(f"  random-rollout ISMCTS, {sims} simulations a move: Mexican Train 4p {r_ours:,.0f} "
-          f"sims/s (ismcts:random, compiled path), OpenSpiel C++ on hearts {r_cpp:,.0f} -> "
-          f"{r_ours / r_cpp:.2f}x")  # fmt: skip
-    return Figure(
-        name=f"random-rollout ISMCTS sims/s, {sims} a move: Mexican Train 4p vs OpenSpiel C++ hearts",
-        figure=f"{r_ours:,.0f}",
-        reference=f"OpenSpiel C++ ISMCTSBot {r_cpp:,.0f}",
-        ratio=f"{r_ours / r_cpp:.2f}× (goal 1×)",
-        command="python -m bench.bench_fast",
-    )
-
-
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     quick, profile = "--quick" in args, "--profile" in args
     torch.set_num_threads(1)
-    figures = [bench_leaves(quick), bench_selfplay(quick, profile), bench_openspiel(quick)]
+    figures = [bench_leaves(quick), bench_selfplay(quick, profile)]
     record("bench_fast", figures, quick=quick)
 
 

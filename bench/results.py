@@ -40,6 +40,7 @@ ORDER = (
     "bench_officers",
     "bench_ismcts",
     "bench_smmcts",
+    "bench_openspiel_search",
     "bench_batching",
     "bench_inference",
     "bench_runtime",
