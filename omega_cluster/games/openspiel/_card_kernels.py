@@ -181,7 +181,8 @@ _PASS_CARDS, _NO_PTS_FIRST, _ANY_CLUB, _JD_BONUS, _AVOID_BONUS, _MUST_BREAK, _QS
 _HEARTS_INSTEAD_OF_QS = 11
 # oh_hell: parameters
 _TRICKS_FIXED, _OFF_BID_PENALTY, _POINTS_PER_TRICK = range(4, 7)
-_RULES = 12
+_SUIT_MASK = 12  # both: per suit, its cards as a bit mask (4 entries)
+_RULES = 16
 
 _HEARTS_SUIT, _QS, _JD, _CLUBS2 = 2, 43, 37, 0
 
@@ -192,7 +193,8 @@ _POINTS, _WON, _BID, _NPASSED = 16, 23, 30, 37  # per player (7 at most)
 _TRICK_WIN, _TRICK_PTS = 44, 62  # per trick (hearts: 13)
 _PASSED = 80  # hearts: 4 x 3 passed cards
 _HOLDER = 92  # per card: its holder, -1 none, -2 not dealt yet
-_STATE = _HOLDER + 52
+_HAND = _HOLDER + 52  # per player: the cards it holds, a bit mask
+_STATE = _HAND + 7
 # phases
 _P_PASS_DIR, _P_DEAL, _P_PASS, _P_PLAY, _P_OVER, _P_TRICKS, _P_DEALER, _P_BID = range(8)
 
@@ -211,6 +213,9 @@ def rules(name: str, params: Mapping[str, Any]) -> np.ndarray:
         out[:4] = [OH_HELL, *(int(params[k]) for k in table)]
         out[4:7] = [int(params["num_tricks_fixed"]), int(bool(params["off_bid_penalty"])),
                     int(params["points_per_trick"])]  # fmt: skip
+    suits, ranks = int(out[_SUITS]), int(out[_RANKS])
+    for suit in range(suits):
+        out[_SUIT_MASK + suit] = sum(1 << (rank * suits + suit) for rank in range(ranks))
     return out
 
 
@@ -271,7 +276,7 @@ def _chance(r: np.ndarray, st: np.ndarray, out: np.ndarray) -> int:
 
 @njit(cache=True)
 def _legal(r: np.ndarray, st: np.ndarray, out: np.ndarray) -> int:
-    """The acting player's legal actions (pyspiel's, in pyspiel's order) in ``out``; their
+    """The acting player's legal actions (ascending, as pyspiel's) in ``out``; their
     number. Chance nodes: :func:`_chance`."""
     phase, cur, n = st[_PHASE], st[_CUR], r[_N]
     cards = r[_SUITS] * r[_RANKS]
@@ -287,52 +292,58 @@ def _legal(r: np.ndarray, st: np.ndarray, out: np.ndarray) -> int:
                 out[k] = cards + b
                 k += 1
         return k
-    held = _HOLDER
-    if phase == _P_PASS:
-        for c in range(cards):
-            if st[held + c] == cur:
-                out[k] = c
-                k += 1
-        return k
-    suits, played = r[_SUITS], st[_PLAYED]
-    if played % n:  # follow suit if possible
-        for c in range(cards):
-            if st[held + c] == cur and c % suits == st[_LED]:
-                out[k] = c
-                k += 1
-        if k:
-            return k
-    if r[_GAME] == HEARTS:
-        if played == 0:
-            out[0] = _CLUBS2
-            k = 1
-            if r[_ANY_CLUB]:
-                for c in range(4, cards, 4):
-                    if st[held + c] == cur:
-                        out[k] = c
-                        k += 1
-            return k
-        if r[_NO_PTS_FIRST] and played < n:
-            for c in range(cards):
-                if st[held + c] == cur and c != _QS and c % 4 != _HEARTS_SUIT:
-                    out[k] = c
-                    k += 1
-            if k:
-                return k
-        if played % n == 0:
-            for c in range(cards):
-                if st[held + c] == cur and (c % 4 != _HEARTS_SUIT or st[_BROKEN]):
-                    out[k] = c
-                    k += 1
-            if r[_HEARTS_INSTEAD_OF_QS] and k == 1 and out[0] == _QS:
-                k = 0
-            if k:
-                return k
+    mask = _card_mask(r, st)
     for c in range(cards):
-        if st[held + c] == cur:
+        if mask >> c & 1:
             out[k] = c
             k += 1
     return k
+
+
+@njit(cache=True)
+def _card_mask(r: np.ndarray, st: np.ndarray) -> int:
+    """The acting player's legal cards (a pass or a play) as a bit mask: pyspiel's
+    ``PassLegalActions`` / ``PlayLegalActions``."""
+    hand = st[_HAND + st[_CUR]]
+    if st[_PHASE] == _P_PASS:
+        return hand
+    n, played = r[_N], st[_PLAYED]
+    if played % n:  # follow suit if possible
+        mask = hand & r[_SUIT_MASK + st[_LED]]
+        if mask:
+            return mask
+    if r[_GAME] == HEARTS:
+        hearts = r[_SUIT_MASK + _HEARTS_SUIT]
+        if played == 0:  # the two of clubs leads (any club, with can_lead_any_club)
+            return (1 << _CLUBS2) | (hand & r[_SUIT_MASK] if r[_ANY_CLUB] else 0)
+        if r[_NO_PTS_FIRST] and played < n:
+            mask = hand & ~(hearts | (1 << _QS))
+            if mask:
+                return mask
+        if played % n == 0:
+            mask = hand if st[_BROKEN] else hand & ~hearts
+            if r[_HEARTS_INSTEAD_OF_QS] and mask == 1 << _QS:
+                mask = 0
+            if mask:
+                return mask
+    return hand
+
+
+@njit(cache=True)
+def _pick(mask: int, rs: np.ndarray) -> int:
+    """One of the cards of ``mask``, uniformly."""
+    count, rest = 0, mask
+    while rest:
+        rest &= rest - 1
+        count += 1
+    for _ in range(rand_below(rs, count)):
+        mask &= mask - 1
+    low, at = mask & -mask, 0
+    for step in (32, 16, 8, 4, 2, 1):
+        if low >> step:
+            low >>= step
+            at += step
+    return at
 
 
 @njit(cache=True)
@@ -354,6 +365,7 @@ def _apply(r: np.ndarray, st: np.ndarray, a: int) -> None:
         st[_DEALT] = dealt + 1
         if hearts:
             st[_HOLDER + a] = dealt % 4
+            st[_HAND + dealt % 4] |= 1 << a
             if dealt + 1 == 52:
                 if st[_PASS_DIR] == 0:
                     st[_PHASE] = _P_PLAY
@@ -363,6 +375,7 @@ def _apply(r: np.ndarray, st: np.ndarray, a: int) -> None:
                     st[_CUR] = 0
         elif dealt < n * st[_TRICKS]:
             st[_HOLDER + a] = dealt % n
+            st[_HAND + dealt % n] |= 1 << a
         else:  # the trump card
             st[_HOLDER + a] = -1
             st[_TRUMP] = a
@@ -373,12 +386,15 @@ def _apply(r: np.ndarray, st: np.ndarray, a: int) -> None:
         st[_PASSED + 3 * cur + st[_NPASSED + cur]] = a
         st[_NPASSED + cur] += 1
         st[_HOLDER + a] = -1
+        st[_HAND + cur] &= ~(1 << a)
         if st[_NPASSED + cur] == 3:
             st[_CUR] = cur + 1
         if st[_CUR] == 4:
             for p in range(4):
                 for j in range(3):
-                    st[_HOLDER + st[_PASSED + 3 * p + j]] = (p + st[_PASS_DIR]) % 4
+                    card, to = st[_PASSED + 3 * p + j], (p + st[_PASS_DIR]) % 4
+                    st[_HOLDER + card] = to
+                    st[_HAND + to] |= 1 << card
             st[_PHASE] = _P_PLAY
             st[_CUR] = st[_HOLDER + _CLUBS2]
     elif phase == _P_BID:
@@ -398,6 +414,7 @@ def _play(r: np.ndarray, st: np.ndarray, card: int) -> None:
     seat, t = st[_CUR], st[_PLAYED]
     suit, rank = card % suits, card // suits
     st[_HOLDER + card] = -1
+    st[_HAND + seat] &= ~(1 << card)
     if t % n == 0:
         st[_LED], st[_WSUIT], st[_WRANK], st[_WIN] = suit, suit, rank, seat
         st[_TPOINTS] = _points(r, card) if hearts else 0
@@ -497,11 +514,14 @@ def playout(
     k = 0
     while st[_PHASE] != _P_OVER:
         phase = st[_PHASE]
-        if phase in (_P_PASS_DIR, _P_TRICKS, _P_DEALER, _P_DEAL):
-            count = _chance(r, st, options)
+        if phase in (_P_PASS, _P_PLAY):
+            a = _pick(_card_mask(r, st), rs)
         else:
-            count = _legal(r, st, options)
-        a = options[rand_below(rs, count)]
+            if phase == _P_BID:
+                count = _legal(r, st, options)
+            else:
+                count = _chance(r, st, options)
+            a = options[rand_below(rs, count)]
         moves[k] = a
         k += 1
         _apply(r, st, a)
