@@ -364,4 +364,6 @@ class CardWorlds:
         if state is None or view(state, self.player, game._info_kind) != self.view:
             self.broken = True
             return None
-        return self.kind(game, state, history)
+        world = self.kind(game, state, history)
+        world._key = (len(history), self.player, self.view)  # its key: the search asks it next
+        return world

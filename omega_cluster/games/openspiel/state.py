@@ -40,7 +40,7 @@ class OpenSpielState(State):
     """One ``pyspiel.State`` behind the :class:`State` contract; ``history`` mirrors what was applied
     (an int per move or chance outcome, a tuple per simultaneous joint action)."""
 
-    __slots__ = ("_memos", "_state")
+    __slots__ = ("_key", "_memos", "_state")
 
     game: OpenSpielGame
 
@@ -49,6 +49,8 @@ class OpenSpielState(State):
         self.history = history
         self._state = state
         self._memos: tuple[int, dict[tuple[str, int], Any]] | None = None
+        # (history length, player, key): a key already known (a world's, checked by it)
+        self._key: tuple[int, int, str] | None = None
 
     @property
     def pyspiel_state(self) -> Any:
@@ -125,6 +127,9 @@ class OpenSpielState(State):
 
     def information_set_key(self, player: int) -> str:
         """pyspiel's information-state string (else observation string, else state string)."""
+        known = self._key
+        if known is not None and known[1] == player and known[0] == len(self.history):
+            return known[2]
         self._check_player(player)
         kind = self.game._info_kind
         if kind == "information_state":
