@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 from cluster_helpers import fresh_ray
-from conftest import load_example
+from conftest import ECOSYSTEM_GAMES, ecosystem_ids, load_example
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
@@ -32,21 +32,7 @@ def ray_cluster() -> Iterator[None]:
         yield
 
 
-EVERY_GAME: list[tuple[str, dict[str, Any]]] = [
-    ("mexican_train", {"players": 2}),
-    ("mexican_train", {"players": 4}),
-    ("kuhn_poker", {}),
-    ("leduc_poker", {}),
-    ("goofspiel", {}),
-    ("openspiel:tic_tac_toe", {}),
-    ("race_to_n:RaceGame", {}),
-    ("blind_war:BlindWarGame", {"players": 3}),
-]
-
-
-@pytest.mark.parametrize(
-    ("game", "params"), EVERY_GAME, ids=[f"{g}-{p.get('players', 2)}p" for g, p in EVERY_GAME]
-)
+@pytest.mark.parametrize(("game", "params"), ECOSYSTEM_GAMES, ids=ecosystem_ids(ECOSYSTEM_GAMES))
 def test_rllibs_env_checker_passes(game: str, params: dict[str, Any]) -> None:
     # the checker steps an action drawn without the mask: on Mexican Train (821 action ids) it
     # is illegal, and the game ends with that agent losing (PettingZoo's convention)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import load_example
+from conftest import ECOSYSTEM_GAMES, ecosystem_ids, load_example
 from pettingzoo.test import (
     api_test,
     parallel_api_test,
@@ -21,6 +21,7 @@ from pettingzoo.test import (
     seed_test,
     state_test,
 )
+from pettingzoo.test.state_test import test_parallel_env as check_parallel_state
 
 from omega_cluster.games.errors import GameError, IllegalActionError
 from omega_cluster.games.registry import make_game
@@ -30,19 +31,9 @@ from omega_cluster.interop.table import NoFullStateError
 load_example("race_to_n")  # examples/ on the path, as a user puts it: PYTHONPATH=examples
 load_example("blind_war")
 
-TURN_BASED: list[tuple[str, dict[str, Any]]] = [
-    ("mexican_train", {"players": 2}),
-    ("mexican_train", {"players": 4}),
-    ("kuhn_poker", {}),
-    ("leduc_poker", {}),
-    ("openspiel:tic_tac_toe", {}),
-    ("openspiel:kuhn_poker", {}),
-    ("race_to_n:RaceGame", {}),
-    ("blind_war:BlindWarGame", {"players": 3}),
-]
-IDS = [f"{name}-{params.get('players', 2)}p" for name, params in TURN_BASED]
-EVERY_GAME = [*TURN_BASED, ("goofspiel", {})]
-EVERY_ID = [*IDS, "goofspiel-2p"]
+TURN_BASED = [(n, p) for n, p in ECOSYSTEM_GAMES if not make_game(n, **p).spec.simultaneous]
+IDS = ecosystem_ids(TURN_BASED)
+EVERY_GAME, EVERY_ID = ECOSYSTEM_GAMES, ecosystem_ids(ECOSYSTEM_GAMES)
 NO_FULL_STATE = {"blind_war:BlindWarGame"}  # hidden information, no State.hidden_state
 
 
@@ -72,6 +63,14 @@ def test_pettingzoo_state_test_passes_where_the_game_has_a_full_state(
 ) -> None:
     # state_test steps actions drawn without the mask, so this also runs the illegal-move path
     state_test(env(name, **params), parallel_env(name, **params), num_cycles=20)
+
+
+def test_a_simultaneous_games_parallel_state_passes_pettingzoos_check() -> None:
+    # state_test needs an AEC environment too, which Goofspiel has not: its parallel part
+    check_parallel_state(parallel_env("goofspiel"))
+    e = parallel_env("goofspiel")
+    e.reset(seed=1)
+    np.testing.assert_array_equal(e.state(), e.table.observation(0))
 
 
 def _play_aec(e: GameAECEnv, seed: int) -> tuple[list[Any], dict[str, float]]:
