@@ -131,11 +131,6 @@ class GameTable:
         """Whether the game has ended: by its rules, or by an illegal move (module docstring)."""
         return bool(self._forfeited) or self.state.is_terminal()
 
-    @property
-    def forfeited(self) -> tuple[int, ...]:
-        """The seats whose illegal move ended the game (``()``: none did)."""
-        return self._forfeited
-
     def observation(self, seat: int) -> np.ndarray:
         """float32[observation_size]: the seat's view from the game's encoder."""
         return np.asarray(self.encoder.encode_observation(self.state, seat), dtype=np.float32)
