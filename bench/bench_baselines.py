@@ -14,9 +14,10 @@ Every match is ``--games`` games, seats rotated over shared deals, and prints th
 score (wins + half the draws, per game) with its 95% Wilson interval. The equal-resources reading
 is the default: the two sides train one after the other, each with the machine's 2 cores for M
 minutes. ``--parallel`` trains both at once, each pinned to one core (``taskset``), which halves
-the time and gives each side one core. Both commands count their own minutes from after their
-set-up (Ray, RLlib, the service's first champion), so the row also shows each side's measured
-wall time, set-up included.
+the time and gives each side one core. The service counts its minutes from after its set-up
+(Ray, its first champion); the baseline's ``minutes=`` is a limit from its command's start
+(imports, Ray and RLlib's build included), so the row also shows each side's measured wall
+time, set-up included.
 
 Every seed (the service's run, each match) derives from ``--seed``: give a fresh one per run,
 never a reused one. PPO's RLlib sampling is not seeded by the baseline command. ``--save``

@@ -1,5 +1,6 @@
 """Shared fixtures: the example games (``examples/blind_war/``, ``examples/race_to_n.py``),
-imported as a user imports them, with ``examples/`` on the path."""
+imported as a user imports them, with ``examples/`` on the path; the games the ecosystem's
+checkers run on (:data:`ECOSYSTEM_GAMES`)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,23 @@ def blind_war() -> ModuleType:
 @pytest.fixture(scope="session")
 def race_to_n() -> ModuleType:
     return load_example("race_to_n")
+
+
+ECOSYSTEM_GAMES: list[tuple[str, dict]] = [
+    ("mexican_train", {"players": 2}),
+    ("mexican_train", {"players": 4}),
+    ("kuhn_poker", {}),
+    ("leduc_poker", {}),
+    ("goofspiel", {}),
+    ("openspiel:tic_tac_toe", {}),
+    ("openspiel:kuhn_poker", {}),
+    ("race_to_n:RaceGame", {}),
+    ("blind_war:BlindWarGame", {"players": 3}),
+]
+"""Every built-in game, one OpenSpiel game of each kind of information, and the examples' games
+(``load_example`` first: they are found from ``examples/`` on the path): PettingZoo's and RLlib's
+checkers run on each (tests/unit/test_pettingzoo.py, tests/integration/test_rllib_env.py)."""
+
+
+def ecosystem_ids(games: list[tuple[str, dict]]) -> list[str]:
+    return [f"{name}-{params.get('players', 2)}p" for name, params in games]

@@ -24,6 +24,8 @@ takes too; one module per command:
 * ``omega-cluster serve runs=<dir>`` — the web table and the game viewer (:mod:`.serve`).
 * ``omega-cluster baseline rllib_ppo game=leduc_poker minutes=10 out=<dir>`` — RLlib's PPO with
   a league of frozen snapshots, the outside baseline (:mod:`.baseline`).
+* ``omega-cluster shards run=<run dir>`` — a run's shards as Parquet files for DuckDB
+  (:mod:`.shards`).
 
 Bad input (an unknown key, game, player or parameter value) and every other expected error (an
 :class:`omega_cluster.errors.UserError`) exits with status 2 and one line on stderr, no
@@ -47,6 +49,7 @@ from omega_cluster.cli.export import EXPORT, EXPORT_KEYS
 from omega_cluster.cli.play import PLAY
 from omega_cluster.cli.release import RELEASE, RELEASE_KEYS
 from omega_cluster.cli.serve import SERVE
+from omega_cluster.cli.shards import SHARDS
 from omega_cluster.cli.tables import TABLES
 from omega_cluster.cli.train import TRAIN
 from omega_cluster.cli.tune import TUNE
@@ -79,6 +82,7 @@ COMMANDS: dict[str, Command] = {
         SERVE,
         TUNE,
         BASELINE,
+        SHARDS,
     )
 }
 

@@ -22,13 +22,18 @@ pyarrow parses it: ``s3://KEY:SECRET@bucket/prefix?endpoint_override=host:port&s
 region=us-east-1`` (credentials may also come from the usual AWS environment variables). The store
 never prints credentials (:attr:`ShardStore.uri` drops them).
 
-Shards are plain Arrow IPC files, so other tools read them as they are::
+Shards are plain Arrow IPC files, so polars and pyarrow read them as they are, and DuckDB scans
+a pyarrow dataset of them in place::
 
     import duckdb, polars as pl, pyarrow.dataset as ds
     files = [store.shard_file(e) for e in store.entries()]   # local paths of manifested shards
     shards = ds.dataset(files, format="ipc")                  # lazy; DuckDB scans it in place
     duckdb.sql("SELECT player, avg(weight) AS w, count(*) AS n FROM shards GROUP BY player")
     pl.read_ipc(files[0]).group_by("player").agg(pl.col("returns").list.get(0).mean())
+
+DuckDB reads ``.arrow`` files by name only through a community extension: for a query in one line
+(the shell, DuckDB's own CLI), ``omega-cluster shards run=<run dir>`` writes the shards as Parquet
+(:mod:`.export`), then ``duckdb.sql("SELECT ... FROM '<run dir>/parquet/*.parquet'")``.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from omega_cluster.errors import UserError
 from omega_cluster.games.api import CHANCE, Game, IllegalActionError, State
 from omega_cluster.games.chance import derive_seed, sample_chance
 from omega_cluster.games.player import Player
-from omega_cluster.games.registry import game_plugin
+from omega_cluster.games.seat_view import jsonable, seat_view
 from omega_cluster.players.registry import PlayerSpecError, make_player
 
 __all__ = ["HUMAN", "IllegalMove", "MoveEvent", "TableSession", "jsonable", "seat_view"]
@@ -221,48 +221,3 @@ class TableSession:
 
 def _normal(text: str) -> str:
     return " ".join(text.lower().split())
-
-
-def seat_view(state: State, seat: int) -> dict[str, Any]:
-    """What ``seat`` may see of ``state``: the game's own table (its plugin's ``seat_view``
-    hook; Mexican Train's trains, hand and counts), or any game's observation."""
-    hook = game_plugin(state.game).hook("seat_view")
-    if hook is not None:
-        view: dict[str, Any] = hook(state, seat)
-        return view
-    return generic_view(state, seat)
-
-
-def generic_view(state: State, seat: int) -> dict[str, Any]:
-    """The fields of ``state.observation(seat)`` (a dataclass) as JSON, or its text; with no
-    hidden information the whole position (``render()``) as ``board`` too (an OpenSpiel
-    tic-tac-toe's observation is its move list; its board is what a person wants to see)."""
-    obs = state.observation(seat)
-    raw = None
-    if dataclasses.is_dataclass(obs) and not isinstance(obs, type):
-        raw = dataclasses.asdict(obs)
-    elif hasattr(obs, "_asdict"):  # a NamedTuple
-        raw = obs._asdict()
-    if raw is not None:
-        fields = {k: jsonable(v) for k, v in raw.items()}
-        lines = [f"{k}: {v}" for k, v in fields.items()]
-    else:
-        fields = {"observation": str(obs)}
-        lines = [str(obs)]
-    view: dict[str, Any] = {"game": state.game.spec.name, "observation": fields}
-    if not state.game.spec.hidden_information:
-        view["board"] = state.render()
-        lines.insert(0, view["board"])
-    view["text"] = "\n".join(lines)
-    return view
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` as JSON: lists and tuples as lists, dict keys as text, other objects as text."""
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (bool, int, float, str)) or value is None:
-        return value
-    return str(value)

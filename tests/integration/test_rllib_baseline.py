@@ -1,10 +1,13 @@
 """The RLlib PPO league baseline (omega_cluster/cluster/rllib_baseline.py) on a real local Ray:
-the policy mapping, frozen snapshots that only change when taken, a checkpoint at the end."""
+the policy mapping, frozen snapshots that only change when taken, a checkpoint at the end, and
+the command's wall-clock limit kept (between iterations, and by stopping an iteration the limit
+comes in) with its progress lines."""
 
 from __future__ import annotations
 
 import random
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,13 +20,20 @@ from cluster_helpers import fresh_ray
 from mlflow.tracking import MlflowClient
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
+from safetensors.numpy import load_file
 
 from omega_cluster.cli import main
 from omega_cluster.cluster import rllib_baseline
-from omega_cluster.cluster.rllib_baseline import league_mapping, train_league
-from omega_cluster.cluster.rllib_env import MAIN_POLICY, GameMultiAgentEnv
+from omega_cluster.cluster.rllib_baseline import (
+    export_policy,
+    iterate,
+    league_mapping,
+    train_league,
+)
+from omega_cluster.cluster.rllib_env import MAIN_POLICY, GameMultiAgentEnv, ppo_config
 from omega_cluster.games.registry import make_game
 from omega_cluster.players.registry import make_player
+from omega_cluster.players.rllib import POLICY_WEIGHTS
 from omega_cluster.tracking import default_tracking_uri
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -79,6 +89,7 @@ def test_two_iterations_snapshot_main_into_the_league_and_save(
         train_batch_size=64, minibatch_size=32, num_epochs=1,
     )  # fmt: skip
     assert result.iterations == 2 and result.snapshots == 2 and len(seen) == 2
+    assert result.stopped == "2 iterations, as asked"
     assert [slot for slot, _, _ in taken] == ["league_0", "league_1", "league_0", "league_1"]
     initial = taken[0][2]
     # league_1 kept the initial main until its snapshot: the learner never trained it
@@ -127,15 +138,29 @@ def test_bad_baseline_input_is_one_line_before_ray_starts(
     assert ray.is_initialized() == was_running
 
 
-def test_the_baseline_command_trains_logs_to_mlflow_and_saves(
+def test_the_baseline_command_keeps_its_limit_logs_to_mlflow_and_saves(
     ray_cluster: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "ppo-kuhn"
-    argv = ["baseline", "rllib_ppo", "game=kuhn_poker", "minutes=0.01", f"out={out}",
+    # minutes=0.6, from the command's start: its imports and RLlib's build take part of it
+    limit = 0.6 * 60
+    argv = ["baseline", "rllib_ppo", "game=kuhn_poker", "minutes=0.6", f"out={out}",
             "batch=64", "league=2", "snapshot_every=1"]  # fmt: skip
+    started = time.monotonic()
     assert main(argv) == 0, capsys.readouterr().err
-    line = capsys.readouterr().out.strip().splitlines()[-1]
+    ran = time.monotonic() - started
+    # iterations take a second or two: the last one ends near the limit, then the saving
+    assert ran < limit + 20.0, ran
+    printed = capsys.readouterr()
+    line = printed.out.strip().splitlines()[-1]
     assert line.startswith("rllib_ppo on kuhn_poker: ") and "checkpoint" in line
+    # off a terminal, the progress is one line per event on stderr
+    progress = printed.err.strip().splitlines()
+    assert "limit 0.6 min: starting Ray and building RLlib's PPO" in progress[0], progress
+    assert any("] built in " in p for p in progress), progress
+    iterations = [p for p in progress if "] iteration " in p]
+    assert len(iterations) >= 1 and "s left)" in iterations[0], progress
+    assert "stopped: " in progress[-1] and "limit" in progress[-1], progress
     assert (out / "checkpoint" / "learner_group").is_dir()
     store = MlflowClient(default_tracking_uri(out))
     (run,) = store.search_runs([store.get_experiment_by_name("baselines").experiment_id])
@@ -143,7 +168,7 @@ def test_the_baseline_command_trains_logs_to_mlflow_and_saves(
     assert run.data.tags["checkpoint"] == str(out / "checkpoint")
     assert run.data.params["league"] == "2"
     history = store.get_metric_history(run.info.run_id, "total_loss")
-    assert len(history) >= 1 and all(np.isfinite(p.value) for p in history)
+    assert len(history) == len(iterations) and all(np.isfinite(p.value) for p in history)
     # the policy plays in the arena by its spec, and refuses another game in one line
     arena = ["arena", "game=kuhn_poker", f"seats=rllib:{out},random", "games=20"]
     assert main(arena) == 0, capsys.readouterr().err
@@ -151,6 +176,61 @@ def test_the_baseline_command_trains_logs_to_mlflow_and_saves(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the policy plays kuhn_poker" in err[0], err
     assert "not leduc_poker" in err[0], err
+
+
+def test_a_limit_that_comes_during_an_iteration_stops_it(
+    ray_cluster: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one iteration of 10^6 steps takes many minutes; the limit (36 s from the command's start,
+    # its imports and RLlib's build included) comes during the first one
+    out = tmp_path / "ppo-long"
+    argv = ["baseline", "rllib_ppo", "game=kuhn_poker", "minutes=0.6", f"out={out}",
+            "batch=1000000", "league=1"]  # fmt: skip
+    started = time.monotonic()
+    assert main(argv) == 1
+    ran = time.monotonic() - started
+    assert ran < 0.6 * 60 + 10.0, ran
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "into iteration 1 and stopped it; nothing was trained" in err[-2], err
+    assert err[-1].startswith("baseline rllib_ppo: minutes=0.6 ran out before the first PPO "
+                              "iteration ended"), err  # fmt: skip
+    assert "give it more minutes= or a smaller batch=" in err[-1]
+    assert not (out / "checkpoint").exists() and not (out / "policy").exists()
+    store = MlflowClient(default_tracking_uri(out))
+    (run,) = store.search_runs([store.get_experiment_by_name("baselines").experiment_id])
+    assert run.info.status == "FAILED"
+
+
+def test_an_iteration_stopped_by_the_limit_puts_main_back_and_still_saves(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    config = ppo_config("kuhn_poker", train_batch_size=64, minibatch_size=32, num_epochs=1)
+    algo = config.build_algo()
+    try:
+        keys = sorted(k for k in algo.get_module(MAIN_POLICY).get_state() if k.endswith("weight"))
+        before = algo.learner_group.get_weights([MAIN_POLICY])[MAIN_POLICY]
+        first = iterate(algo, time.monotonic() + 600.0, {})  # far from the limit: a whole one
+        assert first is not None and first["training_iteration"] == 1
+        trained = algo.learner_group.get_weights([MAIN_POLICY])[MAIN_POLICY]
+        assert not np.array_equal(_flat(trained, keys), _flat(before, keys))
+        started = time.monotonic()
+        # the limit 50 ms away comes during the iteration: main goes back to the weights given
+        assert iterate(algo, started + 0.05, before) is None
+        assert time.monotonic() - started < 5.0
+        learner = algo.learner_group.get_weights([MAIN_POLICY])[MAIN_POLICY]
+        np.testing.assert_array_equal(_flat(learner, keys), _flat(before, keys))
+        runner = algo.get_module(MAIN_POLICY).get_state()
+        np.testing.assert_array_equal(_flat(runner, keys), _flat(before, keys))
+        # what train_league does next: the checkpoint and the policy, of those weights
+        assert (Path(algo.save_to_path(str(tmp_path / "checkpoint"))) / "learner_group").is_dir()
+        policy = export_policy(algo, tmp_path / "policy", "kuhn_poker", {})
+        exported = load_file(str(policy / POLICY_WEIGHTS))
+        assert exported and all(
+            any(np.array_equal(t, np.asarray(w)) for w in before.values())
+            for t in exported.values()
+        )
+    finally:
+        algo.stop()
 
 
 def test_without_rllib_the_baseline_says_which_extra_to_install(
