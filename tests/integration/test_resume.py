@@ -82,6 +82,13 @@ def trained(tmp_path_factory: pytest.TempPathFactory, migrated_db: Path) -> Path
     return root
 
 
+def _with_store(where: Path, migrated_db: Path) -> Path:
+    """A new directory holding a copy of the migrated MLflow store."""
+    where.mkdir()
+    shutil.copy(migrated_db, where / "mlflow.db")
+    return where
+
+
 def _copy(trained: Path, where: Path) -> Path:
     shutil.copytree(trained, where)
     return where
@@ -137,9 +144,7 @@ def test_a_copied_run_is_independent_and_a_moved_run_resumes(trained: Path, tmp_
 def test_a_copy_tracked_in_a_shared_store_gets_its_own_mlflow_run(
     tmp_path: Path, migrated_db: Path
 ) -> None:
-    shared = tmp_path / "store"
-    shared.mkdir()
-    shutil.copy(migrated_db, shared / "mlflow.db")
+    shared = _with_store(tmp_path / "store", migrated_db)
     uri = f"sqlite:///{shared}/mlflow.db"
     original = tmp_path / "original"
     first = _train([*TINY, f"run.dir={original}", f"tracking.uri={uri}"])
@@ -372,9 +377,7 @@ def _games_per_table(store: Path) -> dict[int, int]:
 def test_the_per_table_counts_are_the_manifests_after_a_quarantine(
     migrated_db: Path, tmp_path: Path
 ) -> None:
-    run = tmp_path / "run"
-    run.mkdir()
-    shutil.copy(migrated_db, run / "mlflow.db")
+    run = _with_store(tmp_path / "run", migrated_db)
     fleet = [*TINY, "game=mexican_train", "game.fleet={2: 1, 3: 1}", f"run.dir={run}"]
     _train(fleet)
     store = run / "shards"
