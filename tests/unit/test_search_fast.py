@@ -282,3 +282,36 @@ def test_run_batched_names_bad_input() -> None:
     with pytest.raises(ValueError, match="forward returned priors"):
         run_batched(fast, root, one * 0, one, one, cfg, FastLeaf("network"),
                     lambda o, f, m: (np.zeros((1, 5)), np.zeros((1, 2))))  # fmt: skip
+
+
+def test_a_compiled_tree_reused_from_run_to_run_equals_fresh_ones(
+    game: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``CompiledTree`` keeps its arrays between runs (what a search object does move after
+    move): runs of one object, in any order, after runs of other shapes and after its edge pool
+    grew, equal runs of fresh ones; nothing of a run leaks into the next."""
+    monkeypatch.setattr(driver, "_EDGES_PER_NODE", 1)  # the first runs grow the pool
+    states = [_play(game, a) for a in _positions(game)]
+    players = np.array([s.current_players[0] for s in states])
+    net = Net(game)
+    for leaf, forward, config in (
+        (FastLeaf("random_rollout"), None, ISMCTSConfig(simulations=150, c_uct=2.0)),
+        (FastLeaf("network"), net.forward,
+         ISMCTSConfig(simulations=70, selection="puct", dirichlet_fraction=0.25)),
+    ):  # fmt: skip
+        fast, _ = fast_path(game, config, leaf)
+        assert fast is not None
+        tree = driver.CompiledTree(fast, leaf)
+        roots = np.stack([fast.pack(s) for s in states])
+        runs = [([k], [config.simulations]) for k in range(len(states))]
+        runs += [(list(range(len(states))), [config.simulations] * len(states)), ([0], [0])]
+        runs += [([k], [config.simulations]) for k in reversed(range(len(states)))]
+        for i, (rows, budgets) in enumerate(runs):
+            seeds = np.array([i + r for r in rows], np.uint64)
+            args = (roots[rows], players[rows], np.array(budgets), seeds, config, forward)
+            got = tree.run(*args)
+            fresh = run_batched(fast, *args[:5], leaf, forward)
+            for field in ("legal", "n_legal", "visits", "means", "root_value", "prior",
+                          "simulations", "leaves", "tree_nodes", "histogram", "rng_states"):  # fmt: skip
+                a, b = getattr(got, field), getattr(fresh, field)
+                assert np.array_equal(a, b, equal_nan=True), (i, field)
