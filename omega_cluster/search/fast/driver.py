@@ -61,6 +61,7 @@ class FastResults:
     leaves: np.ndarray  # int64[K]: leaves evaluated (rollouts or network rows)
     tree_nodes: np.ndarray  # int64[K]
     histogram: np.ndarray  # int64[K, D]: simulations per selection depth
+    depths: np.ndarray  # int64[K]: the histogram's used length (the deepest depth + 1; 0: none)
     rng_states: np.ndarray  # uint64[K]: each search's splitmix64 state at the end
     forward_calls: int  # forward passes made (one per batch)
     rows: int  # leaf rows sent to forward, all batches together
@@ -164,7 +165,8 @@ def _check_inputs(fast: FastGame, roots: np.ndarray, players: np.ndarray, budget
     for name, arr in (("players", players), ("budgets", budgets), ("seeds", seeds)):
         if arr.shape != (k,):
             raise ValueError(f"run_batched: {name} must have shape ({k},), got {arr.shape}")
-    if k and (budgets.min() < 0 or players.min() < 0 or players.max() >= fast.num_players):
+    seats = players.tolist()  # K Python ints: cheaper to scan than numpy reductions
+    if k and (min(budgets.tolist()) < 0 or min(seats) < 0 or max(seats) >= fast.num_players):
         raise ValueError("run_batched: budgets must be >= 0 and players seats of the game")
     if leaf.network and forward is None:
         raise ValueError(f"run_batched: leaf {leaf.name!r} needs a forward function, got None")
@@ -208,7 +210,7 @@ class CompiledTree:
     def _arrays(self, roots: np.ndarray, budgets: np.ndarray) -> _Trees:
         """The arrays for these searches: the last run's, reset, when K and the largest budget
         are the same; else new ones (:func:`_allocate`)."""
-        fast, k, budget = self.fast, roots.shape[0], int(budgets.max(initial=0))
+        fast, k, budget = self.fast, roots.shape[0], max(budgets.tolist(), default=0)
         t = self._trees
         if t is not None and t.k == k and t.budget == budget:
             t.pool[4].fill(-1)  # the hash: every slot free
@@ -297,12 +299,13 @@ def _results(fast: FastGame, pool: tuple, bufs: tuple, run: np.ndarray, seeds: n
     k, a = run.shape[0], fast.max_legal
     legal, visits = np.empty((k, a), np.int64), np.empty((k, a), np.int64)
     means, prior = np.empty((k, a)), np.empty((k, a))
-    value, counts = np.empty((k, fast.num_players)), np.empty((k, 4), np.int64)
+    value, counts = np.empty((k, fast.num_players)), np.empty((k, 5), np.int64)
     T.harvest(pool, bufs, run, legal, visits, means, prior, value, counts)
     return FastResults(
         legal=legal, n_legal=counts[:, 0], visits=visits, means=means, root_value=value,
         prior=prior, simulations=counts[:, 1], leaves=counts[:, 2], tree_nodes=counts[:, 3],
-        histogram=bufs[4].copy(), rng_states=seeds, forward_calls=calls, rows=rows,
+        histogram=bufs[4].copy(), depths=counts[:, 4], rng_states=seeds, forward_calls=calls,
+        rows=rows,
     )  # fmt: skip
 
 
@@ -316,9 +319,7 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
     values: list[float] = results.means[k, :n].tolist()
     policy = final_policy(visits)
     index = choose_action(policy, visits, config.temperature, rng)
-    row = results.histogram[k]
-    used = np.flatnonzero(row)  # the histogram up to its deepest simulation
-    hist: list[int] = row[: used[-1] + 1].tolist() if used.size else []
+    hist: list[int] = results.histogram[k, : results.depths[k]].tolist()
     sims = int(results.simulations[k])
     diagnostics = SearchDiagnostics(
         simulations=sims, determinizations=sims if hidden else 0, seconds=seconds,

@@ -242,8 +242,8 @@ def harvest(
     """What each search found, row ``k`` for search ``k``: the root's legal actions (-1 past
     them), their visits (0), mean returns (nan past them and unvisited), clean priors (0), the
     mean return of every player over the simulations (0 with none), and ``counts[k]`` = (legal
-    actions, simulations, leaves, tree nodes)."""
-    node, edge, stat, used, total = pool[0], pool[2], pool[3], pool[5], pool[6]
+    actions, simulations, leaves, tree nodes, the depth histogram's used length)."""
+    node, edge, stat, used, total, hist = pool[0], pool[2], pool[3], pool[5], pool[6], bufs[4]
     for k in range(run.shape[0]):
         n = node[k, 0, N_COUNT] if used[k, 0] > 0 else 0
         first = node[k, 0, N_FIRST]
@@ -258,9 +258,8 @@ def harvest(
         sims = run[k, R_SIMS]
         for p in range(value.shape[1]):
             value[k, p] = total[k, p] / sims if sims > 0 else 0.0
-        counts[k, 0], counts[k, 1], counts[k, 2], counts[k, 3] = (
-            n,
-            sims,
-            run[k, R_LEAVES],
-            used[k, 0],
-        )
+        depth = hist.shape[1]
+        while depth > 0 and hist[k, depth - 1] == 0:
+            depth -= 1
+        counts[k, 0], counts[k, 1], counts[k, 2] = n, sims, run[k, R_LEAVES]
+        counts[k, 3], counts[k, 4] = used[k, 0], depth
