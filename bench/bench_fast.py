@@ -10,10 +10,9 @@ self-play actor has one core), CPU time of this process where it says so:
   parameter MLP (``hidden_size=92``) and the default run's model (``conf/model/default.yaml``).
   The bar is 0.5×: the search around the network costs at most what the network does.
 * **selfplay** — self-play with the default run's model and search settings
-  (``conf/run/default.yaml``: ISMCTS-PUCT, the network's prior with Commander rollouts, 64/16
-  simulations, K = ``cluster.concurrent_games``), the same games on the Python loop and on the
-  compiled path, decisions/s (bar 3×), and the limit the forward pass sets (decisions per second
-  of forward time alone).
+  (``conf/run/default.yaml``, named in the row; K = ``cluster.concurrent_games``), the same
+  games on the Python loop and on the compiled path, decisions/s (bar 3×), and, with a network
+  leaf, the limit the forward pass sets (decisions per second of forward time alone).
 * **openspiel** — whole games of Kuhn and Leduc poker (two players), 1,000 simulations a move,
   UCT c = 1.4, one random rollout per leaf: the search player users build
   (``ismcts:random:1000``, the compiled path) at both seats against OpenSpiel's C++
@@ -228,10 +227,13 @@ def bench_selfplay(quick: bool, profile: bool) -> Figure:
         f"({t_fast and fast.forward_seconds / t_fast:.0%} of the time in forward; mean batch "
         f"{fast.rows / max(1, fast.forward_calls):.1f})"
     )
+    search = settings.search  # the preset's, named in the row (it changes with the preset)
+    network = f"; forward-pass limit {limit:,.0f}" if fast.forward_calls else ""
     return Figure(
-        name="self-play decisions/s, default run (PUCT, network prior + Commander rollouts, 64/16 sims)",
+        name=f"self-play decisions/s, default run ({search.selection}, leaf {search.leaf}, "
+        f"{search.simulations}/{search.fast_simulations} sims)",
         figure=f"compiled {after:,.0f}",
-        reference=f"Python loop {before:,.0f}; forward-pass limit {limit:,.0f}",
+        reference=f"Python loop {before:,.0f}{network}",
         ratio=f"{after / before:.2f}× (bar 3×)",
         command="python -m bench.bench_fast",
         headline="self-play decisions/s, default run",
