@@ -99,6 +99,11 @@ def same_result(a: SearchResult, b: SearchResult) -> None:
 # (test_search_fast.py: the built-in games; test_user_game_kernels.py: a user's game)
 FAST_ROLLOUT = RolloutEvaluator(RandomPlayer())
 PYTHON_ROLLOUT = RolloutEvaluator(RandomPlayer(), use_fast_playout=False)
+ROLLOUT_CASES = [("uct", 1), ("uct", 300), ("puct", 200)]  # check_rollout_search's (selection,
+# simulations)
+NETWORK_LEAF_CASES = [("puct", 0.0, "network"), ("puct", 0.25, "network"), ("uct", 0.0, "network"),
+                      ("puct", 0.0, "network+random_rollout")]  # fmt: skip
+# check_network_leaf's (selection, dirichlet, leaf)
 
 
 def batched(game: Game, net: ExactNet, states: Sequence[State], seeds: Sequence[int],

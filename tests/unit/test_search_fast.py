@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from fast_helpers import (
     FAST_ROLLOUT,
+    NETWORK_LEAF_CASES,
     PYTHON_ROLLOUT,
+    ROLLOUT_CASES,
     ExactNet,
     batched,
     check_batched_alone,
@@ -124,7 +126,7 @@ def test_gamma_draws_equal_pythons_gammavariate(alpha: float) -> None:
 
 
 # -- the fast path equals the Python search -----------------------------------------------------------
-@pytest.mark.parametrize(("selection", "simulations"), [("uct", 1), ("uct", 300), ("puct", 200)])
+@pytest.mark.parametrize(("selection", "simulations"), ROLLOUT_CASES)
 def test_random_rollout_search_equals_the_python_search(
     game: Game, selection: str, simulations: int
 ) -> None:
@@ -135,11 +137,7 @@ def Net(game: Game) -> ExactNet:
     return ExactNet(game, ENCODERS[game.spec.name](game))
 
 
-@pytest.mark.parametrize(
-    ("selection", "dirichlet", "leaf"),
-    [("puct", 0.0, "network"), ("puct", 0.25, "network"), ("uct", 0.0, "network"),
-     ("puct", 0.0, "network+random_rollout")],
-)  # fmt: skip
+@pytest.mark.parametrize(("selection", "dirichlet", "leaf"), NETWORK_LEAF_CASES)
 def test_network_leaf_equals_the_python_search(
     game: Game, selection: str, dirichlet: float, leaf: str
 ) -> None:

@@ -15,6 +15,8 @@ from types import ModuleType
 import pytest
 from fast_helpers import (
     FAST_ROLLOUT,
+    NETWORK_LEAF_CASES,
+    ROLLOUT_CASES,
     ExactNet,
     check_batched_alone,
     check_network_leaf,
@@ -58,7 +60,7 @@ def test_the_user_game_runs_the_compiled_search_and_a_game_without_kernels_does_
     assert plain.fast_reason == "race_to_n has no compiled search (plugin hook fast_search)"
 
 
-@pytest.mark.parametrize(("selection", "simulations"), [("uct", 1), ("uct", 300), ("puct", 200)])
+@pytest.mark.parametrize(("selection", "simulations"), ROLLOUT_CASES)
 def test_random_rollout_search_equals_the_python_search(
     game: Game, selection: str, simulations: int
 ) -> None:
@@ -71,11 +73,7 @@ def _net(game: Game) -> ExactNet:
     return ExactNet(game, BlindWarEncoder(game))
 
 
-@pytest.mark.parametrize(
-    ("selection", "dirichlet", "leaf"),
-    [("puct", 0.0, "network"), ("puct", 0.25, "network"), ("uct", 0.0, "network"),
-     ("puct", 0.0, "network+random_rollout")],
-)  # fmt: skip
+@pytest.mark.parametrize(("selection", "dirichlet", "leaf"), NETWORK_LEAF_CASES)
 def test_network_leaf_equals_the_python_search(
     game: Game, selection: str, dirichlet: float, leaf: str
 ) -> None:
