@@ -265,3 +265,32 @@ def test_a_compiled_tree_reused_from_run_to_run_equals_fresh_ones(
                           "simulations", "leaves", "tree_nodes", "histogram", "rng_states"):  # fmt: skip
                 a, b = getattr(got, field), getattr(fresh, field)
                 assert np.array_equal(a, b, equal_nan=True), (i, field)
+
+
+def test_a_run_that_starts_inside_another_gets_arrays_of_its_own(game: Game) -> None:
+    """A forward pass that runs the same ``CompiledTree`` (as a second thread could) does not
+    disturb the run it is called from: both equal runs of fresh trees."""
+    net = Net(game)
+    config = ISMCTSConfig(simulations=60, selection="puct")
+    leaf = FastLeaf("network")
+    fast, _ = fast_path(game, config, leaf)
+    assert fast is not None
+    tree = driver.CompiledTree(fast, leaf)
+    states = [_play(game, a) for a in _positions(game)]
+    roots = np.stack([fast.pack(s) for s in states])
+    players = np.array([s.current_players[0] for s in states])
+    budgets, seeds = np.full(len(states), 60), np.arange(len(states), dtype=np.uint64)
+    inner: list[Any] = []
+
+    def searching_forward(obs: Any, feats: Any, mask: Any) -> Any:
+        if not inner:  # the first batch starts a run of the same shape on the same tree
+            inner.append(tree.run(roots, players, budgets, seeds + 9, config, net.forward))
+        return net.forward(obs, feats, mask)
+
+    outer = tree.run(roots, players, budgets, seeds, config, searching_forward)
+    again = tree.run(roots, players, budgets, seeds, config, net.forward)  # the kept arrays
+    fresh = run_batched(fast, roots, players, budgets, seeds, config, leaf, net.forward)
+    fresh_inner = run_batched(fast, roots, players, budgets, seeds + 9, config, leaf, net.forward)
+    for field in ("visits", "means", "root_value", "leaves", "histogram", "tree_nodes"):
+        for got, want in ((outer, fresh), (again, fresh), (inner[0], fresh_inner)):
+            assert np.array_equal(getattr(got, field), getattr(want, field), equal_nan=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -186,19 +187,22 @@ class _Trees:
     feats: np.ndarray
     mask: np.ndarray
     hid: np.ndarray
+    room: np.ndarray  # int64[1]: collect asks for a bigger edge pool
 
 
 class CompiledTree:
     """One game's compiled tree for one leaf (:func:`_kernels`), set up once, and the arrays of
     the K trees of its last run, which the next run of the same K and largest budget resets
-    instead of allocating (the edge pool keeps what it grew to)."""
+    instead of allocating (the edge pool keeps what it grew to). A run that starts while
+    another is in progress (another thread, a forward pass that searches) gets arrays of its
+    own."""
 
     def __init__(self, fast: FastGame, leaf: FastLeaf) -> None:
         self.fast, self.leaf = fast, leaf
         self.tree, self.ctxs = _kernels(fast, leaf)
         self._cfg: dict[tuple[str, float, float], np.ndarray] = {}
         self._trees: _Trees | None = None
-        self._room = np.zeros(1, np.int64)
+        self._busy = threading.Lock()  # held by the run that uses self._trees
 
     def _config_vector(self, config: ISMCTSConfig) -> np.ndarray:
         key = (config.selection, config.dirichlet_alpha, config.dirichlet_fraction)
@@ -207,11 +211,11 @@ class CompiledTree:
             cfg = self._cfg[key] = _config_vector(config, self.leaf)
         return cfg
 
-    def _arrays(self, roots: np.ndarray, budgets: np.ndarray) -> _Trees:
+    def _arrays(self, roots: np.ndarray, budgets: np.ndarray, owned: bool) -> _Trees:
         """The arrays for these searches: the last run's, reset, when K and the largest budget
-        are the same; else new ones (:func:`_allocate`)."""
+        are the same; else new ones (:func:`_allocate`), kept for the next run when ``owned``."""
         fast, k, budget = self.fast, roots.shape[0], max(budgets.tolist(), default=0)
-        t = self._trees
+        t = self._trees if owned else None
         if t is not None and t.k == k and t.budget == budget:
             t.pool[4].fill(-1)  # the hash: every slot free
             t.pool[5].fill(0)  # nodes and edges used
@@ -223,12 +227,14 @@ class CompiledTree:
         pool, bufs = _allocate(fast, roots, budgets)
         rows, a = (k if self.leaf.network else 1), fast.max_legal
         hid = np.zeros((rows, fast.hidden_size if self.leaf.critic else 0), np.float32)
-        t = self._trees = _Trees(
+        t = _Trees(
             k, budget, pool, (*bufs, hid), np.zeros((k, T.RUN_COLUMNS), np.int64),
             np.zeros((rows, max(fast.obs_size, 1)), np.float32),
             np.zeros((rows, a, max(fast.feat_size, 1)), np.float32), np.zeros((rows, a), np.bool_),
-            hid,
+            hid, np.zeros(1, np.int64),
         )  # fmt: skip
+        if owned:
+            self._trees = t
         return t
 
     def run(self, roots: np.ndarray, players: np.ndarray, budgets: np.ndarray, seeds: np.ndarray,
@@ -241,8 +247,18 @@ class CompiledTree:
         roots, players = np.asarray(roots, np.int64), np.asarray(players, np.int64)
         budgets, seeds = np.asarray(budgets, np.int64), np.asarray(seeds, np.uint64).copy()
         _check_inputs(fast, roots, players, budgets, seeds, leaf, forward)
-        t = self._arrays(roots, budgets)
-        run, hid, room = t.run, t.hid, self._room
+        owned = self._busy.acquire(blocking=False)
+        try:
+            return self._run(self._arrays(roots, budgets, owned), budgets, players, seeds, config,
+                             forward)  # fmt: skip
+        finally:
+            if owned:
+                self._busy.release()
+
+    def _run(self, t: _Trees, budgets: np.ndarray, players: np.ndarray, seeds: np.ndarray,
+             config: ISMCTSConfig, forward: Forward | None) -> FastResults:  # fmt: skip
+        fast, leaf = self.fast, self.leaf
+        run, hid, room = t.run, t.hid, t.room
         run[:, T.R_BUDGET], run[:, T.R_PLAYER] = budgets, players
         cfg = self._config_vector(config)
         explore, bonus = _tables(config, t.budget + 3)
