@@ -1,5 +1,5 @@
-"""The compiled search path against the network's own speed and the Python path (against
-OpenSpiel's C++ bots on OpenSpiel's own games: ``bench/bench_openspiel_search.py``).
+"""The compiled search path against the network's own speed, the Python path and OpenSpiel's C++
+on the same games (OpenSpiel's own card games through the adapter: ``bench/bench_openspiel_search.py``).
 
 Every figure is a ratio against a reference measured in the same run, one torch thread (a
 self-play actor has one core), CPU time of this process where it says so:
@@ -11,13 +11,25 @@ self-play actor has one core), CPU time of this process where it says so:
   parameter MLP (``hidden_size=92``) and the default run's model (``conf/model/default.yaml``).
   The bar is 0.5×: the search around the network costs at most what the network does.
 * **selfplay** — self-play with the default run's model and search settings
-  (``conf/run/default.yaml``: ISMCTS-PUCT, the network's prior with Commander rollouts, 64/16
-  simulations, K = ``cluster.concurrent_games``), the same games on the Python loop and on the
-  compiled path, decisions/s (bar 3×), and the limit the forward pass sets (decisions per second
-  of forward time alone).
+  (``conf/run/default.yaml``, named in the row; K = ``cluster.concurrent_games``), the same
+  games on the Python loop and on the compiled path, decisions/s (bar 3×), and, with a network
+  leaf, the limit the forward pass sets (decisions per second of forward time alone).
+* **openspiel** — whole games of Kuhn and Leduc poker (two players), 1,000 simulations a move,
+  UCT c = 1.4, one random rollout per leaf: the search player users build
+  (``ismcts:random:1000``, the compiled path) at both seats against OpenSpiel's C++
+  ``ISMCTSBot`` at both seats of the same game, the two in alternating rounds of seeded deals,
+  CPU time per searched move; the ratio is C++'s time over ours (bar 1×). A small game's
+  simulations are cheap, so this is where a fixed cost per move around the compiled tree would
+  show (the driver sets the tree up once per search object).
+* **user game** — ``examples/blind_war`` (a game the project did not write; its plugin gives the
+  compiled kernels of ``docs/kernels.md``), 1,000 random-rollout simulations a move on seeded
+  positions: simulations/s of the compiled search against its Python loop (``fast=False``),
+  alternating rounds (bar 10×).
 
 ``--profile`` prints where the compiled self-play spends its time (cProfile). Run:
-``python -m bench.bench_fast [--quick] [--profile]``.
+``python -m bench.bench_fast [--quick] [--profile]``; the last two alone (no network, about a
+minute): ``python -c "from bench.bench_fast import bench_openspiel, bench_user_game;
+bench_openspiel(False); bench_user_game(False)"``.
 """
 
 from __future__ import annotations
@@ -27,6 +39,8 @@ import pstats
 import random
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,10 +51,14 @@ from omega_cluster import wiring
 from omega_cluster.config.load import load_settings
 from omega_cluster.games.api import CHANCE, State
 from omega_cluster.games.chance import sample_chance
+from omega_cluster.games.player import RandomPlayer
+from omega_cluster.games.registry import make_game
 from omega_cluster.model import NetworkEvaluator
+from omega_cluster.players.registry import make_player
+from omega_cluster.search.evaluators import RolloutEvaluator
 from omega_cluster.search.fast.driver import run_batched
 from omega_cluster.search.fast.game import FastLeaf, fast_path
-from omega_cluster.search.ismcts import ISMCTSConfig
+from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
 from omega_cluster.train import SelfPlay
 
 MLP_165K = "model.hidden_size=92"  # the default run's layout at ~165k parameters
@@ -210,21 +228,164 @@ def bench_selfplay(quick: bool, profile: bool) -> Figure:
         f"({t_fast and fast.forward_seconds / t_fast:.0%} of the time in forward; mean batch "
         f"{fast.rows / max(1, fast.forward_calls):.1f})"
     )
+    search = settings.search  # the preset's, named in the row (it changes with the preset)
+    network = f"; forward-pass limit {limit:,.0f}" if fast.forward_calls else ""
     return Figure(
-        name="self-play decisions/s, default run (PUCT, network prior + Commander rollouts, 64/16 sims)",
+        name=f"self-play decisions/s, default run ({search.selection}, leaf {search.leaf}, "
+        f"{search.simulations}/{search.fast_simulations} sims)",
         figure=f"compiled {after:,.0f}",
-        reference=f"Python loop {before:,.0f}; forward-pass limit {limit:,.0f}",
+        reference=f"Python loop {before:,.0f}{network}",
         ratio=f"{after / before:.2f}× (bar 3×)",
         command="python -m bench.bench_fast",
         headline="self-play decisions/s, default run",
     )
 
 
+WHOLE_GAME_SIMULATIONS = 1000
+
+
+def _alternating(runs: dict[str, Callable[[int], int]], rounds: int) -> dict[str, float]:
+    """CPU seconds per unit of each run (``run(round) -> units done``), the runs alternating
+    round by round so that a change of load on a shared machine reaches them all."""
+    seconds = dict.fromkeys(runs, 0.0)
+    units = dict.fromkeys(runs, 0)
+    for r in range(rounds):
+        for name, run in runs.items():
+            start = _cpu()
+            units[name] += run(r)
+            seconds[name] += _cpu() - start
+    return {name: seconds[name] / max(1, units[name]) for name in runs}
+
+
+def _our_games(name: str, games: int) -> Callable[[int], int]:
+    """Whole games of ``name`` with the search player at both seats; moves searched."""
+    game = make_game(name)
+    player = make_player(f"ismcts:random:{WHOLE_GAME_SIMULATIONS}:c_uct=1.4", game)
+    assert player.search.fast is not None, player.search.fast_reason  # type: ignore[attr-defined]
+
+    def run(r: int) -> int:
+        rng, moves = random.Random(r), 0
+        for _ in range(games):
+            s = game.new_initial_state()
+            while not s.is_terminal():
+                p = s.current_players[0]
+                if p == CHANCE:
+                    s.apply_action(sample_chance(s.chance_outcomes(), rng.random()))
+                else:
+                    s.apply_action(player.act(s, p, rng))
+                    moves += 1
+        return moves
+
+    run(0)  # compile (or load numba's cache) before timing
+    return run
+
+
+def _cpp_games(name: str, games: int) -> Callable[[int], int]:
+    """Whole games of ``name`` with OpenSpiel's C++ ``ISMCTSBot`` at both seats; moves."""
+    import pyspiel
+
+    game = pyspiel.load_game(name)
+
+    def run(r: int) -> int:
+        rng, moves = random.Random(r), 0
+        bots = [pyspiel.ISMCTSBot(2 * r + p, pyspiel.RandomRolloutEvaluator(1, 2 * r + p), 1.4,
+                                  WHOLE_GAME_SIMULATIONS, -1,
+                                  pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT, False,
+                                  False) for p in range(2)]  # fmt: skip
+        for _ in range(games):
+            s = game.new_initial_state()
+            while not s.is_terminal():
+                if s.is_chance_node():
+                    s.apply_action(sample_chance(s.chance_outcomes(), rng.random()))
+                else:
+                    s.apply_action(bots[s.current_player()].step(s))
+                    moves += 1
+        return moves
+
+    return run
+
+
+def bench_openspiel(quick: bool) -> list[Figure]:
+    sims, figures = WHOLE_GAME_SIMULATIONS, []
+    for name, games in (("kuhn_poker", 300), ("leduc_poker", 100)):
+        games = games // 4 if quick else games
+        per_move = _alternating(
+            {"ours": _our_games(name, games), "c++": _cpp_games(name, games)}, 2 if quick else 6
+        )
+        ours, cpp = per_move["ours"], per_move["c++"]
+        print(f"  {name} whole games, {sims} random-rollout simulations a move: ours "
+              f"{1e3 * ours:.3f} ms a move (ismcts:random, compiled path), OpenSpiel C++ "
+              f"ISMCTSBot {1e3 * cpp:.3f} ms -> {cpp / ours:.2f}x")  # fmt: skip
+        figures.append(Figure(
+            name=f"ISMCTS whole games, {name}, {sims:,} random-rollout simulations a move, "
+                 "CPU ms a move",
+            figure=f"{1e3 * ours:.3f} ms (ismcts:random, compiled path)",
+            reference=f"OpenSpiel C++ ISMCTSBot, the same game {1e3 * cpp:.3f} ms",
+            ratio=f"{cpp / ours:.2f}× C++ (bar 1×)", command="python -m bench.bench_fast",
+        ))  # fmt: skip
+    return figures
+
+
+def _blind_war() -> Any:
+    """``examples/blind_war``, imported as a user imports it (``PYTHONPATH=examples``)."""
+    examples = str(Path(__file__).resolve().parents[1] / "examples")
+    if examples not in sys.path:
+        sys.path.append(examples)
+    import blind_war
+
+    return blind_war
+
+
+def bench_user_game(quick: bool) -> Figure:
+    game = _blind_war().BlindWarGame(players=3, deck=20, hand=5)
+    sims = WHOLE_GAME_SIMULATIONS
+    positions: list[State] = []
+    for seed in range(4 if quick else 12):  # seeded deals, 0 to 6 cards played
+        s, rng = game.new_initial_state(seed), random.Random(seed)
+        for _ in range(seed % 7):
+            s.apply_action(rng.choice(s.legal_actions()))
+        positions.append(s)
+    compiled = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=sims, c_uct=1.4)
+    python = ISMCTS(game, RolloutEvaluator(RandomPlayer()), simulations=sims, c_uct=1.4,
+                    fast=False)  # fmt: skip
+    assert compiled.fast is not None, compiled.fast_reason
+    compiled.search(positions[0], 0, random.Random(0))  # compile before timing
+
+    def searches(search: ISMCTS) -> Callable[[int], int]:
+        def run(r: int) -> int:
+            done = 0
+            for i, s in enumerate(positions):
+                done += search.search(
+                    s, s.current_players[0], random.Random(r + i)
+                ).diagnostics.simulations
+            return done
+
+        return run
+
+    per_sim = _alternating({"compiled": searches(compiled), "python": searches(python)},
+                           1 if quick else 2)  # fmt: skip
+    fast, slow = 1 / per_sim["compiled"], 1 / per_sim["python"]
+    print(f"  blind_war (examples/, 3 players, 20 cards, 5 tricks), {sims} random-rollout "
+          f"simulations a move: compiled {fast:,.0f} sims/s, its Python loop {slow:,.0f} -> "
+          f"{fast / slow:.1f}x")  # fmt: skip
+    return Figure(
+        name=f"ISMCTS simulations/s, a user's game (examples/blind_war, 3p, 20 cards, 5 tricks; "
+             f"its own kernels), {sims:,} random-rollout simulations a move",
+        figure=f"compiled {fast:,.0f}", reference=f"its Python loop {slow:,.0f}",
+        ratio=f"{fast / slow:.1f}× (bar 10×)", command="python -m bench.bench_fast",
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     quick, profile = "--quick" in args, "--profile" in args
     torch.set_num_threads(1)
-    figures = [bench_leaves(quick), bench_selfplay(quick, profile)]
+    figures = [
+        bench_leaves(quick),
+        bench_selfplay(quick, profile),
+        *bench_openspiel(quick),
+        bench_user_game(quick),
+    ]
     record("bench_fast", figures, quick=quick)
 
 

@@ -1,11 +1,13 @@
 """Blind War: a game of your own, as one package with the shape of a built-in game.
 
 ``game.py`` holds the rules (a :class:`~omega_cluster.games.api.Game` and its ``State``),
-``players.py`` a rule-based player, ``encoder.py`` the network's inputs and ``plugin.py`` the
-``PLUGIN`` that hands them to the service. The service finds all of it from one import path,
-``blind_war:BlindWarGame``, once this directory's parent is on ``PYTHONPATH``.
+``players.py`` a rule-based player, ``encoder.py`` the network's inputs, ``fast.py`` the same
+rules as numba kernels (optional: with them its searches run compiled, ``docs/kernels.md``) and
+``plugin.py`` the ``PLUGIN`` that hands them to the service. The service finds all of it from one
+import path, ``blind_war:BlindWarGame``, once this directory's parent is on ``PYTHONPATH``.
 
-Check it against the contract (the conformance suite of ``omega_cluster.games.conformance``)::
+Check it against the contract (the conformance suite of ``omega_cluster.games.conformance``;
+with numba, ``check_kernels`` too: the kernels against the rules, move for move)::
 
     PYTHONPATH=examples python -m blind_war
 

@@ -2,7 +2,7 @@
 ``uint64`` of state (``uint64[1]``, advanced in place), so a compiled search or playout is a pure
 function of its seed, whatever else runs in the process. The games' compiled kernels
 (``games/*/fast.py``) and the compiled search tree (``search/fast/``) share these draws;
-``omega_cluster.search.fast.rng.SplitMixRandom`` is the same stream as a ``random.Random``.
+``omega_cluster.games.fast.SplitMixRandom`` is the same stream as a ``random.Random``.
 """
 
 from __future__ import annotations

@@ -33,6 +33,16 @@ every state it visits, the properties that search, self-play and the arena rely 
 ``tests/conformance`` draw those lists to search for counter-examples, and :func:`check_game` draws
 them at random. Failures raise :class:`ConformanceError` naming the check, the game, the seed and
 the history, so the failing position can be replayed.
+
+:func:`check_kernels` holds a game's compiled kernels (its plugin hook ``fast_search``, the
+protocol of ``docs/kernels.md``) to its Python rules, move for move on random playouts: the
+packed state equals ``pack`` of the Python state after every move, who acts, the legal moves in
+order, the returns, equal information sets (and only those) under equal keys, and, drawing from
+one splitmix64 stream (:class:`~omega_cluster.games.fast.SplitMixRandom`) on both sides, the
+same determinization as ``sample_world``, the same chance outcome as ``sample_chance``, the same
+uniform random playout (``legal[int(random() * len(legal))]``) and the encoder's very inputs.
+The compiled search draws exactly these numbers, so kernels that pass search as the Python game
+does (the fast-path tests check the searches equal).
 """
 
 from __future__ import annotations
@@ -53,8 +63,18 @@ from omega_cluster.games.api import (
     ReplayError,
     State,
 )
+from omega_cluster.games.chance import sample_chance
+from omega_cluster.games.fast import CHANCE_NODE, OVER, FastGame, SplitMixRandom
+from omega_cluster.games.registry import game_plugin
 
-__all__ = ["ConformanceError", "ConformanceReport", "check_game", "check_trajectory"]
+__all__ = [
+    "ConformanceError",
+    "ConformanceReport",
+    "KernelReport",
+    "check_game",
+    "check_kernels",
+    "check_trajectory",
+]
 
 
 class ConformanceError(AssertionError):
@@ -480,3 +500,173 @@ def check_game(
         worlds_differing=tally.worlds_differing,
         mean_length=sum(lengths) / max(1, len(lengths)),
     )
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    """What ``check_kernels`` compared (every comparison agreed if it returned)."""
+
+    game: str  # spec name
+    playouts: int  # games played to the end on both sides
+    moves: int  # moves applied to both (chance outcomes included)
+    information_sets: int  # distinct information sets seen, each under one key
+    worlds: int  # determinizations compared
+    rollouts: int  # random playouts compared
+    encodings: int  # encoder rows compared (0: the game compiles no encoder)
+
+
+class _KernelCheck:
+    """One game's kernels against its rules (:func:`check_kernels`); ``fail`` names the check."""
+
+    def __init__(self, game: Game, fast: FastGame) -> None:
+        self.game, self.fast, self.ctx = game, fast, fast.ctx
+        self.buf = np.zeros(max(fast.max_legal, 1), np.int64)
+        encoder = game_plugin(game).hook("encoder") if fast.encode is not None else None
+        self.encoder = encoder(game) if encoder is not None else None
+        self.keys: dict[tuple[int, object], int] = {}  # (seat, Python key) -> kernel key
+        self.owners: dict[tuple[int, int], object] = {}  # (seat, kernel key) -> Python key
+        self.worlds = self.rollouts = self.encodings = 0
+
+    def fail(self, seed: int, state: State, check: str, detail: str) -> ConformanceError:
+        return _fail(self.game, seed, state, f"kernels: {check}", detail)
+
+    def same_state(self, seed: int, state: State, packed: np.ndarray, what: str) -> None:
+        expected = self.fast.pack(state)
+        if expected.shape != packed.shape or not (expected == packed).all():
+            raise self.fail(seed, state, what, f"kernel state {packed.tolist()} != pack "
+                                               f"{expected.tolist()}")  # fmt: skip
+
+    def node(self, seed: int, state: State, packed: np.ndarray) -> None:
+        """Who acts, the legal moves and every seat's key at one position."""
+        fast, ctx = self.fast, self.ctx
+        acting = state.current_players
+        want = OVER if not acting else CHANCE_NODE if acting == (CHANCE,) else acting[0]
+        got = int(fast.current(ctx, packed))
+        if got != want:
+            raise self.fail(seed, state, "current", f"kernel says {got}, the rules {want}")
+        for p in range(self.game.num_players):
+            python, key = state.information_set_key(p), int(fast.info_key(ctx, packed, p))
+            known, owner = (
+                self.keys.setdefault((p, python), key),
+                self.owners.setdefault((p, key), python),
+            )
+            if known != key or owner != python:
+                raise self.fail(seed, state, "info_key", f"seat {p}: information sets and "
+                                                         "kernel keys do not match one to one")  # fmt: skip
+        if want < 0:
+            return
+        legal = list(state.legal_actions(want))
+        n = int(fast.legal(ctx, packed, self.buf))
+        if self.buf[:n].tolist() != legal:
+            raise self.fail(seed, state, "legal", f"kernel {self.buf[:n].tolist()}, rules {legal}")
+
+    def world(self, seed: int, state: State, packed: np.ndarray, player: int, draw: int) -> None:
+        """``sample_world`` for ``player`` from one stream on both sides."""
+        python = state.sample_world(player, stream := SplitMixRandom(draw))
+        out, rs = np.zeros_like(packed), np.array([draw], np.uint64)
+        self.fast.sample_world(self.ctx, packed, player, rs, out)
+        self.same_state(seed, python, out, f"sample_world (seat {player}, stream {draw})")
+        if int(rs[0]) != stream.state:
+            raise self.fail(seed, state, "sample_world", "drew another count of random numbers")
+        self.worlds += 1
+
+    def rollout(self, seed: int, state: State, packed: np.ndarray, draw: int) -> None:
+        """The ``random_rollout`` kernel against a uniform random playout of the rules."""
+        entry = self.fast.rollouts.get("random_rollout")
+        if entry is None:
+            return
+        rctx, kernel = entry
+        sim, stream = state.clone(), SplitMixRandom(draw)
+        while sim.current_players:
+            acting = sim.current_players
+            if acting == (CHANCE,):
+                sim.apply_action(sample_chance(sim.chance_outcomes(), stream.random()))
+            else:
+                legal = sim.legal_actions(acting[0])
+                sim.apply_action(legal[int(stream.random() * len(legal))])
+        out, rs = np.zeros(self.game.num_players), np.array([draw], np.uint64)
+        scratch = packed.copy()
+        if not kernel(rctx, self.ctx, scratch, rs, out):
+            raise self.fail(seed, state, "random_rollout", "the kernel could not play it")
+        if (
+            tuple(out.tolist()) != tuple(float(r) for r in sim.returns())
+            or int(rs[0]) != stream.state
+        ):
+            raise self.fail(seed, state, "random_rollout", f"returns {out.tolist()} and stream "
+                            f"{int(rs[0])}, the rules {sim.returns()} and {stream.state}")  # fmt: skip
+        self.rollouts += 1
+
+    def encoding(self, seed: int, state: State, packed: np.ndarray, player: int) -> None:
+        """The compiled encoder against the plugin's encoder."""
+        if self.encoder is None:
+            return
+        fast = self.fast
+        n = int(fast.legal(self.ctx, packed, self.buf))
+        obs = np.zeros(max(fast.obs_size, 1), np.float32)
+        feats = np.zeros((max(fast.max_legal, 1), max(fast.feat_size, 1)), np.float32)
+        fast.encode(fast.ectx, self.ctx, packed, player, self.buf, n, obs, feats)
+        want_obs = self.encoder.encode_observation(state, player)
+        want_feats = self.encoder.encode_actions(state, player, self.buf[:n].tolist())
+        if not (np.array_equal(obs[: fast.obs_size], want_obs)
+                and np.array_equal(feats[:n, : fast.feat_size], want_feats)):  # fmt: skip
+            raise self.fail(
+                seed, state, "encode", f"seat {player}'s inputs differ from the encoder's"
+            )
+        self.encodings += 1
+
+
+def check_kernels(
+    game: Game, fast: FastGame | None = None, *, playouts: int = 30, seed: int = 0
+) -> KernelReport:
+    """Check ``fast`` (default: the game's plugin hook ``fast_search``) against the game's rules
+    on ``playouts`` random games (module docstring); raise ConformanceError on a difference.
+    The kernels are called from Python here, numba-compiled or not."""
+    if fast is None:
+        hook = game_plugin(game).hook("fast_search")
+        if hook is None:
+            raise ConformanceError(f"[{game.spec.name}] has no compiled kernels (plugin hook "
+                                   "fast_search)")  # fmt: skip
+        fast, why = hook(game)
+        if fast is None:
+            raise ConformanceError(f"[{game.spec.name}] fast_search gives no kernels: {why}")
+    check, moves = _KernelCheck(game, fast), 0
+    for i in range(playouts):
+        game_seed = seed + i
+        rng, chance = random.Random(game_seed), SplitMixRandom(game_seed)
+        state = game.new_initial_state(game_seed)
+        packed = fast.pack(state)
+        while True:
+            check.node(game_seed, state, packed)
+            acting = state.current_players
+            if not acting:
+                break
+            draw = rng.getrandbits(63)
+            if acting == (CHANCE,):
+                if fast.chance is None:
+                    raise check.fail(game_seed, state, "chance", "an explicit chance node, no "
+                                                                  "chance kernel")  # fmt: skip
+                rs = np.array([chance.state], np.uint64)
+                state.apply_action(sample_chance(state.chance_outcomes(), chance.random()))
+                fast.chance(check.ctx, packed, rs)
+                if int(rs[0]) != chance.state:
+                    raise check.fail(game_seed, state, "chance", "drew another count of numbers")
+            else:
+                player = acting[0]
+                if game.spec.hidden_information:
+                    check.world(game_seed, state, packed, player, draw)
+                check.rollout(game_seed, state, packed, draw)
+                check.encoding(game_seed, state, packed, player)
+                action = rng.choice(state.legal_actions(player))
+                state.apply_action(action)
+                fast.apply(check.ctx, packed, action)
+            moves += 1
+            check.same_state(game_seed, state, packed, "apply")
+        out = np.zeros(game.num_players)
+        fast.returns(check.ctx, packed, out)
+        if tuple(out.tolist()) != tuple(float(r) for r in state.returns()):
+            raise check.fail(game_seed, state, "returns", f"kernel {out.tolist()}, rules "
+                                                            f"{state.returns()}")  # fmt: skip
+    return KernelReport(
+        game=game.spec.name, playouts=playouts, moves=moves, information_sets=len(check.keys),
+        worlds=check.worlds, rollouts=check.rollouts, encodings=check.encodings,
+    )  # fmt: skip

@@ -1,10 +1,14 @@
-"""The contract of a game's compiled kernels for the fast search path: :class:`FastGame`.
+"""The contract of a game's compiled kernels for the fast search path: :class:`FastGame`, and
+:class:`SplitMixRandom`, the kernels' random stream as a ``random.Random``.
 
 A game opts in through its plugin hook ``fast_search``: ``(game) -> (FastGame | None, reason)``;
-the compiled tree (``omega_cluster.search.fast``) runs on it. The kernels are numba functions
+the compiled tree (``omega_cluster.search.fast``) runs on it (the protocol, for a game of one's
+own: ``docs/kernels.md``; ``check_kernels`` of :mod:`.conformance` holds the kernels to the
+game's Python rules). The kernels are numba functions
 handed to the tree as first-class functions together with the constant tuples they read
 (``ctx``, and ``rctx`` / ``ectx`` for a rollout and the encoder). A packed state is an ``int64``
-vector of ``state_size`` entries. Random numbers in kernels: :mod:`omega_cluster.games._splitmix`.
+vector of ``state_size`` entries. Random numbers in kernels: :mod:`omega_cluster.games._splitmix`,
+whose stream :class:`SplitMixRandom` draws in Python.
 
 Chance: ``current`` returns :data:`CHANCE_NODE` at an explicit chance node and the ``chance``
 kernel then samples and applies an outcome, drawing as the Python search does (one uniform draw,
@@ -15,6 +19,7 @@ This module imports no numba.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +28,7 @@ import numpy as np
 
 from omega_cluster.games.api import State
 
-__all__ = ["CHANCE_NODE", "OVER", "FastGame"]
+__all__ = ["CHANCE_NODE", "OVER", "FastGame", "SplitMixRandom"]
 
 OVER = -1  # ``current``: the searched horizon is over
 CHANCE_NODE = -2  # ``current``: an explicit chance node (the ``chance`` kernel draws it)
@@ -60,3 +65,30 @@ class FastGame:
     # S, as ``State.hidden_state`` gives it (the critic leaf's input); None: the game has none
     hidden: Any = None
     hidden_size: int = 0
+
+
+_MASK = (1 << 64) - 1
+
+
+class SplitMixRandom(random.Random):
+    """``random()`` from splitmix64 (Steele, Lea & Flood 2014); integers below ``n`` as
+    ``int(random() * n)``, as the compiled kernels draw them (``rand_below``)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.state = seed & _MASK
+        super().__init__(0)
+
+    def random(self) -> float:
+        self.state = x = (self.state + 0x9E3779B97F4A7C15) & _MASK
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return ((z ^ (z >> 31)) >> 11) * (1.0 / 9007199254740992.0)
+
+    def _randbelow(self, n: int) -> int:
+        return int(self.random() * n)
+
+    def getrandbits(self, k: int) -> int:
+        bits = 0
+        for _ in range((k + 52) // 53):
+            bits = bits << 53 | int(self.random() * 9007199254740992.0)
+        return bits >> (((k + 52) // 53) * 53 - k)

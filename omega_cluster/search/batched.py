@@ -188,30 +188,36 @@ class _Compiled:
 
 
 class CompiledSearches(_Compiled):
-    """ISMCTS on the compiled tree: the roots of one root-noise setting in one ``run_batched``
-    call (a call shares one configuration; budgets are per row, the temperature applies after).
+    """ISMCTS on the compiled tree: the roots of one root-noise setting in one run of the
+    search's :class:`~omega_cluster.search.fast.driver.CompiledTree` (set up once, its arrays
+    reused from run to run; a run shares one configuration; budgets are per row, the
+    temperature applies after).
     A :class:`SplitMixRandom` hands its stream to the tree and gets it back advanced, so the
     compiled search draws the Python loop's numbers; any other rng seeds it with 64 bits."""
+
+    _tree: Any = None  # the driver's CompiledTree, built at the first run (it imports numba)
 
     def run(self, states: Sequence[State], players: Sequence[int], budgets: Sequence[Budget],
             rngs: Sequence[random.Random], *,
             stats: BatchStats | None = None) -> list[SearchResult]:  # fmt: skip
-        from omega_cluster.search.fast.driver import run_batched, search_result  # numba
+        from omega_cluster.search.fast.driver import CompiledTree, search_result  # numba
 
+        if self._tree is None:
+            self._tree = CompiledTree(self.fast, self.plan.leaf)
         configs = [configure(self.config, b) for b in budgets]
         out: list[SearchResult | None] = [None] * len(states)
         groups: dict[float, list[int]] = {}
         for k, c in enumerate(configs):
             groups.setdefault(c.dirichlet_fraction, []).append(k)
-        leaf, network = self.plan.leaf, self.plan.forward is not None
+        network = self.plan.forward is not None
         for members in groups.values():
             started = time.perf_counter()
             packed = np.stack([self.fast.pack(states[k]) for k in members])
             seeds = np.array([_seed(rngs[k]) for k in members], np.uint64)
             sims = np.array([configs[k].simulations for k in members], np.int64)
             who = np.array([players[k] for k in members], np.int64)
-            results = run_batched(self.fast, packed, who, sims, seeds, configs[members[0]], leaf,
-                                  self._timed_forward if network else None)  # fmt: skip
+            results = self._tree.run(packed, who, sims, seeds, configs[members[0]],
+                                     self._timed_forward if network else None)  # fmt: skip
             self.forward_calls += results.forward_calls
             self.rows += results.rows
             self._count(results.forward_calls if network else 1, int(results.leaves.sum()), stats)

@@ -1,4 +1,5 @@
-"""Every built-in game passes the public conformance suite, by random and by hypothesis-driven play.
+"""Every built-in game passes the public conformance suite, by random and by hypothesis-driven play,
+and every built-in game's compiled kernels (``fast_search``) equal its rules (``check_kernels``).
 
 ``check_game`` plays seeded random games; the hypothesis tests draw the choice sequence (and seed)
 themselves, so hypothesis searches for a trajectory that breaks a contract property — tile
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omega_cluster.games import make_game
-from omega_cluster.games.conformance import check_game, check_trajectory
+from omega_cluster.games.conformance import check_game, check_kernels, check_trajectory
 
 # (registry name, parameters, playouts, sample_every): sampled worlds are played to the end, so long
 # games (a Mexican Train campaign) sample less often.
@@ -60,6 +61,22 @@ def test_check_game(case: tuple[str, dict[str, Any], int, int]) -> None:
     assert report.playouts == playouts and report.decisions > 0
     if game.spec.hidden_information:
         assert report.sampled_worlds > 0 and report.worlds_differing > 0
+
+
+KERNEL_CASES: list[tuple[str, dict[str, Any], int]] = [  # (name, parameters, playouts)
+    ("kuhn_poker", {}, 40),
+    ("kuhn_poker", {"players": 3}, 40),
+    ("leduc_poker", {}, 40),
+    ("mexican_train", {"players": 2, "rounds": 1}, 2),
+]
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=[_id((*c, 0)) for c in KERNEL_CASES])
+def test_check_kernels(case: tuple[str, dict[str, Any], int]) -> None:
+    """The protocol a user's game implements (docs/kernels.md) is the built-in games' own."""
+    name, params, playouts = case
+    report = check_kernels(make_game(name, **params), playouts=playouts, seed=5)
+    assert report.playouts == playouts and report.worlds > 0 and report.rollouts > 0
 
 
 HYPOTHESIS_CASES = [

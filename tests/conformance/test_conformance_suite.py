@@ -1,18 +1,25 @@
 """The conformance suite itself: it passes a correct game and catches each kind of broken one.
 
 Each broken game below is the example game with exactly one contract bug; ``check_game`` must name
-the failing check. Without these tests a suite that checks nothing would look green.
+the failing check. Without these tests a suite that checks nothing would look green. The same for
+``check_kernels``: the example's compiled kernels pass, and each one given a bug is named.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from omega_cluster.games.conformance import ConformanceError, check_game, check_trajectory
+from omega_cluster.games.conformance import (
+    ConformanceError,
+    check_game,
+    check_kernels,
+    check_trajectory,
+)
 
 
 def test_example_game_passes(blind_war: ModuleType) -> None:
@@ -165,3 +172,81 @@ def test_zero_probability_chance_outcomes_are_caught() -> None:
 def test_race_to_n_passes(race_to_n: ModuleType) -> None:
     report = check_game(race_to_n.RaceGame(target=9), playouts=10, seed=2)
     assert report.playouts == 10 and report.illegal_refused > 0
+
+
+# -- a game's compiled kernels against its rules (check_kernels) ------------------------------------
+def test_example_kernels_equal_the_rules(blind_war: ModuleType) -> None:
+    """Blind War's kernels (its plugin hook fast_search) play every random game move for move as
+    its rules do: states, keys, determinizations, random playouts and encoder rows."""
+    for params in ({"players": 2}, {"players": 3}, {"players": 4}, {"players": 3, "deck": 20,
+                                                                    "hand": 5}):  # fmt: skip
+        game = blind_war.BlindWarGame(**params)
+        report = check_kernels(game, playouts=15, seed=4)
+        moves = 15 * game.num_players * game.params["hand"]
+        assert report.moves == report.worlds == report.rollouts == report.encodings == moves
+        assert report.information_sets > moves // 2  # the opponents' sets: one per world's hand
+
+
+def _broken_kernels(blind_war: ModuleType, **kernels: Any) -> tuple[Any, Any]:
+    """Blind War (3 players) and its kernels with ``kernels`` replaced (plain Python functions
+    wrapping the compiled ones: check_kernels calls them from Python)."""
+    from blind_war.fast import for_game
+
+    game = blind_war.BlindWarGame(players=3)
+    fast, _ = for_game(game)
+    return game, dataclasses.replace(fast, **kernels)
+
+
+def test_kernels_that_differ_from_the_rules_are_caught(blind_war: ModuleType) -> None:
+    from blind_war import fast as k
+
+    def backwards(ctx: Any, s: Any, out: Any) -> int:
+        n = k.legal(ctx, s, out)
+        out[:n] = out[:n][::-1].copy()
+        return n
+
+    def low_wins(ctx: Any, s: Any, action: int) -> None:  # the trick to the lowest card
+        n = ctx[0][0]
+        if s[k.TABLE_LEN] == n - 1:
+            table = [*s[k.HANDS + n : k.HANDS + 2 * n - 1].tolist(), action]
+            leader = s[k.LEADER]
+            k.apply(ctx, s, action)
+            s[k.HANDS + 2 * n + s[k.LEADER]] -= 1
+            s[k.LEADER] = (leader + table.index(min(table))) % n
+            s[k.HANDS + 2 * n + s[k.LEADER]] += 1
+            return
+        k.apply(ctx, s, action)
+
+    def peeking(ctx: Any, s: Any, player: int, rs: Any, out: Any) -> None:  # the true deal
+        k.sample_world(ctx, s, player, rs, out)
+        out[:] = s
+
+    def blind_key(ctx: Any, s: Any, player: int) -> int:  # forgets the hand
+        return int(s[k.LOG]) * 7 + player
+
+    def wrong_returns(ctx: Any, s: Any, out: Any) -> None:
+        k.returns(ctx, s, out)
+        out[0] += 1.0
+
+    def no_best(ectx: Any, ctx: Any, s: Any, p: int, legal: Any, n: int, obs: Any,
+                feats: Any) -> None:  # fmt: skip
+        k.encode(ectx, ctx, s, p, legal, n, obs, feats)
+        feats[:n, ectx[-1]] = 1.0
+
+    cases = (
+        ({"legal": backwards}, "kernels: legal"),
+        ({"apply": low_wins}, "kernels: apply"),
+        ({"sample_world": peeking}, "kernels: sample_world"),
+        ({"info_key": blind_key}, "kernels: info_key"),
+        ({"returns": wrong_returns}, "kernels: returns"),
+        ({"encode": no_best}, "kernels: encode"),
+    )
+    for kernels, check in cases:
+        game, fast = _broken_kernels(blind_war, **kernels)
+        with pytest.raises(ConformanceError, match=check):
+            check_kernels(game, fast, playouts=10)
+
+
+def test_a_game_without_kernels_is_named(race_to_n: ModuleType) -> None:
+    with pytest.raises(ConformanceError, match=r"\[race_to_n\] has no compiled kernels"):
+        check_kernels(race_to_n.RaceGame())

@@ -13,7 +13,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fast_helpers import ExactNet, same_result
+from fast_helpers import (
+    FAST_ROLLOUT,
+    NETWORK_LEAF_CASES,
+    PYTHON_ROLLOUT,
+    ROLLOUT_CASES,
+    ExactNet,
+    batched,
+    check_batched_alone,
+    check_network_leaf,
+    check_rollout_search,
+    same_result,
+)
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game, State
@@ -22,8 +33,6 @@ from omega_cluster.games.kuhn_poker.encoder import KuhnPokerEncoder
 from omega_cluster.games.leduc_poker.encoder import LeducPokerEncoder
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.search import (
-    BlendEvaluator,
-    FunctionEvaluator,
     RolloutEvaluator,
     run_searches,
 )
@@ -32,8 +41,6 @@ from omega_cluster.search.fast.driver import run_batched
 from omega_cluster.search.fast.nodes import gamma_variate
 from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
 
-FAST_ROLLOUT = RolloutEvaluator(RandomPlayer())
-PYTHON_ROLLOUT = RolloutEvaluator(RandomPlayer(), use_fast_playout=False)
 ENCODERS: dict[str, Any] = {"kuhn_poker": KuhnPokerEncoder, "leduc_poker": LeducPokerEncoder}
 # positions (actions from the start) and the player to act
 POSITIONS = {
@@ -119,84 +126,27 @@ def test_gamma_draws_equal_pythons_gammavariate(alpha: float) -> None:
 
 
 # -- the fast path equals the Python search -----------------------------------------------------------
-@pytest.mark.parametrize(("selection", "simulations"), [("uct", 1), ("uct", 300), ("puct", 200)])
+@pytest.mark.parametrize(("selection", "simulations"), ROLLOUT_CASES)
 def test_random_rollout_search_equals_the_python_search(
     game: Game, selection: str, simulations: int
 ) -> None:
-    config = ISMCTSConfig(simulations=simulations, selection=selection, c_uct=2.0)
-    fast, python = ISMCTS(game, FAST_ROLLOUT, config), ISMCTS(game, PYTHON_ROLLOUT, config)
-    assert fast.fast is not None and python.fast is None
-    for actions in _positions(game):
-        state = _play(game, actions)
-        player = state.current_players[0]
-        for seed in range(3):
-            a, b = SplitMixRandom(seed), SplitMixRandom(seed)
-            same_result(fast.search(state, player, a), python.search(state, player, b))
-            assert a.state == b.state  # the fast path hands the stream back where it stopped
+    check_rollout_search(game, [_play(game, a) for a in _positions(game)], selection, simulations)
 
 
 def Net(game: Game) -> ExactNet:
     return ExactNet(game, ENCODERS[game.spec.name](game))
 
 
-def _batched(game: Game, net: Net, states: list[State], seeds: list[int], config: ISMCTSConfig,
-             leaf: FastLeaf) -> Any:  # fmt: skip
-    fast, why = fast_path(game, config, leaf)
-    assert fast is not None, why
-    roots = np.stack([fast.pack(s) for s in states])
-    players = np.array([s.current_players[0] for s in states])
-    budgets = np.full(len(states), config.simulations)
-    return run_batched(fast, roots, players, budgets, np.array(seeds, np.uint64), config, leaf,
-                       net.forward)  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    ("selection", "dirichlet", "leaf"),
-    [("puct", 0.0, "network"), ("puct", 0.25, "network"), ("uct", 0.0, "network"),
-     ("puct", 0.0, "network+random_rollout")],
-)  # fmt: skip
+@pytest.mark.parametrize(("selection", "dirichlet", "leaf"), NETWORK_LEAF_CASES)
 def test_network_leaf_equals_the_python_search(
     game: Game, selection: str, dirichlet: float, leaf: str
 ) -> None:
-    net = Net(game)
-    config = ISMCTSConfig(simulations=120, selection=selection, dirichlet_fraction=dirichlet)
-    fast_leaf = FastLeaf(leaf, network_value_weight=0.75)
-    evaluator: Any = FunctionEvaluator(net.evaluate)
-    if fast_leaf.rollout is not None:
-        evaluator = BlendEvaluator(evaluator, PYTHON_ROLLOUT, weight_a=0.75, weight_b=0.25)
-    python = ISMCTS(game, evaluator, config)
-    for actions in _positions(game)[:3]:
-        state = _play(game, actions)
-        player = state.current_players[0]
-        for seed in range(2):
-            expected = python.search(state, player, SplitMixRandom(seed))
-            got = _batched(game, net, [state], [seed], config, fast_leaf)
-            assert tuple(got.visits[0, : got.n_legal[0]]) == expected.visits
-            assert tuple(got.legal[0, : got.n_legal[0]]) == expected.legal
-            assert tuple(got.root_value[0]) == pytest.approx(expected.root_value, abs=1e-12)
-            means = got.means[0, : got.n_legal[0]]
-            assert tuple(means) == pytest.approx(expected.action_values, abs=1e-12, nan_ok=True)
-            assert got.leaves[0] == expected.diagnostics.leaf_evaluations == got.rows
-            assert got.tree_nodes[0] == expected.diagnostics.tree_nodes
+    states = [_play(game, a) for a in _positions(game)[:3]]
+    check_network_leaf(game, Net(game), states, selection, dirichlet, leaf)
 
 
 def test_batched_searches_equal_each_alone_one_forward_per_batch(game: Game) -> None:
-    net = Net(game)
-    config = ISMCTSConfig(simulations=60, selection="puct", dirichlet_fraction=0.25)
-    leaf = FastLeaf("network")
-    states = [_play(game, a) for a in _positions(game)] * 2
-    seeds = list(range(len(states)))
-    together = _batched(game, net, states, seeds, config, leaf)
-    assert together.forward_calls == len(net.calls)  # one call per batch
-    assert net.calls[0] == len(states)  # every search's root in the first batch
-    assert max(net.calls) <= len(states) and sum(net.calls) == together.rows
-    assert together.rows == together.leaves.sum()
-    for k, (state, seed) in enumerate(zip(states, seeds, strict=True)):
-        alone = _batched(game, net, [state], [seed], config, leaf)
-        for field in ("visits", "means", "root_value", "prior", "leaves", "histogram"):
-            a, b = getattr(together, field)[k], getattr(alone, field)[0]
-            assert np.array_equal(a, b, equal_nan=True), field
-        assert together.rng_states[k] == alone.rng_states[0]
+    check_batched_alone(game, Net(game), [_play(game, a) for a in _positions(game)])
 
 
 def test_the_edge_pool_grows_as_the_trees_need(game: Game, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,9 +156,9 @@ def test_the_edge_pool_grows_as_the_trees_need(game: Game, monkeypatch: pytest.M
     config = ISMCTSConfig(simulations=80, selection="puct")
     states = [_play(game, a) for a in _positions(game)]
     seeds = list(range(len(states)))
-    roomy = _batched(game, net, states, seeds, config, FastLeaf("network"))
+    roomy = batched(game, net, states, seeds, config, FastLeaf("network"))
     monkeypatch.setattr(driver, "_EDGES_PER_NODE", 1)
-    tight = _batched(game, net, states, seeds, config, FastLeaf("network"))
+    tight = batched(game, net, states, seeds, config, FastLeaf("network"))
     for field in ("visits", "means", "root_value", "leaves", "histogram", "tree_nodes"):
         assert np.array_equal(getattr(roomy, field), getattr(tight, field), equal_nan=True)
 
@@ -282,3 +232,65 @@ def test_run_batched_names_bad_input() -> None:
     with pytest.raises(ValueError, match="forward returned priors"):
         run_batched(fast, root, one * 0, one, one, cfg, FastLeaf("network"),
                     lambda o, f, m: (np.zeros((1, 5)), np.zeros((1, 2))))  # fmt: skip
+
+
+def test_a_compiled_tree_reused_from_run_to_run_equals_fresh_ones(
+    game: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``CompiledTree`` keeps its arrays between runs (what a search object does move after
+    move): runs of one object, in any order, after runs of other shapes and after its edge pool
+    grew, equal runs of fresh ones; nothing of a run leaks into the next."""
+    monkeypatch.setattr(driver, "_EDGES_PER_NODE", 1)  # the first runs grow the pool
+    states = [_play(game, a) for a in _positions(game)]
+    players = np.array([s.current_players[0] for s in states])
+    net = Net(game)
+    for leaf, forward, config in (
+        (FastLeaf("random_rollout"), None, ISMCTSConfig(simulations=150, c_uct=2.0)),
+        (FastLeaf("network"), net.forward,
+         ISMCTSConfig(simulations=70, selection="puct", dirichlet_fraction=0.25)),
+    ):  # fmt: skip
+        fast, _ = fast_path(game, config, leaf)
+        assert fast is not None
+        tree = driver.CompiledTree(fast, leaf)
+        roots = np.stack([fast.pack(s) for s in states])
+        runs = [([k], [config.simulations]) for k in range(len(states))]
+        runs += [(list(range(len(states))), [config.simulations] * len(states)), ([0], [0])]
+        runs += [([k], [config.simulations]) for k in reversed(range(len(states)))]
+        for i, (rows, budgets) in enumerate(runs):
+            seeds = np.array([i + r for r in rows], np.uint64)
+            args = (roots[rows], players[rows], np.array(budgets), seeds, config, forward)
+            got = tree.run(*args)
+            fresh = run_batched(fast, *args[:5], leaf, forward)
+            for field in ("legal", "n_legal", "visits", "means", "root_value", "prior",
+                          "simulations", "leaves", "tree_nodes", "histogram", "rng_states"):  # fmt: skip
+                a, b = getattr(got, field), getattr(fresh, field)
+                assert np.array_equal(a, b, equal_nan=True), (i, field)
+
+
+def test_a_run_that_starts_inside_another_gets_arrays_of_its_own(game: Game) -> None:
+    """A forward pass that runs the same ``CompiledTree`` (as a second thread could) does not
+    disturb the run it is called from: both equal runs of fresh trees."""
+    net = Net(game)
+    config = ISMCTSConfig(simulations=60, selection="puct")
+    leaf = FastLeaf("network")
+    fast, _ = fast_path(game, config, leaf)
+    assert fast is not None
+    tree = driver.CompiledTree(fast, leaf)
+    states = [_play(game, a) for a in _positions(game)]
+    roots = np.stack([fast.pack(s) for s in states])
+    players = np.array([s.current_players[0] for s in states])
+    budgets, seeds = np.full(len(states), 60), np.arange(len(states), dtype=np.uint64)
+    inner: list[Any] = []
+
+    def searching_forward(obs: Any, feats: Any, mask: Any) -> Any:
+        if not inner:  # the first batch starts a run of the same shape on the same tree
+            inner.append(tree.run(roots, players, budgets, seeds + 9, config, net.forward))
+        return net.forward(obs, feats, mask)
+
+    outer = tree.run(roots, players, budgets, seeds, config, searching_forward)
+    again = tree.run(roots, players, budgets, seeds, config, net.forward)  # the kept arrays
+    fresh = run_batched(fast, roots, players, budgets, seeds, config, leaf, net.forward)
+    fresh_inner = run_batched(fast, roots, players, budgets, seeds + 9, config, leaf, net.forward)
+    for field in ("visits", "means", "root_value", "leaves", "histogram", "tree_nodes"):
+        for got, want in ((outer, fresh), (again, fresh), (inner[0], fresh_inner)):
+            assert np.array_equal(getattr(got, field), getattr(want, field), equal_nan=True)

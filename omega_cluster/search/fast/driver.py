@@ -1,11 +1,16 @@
 """The batched driver of the compiled tree: K searches, one forward pass per batch of leaves.
 
-:func:`run_batched` allocates the K trees (:mod:`.tree`), then alternates "collect leaves
-(compiled) -> ``forward`` (Python, once per batch) -> expand and back up (compiled)" until every
-search has spent its budget; with a rollout leaf alone the first collection runs every search to
-the end. :class:`FastResults` holds what the searches found as arrays; :func:`search_result`
-turns one row into the :class:`~omega_cluster.search.result.SearchResult` the Python search
-returns (final policy, chosen move and diagnostics computed by the same functions);
+:class:`CompiledTree` holds one game's compiled tree for one leaf and the arrays of K trees; its
+:meth:`~CompiledTree.run` alternates "collect leaves (compiled) -> ``forward`` (Python, once per
+batch) -> expand and back up (compiled)" until every search has spent its budget; with a
+rollout leaf alone the first collection runs every search to the end. The kernels, contexts,
+configuration vector and arrays are set up once per search object and reused from move to move
+(a run resets only what the tree reads before it writes), so a small game's move pays for its
+simulations, not for Python around them; :func:`run_batched` is one run of a fresh one.
+:class:`FastResults` holds what the searches found as arrays (read out of the trees by a
+compiled kernel); :func:`search_result` turns one row into the
+:class:`~omega_cluster.search.result.SearchResult` the Python search returns (final policy,
+chosen move and diagnostics computed by the same functions);
 :class:`omega_cluster.search.batched.CompiledSearches` runs ``ISMCTS`` searches through them.
 """
 
@@ -14,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -31,7 +37,7 @@ from omega_cluster.search.fast.game import FastLeaf
 from omega_cluster.search.fast.specialize import tree_for
 from omega_cluster.search.result import SearchDiagnostics, SearchResult
 
-__all__ = ["FastResults", "Forward", "run_batched", "search_result"]
+__all__ = ["CompiledTree", "FastResults", "Forward", "run_batched", "search_result"]
 
 Forward = Callable[..., tuple[np.ndarray, np.ndarray]]
 """``forward(obs float32[B, O], feats float32[B, A, F], mask bool[B, A]) -> (priors float64[B, A]
@@ -56,6 +62,7 @@ class FastResults:
     leaves: np.ndarray  # int64[K]: leaves evaluated (rollouts or network rows)
     tree_nodes: np.ndarray  # int64[K]
     histogram: np.ndarray  # int64[K, D]: simulations per selection depth
+    depths: np.ndarray  # int64[K]: the histogram's used length (the deepest depth + 1; 0: none)
     rng_states: np.ndarray  # uint64[K]: each search's splitmix64 state at the end
     forward_calls: int  # forward passes made (one per batch)
     rows: int  # leaf rows sent to forward, all batches together
@@ -159,53 +166,127 @@ def _check_inputs(fast: FastGame, roots: np.ndarray, players: np.ndarray, budget
     for name, arr in (("players", players), ("budgets", budgets), ("seeds", seeds)):
         if arr.shape != (k,):
             raise ValueError(f"run_batched: {name} must have shape ({k},), got {arr.shape}")
-    if k and (budgets.min() < 0 or players.min() < 0 or players.max() >= fast.num_players):
+    seats = players.tolist()  # K Python ints: cheaper to scan than numpy reductions
+    if k and (min(budgets.tolist()) < 0 or min(seats) < 0 or max(seats) >= fast.num_players):
         raise ValueError("run_batched: budgets must be >= 0 and players seats of the game")
     if leaf.network and forward is None:
         raise ValueError(f"run_batched: leaf {leaf.name!r} needs a forward function, got None")
 
 
+@dataclass
+class _Trees:
+    """The arrays of K trees of one largest budget (:func:`_allocate`) and the batch rows the
+    forward pass reads, kept between runs of that shape."""
+
+    k: int
+    budget: int
+    pool: tuple
+    bufs: tuple  # _allocate's buffers and, last, the rows' hidden codes (the critic leaf's)
+    run: np.ndarray
+    obs: np.ndarray
+    feats: np.ndarray
+    mask: np.ndarray
+    hid: np.ndarray
+    room: np.ndarray  # int64[1]: collect asks for a bigger edge pool
+
+
+class CompiledTree:
+    """One game's compiled tree for one leaf (:func:`_kernels`), set up once, and the arrays of
+    the K trees of its last run, which the next run of the same K and largest budget resets
+    instead of allocating (the edge pool keeps what it grew to). A run that starts while
+    another is in progress (another thread, a forward pass that searches) gets arrays of its
+    own."""
+
+    def __init__(self, fast: FastGame, leaf: FastLeaf) -> None:
+        self.fast, self.leaf = fast, leaf
+        self.tree, self.ctxs = _kernels(fast, leaf)
+        self._cfg: dict[tuple[str, float, float], np.ndarray] = {}
+        self._trees: _Trees | None = None
+        self._busy = threading.Lock()  # held by the run that uses self._trees
+
+    def _config_vector(self, config: ISMCTSConfig) -> np.ndarray:
+        key = (config.selection, config.dirichlet_alpha, config.dirichlet_fraction)
+        cfg = self._cfg.get(key)
+        if cfg is None:
+            cfg = self._cfg[key] = _config_vector(config, self.leaf)
+        return cfg
+
+    def _arrays(self, roots: np.ndarray, budgets: np.ndarray, owned: bool) -> _Trees:
+        """The arrays for these searches: the last run's, reset, when K and the largest budget
+        are the same; else new ones (:func:`_allocate`), kept for the next run when ``owned``."""
+        fast, k, budget = self.fast, roots.shape[0], max(budgets.tolist(), default=0)
+        t = self._trees if owned else None
+        if t is not None and t.k == k and t.budget == budget:
+            t.pool[4].fill(-1)  # the hash: every slot free
+            t.pool[5].fill(0)  # nodes and edges used
+            t.pool[6].fill(0.0)  # the roots' summed returns
+            t.bufs[4].fill(0)  # the depth histograms
+            t.bufs[11][:] = roots
+            t.run.fill(0)
+            return t
+        pool, bufs = _allocate(fast, roots, budgets)
+        rows, a = (k if self.leaf.network else 1), fast.max_legal
+        hid = np.zeros((rows, fast.hidden_size if self.leaf.critic else 0), np.float32)
+        t = _Trees(
+            k, budget, pool, (*bufs, hid), np.zeros((k, T.RUN_COLUMNS), np.int64),
+            np.zeros((rows, max(fast.obs_size, 1)), np.float32),
+            np.zeros((rows, a, max(fast.feat_size, 1)), np.float32), np.zeros((rows, a), np.bool_),
+            hid, np.zeros(1, np.int64),
+        )  # fmt: skip
+        if owned:
+            self._trees = t
+        return t
+
+    def run(self, roots: np.ndarray, players: np.ndarray, budgets: np.ndarray, seeds: np.ndarray,
+            config: ISMCTSConfig, forward: Forward | None = None) -> FastResults:  # fmt: skip
+        """Run K searches (row k: packed root ``roots[k]``, searcher ``players[k]``,
+        ``budgets[k]`` simulations, splitmix64 seed ``seeds[k]``), calling ``forward`` once per
+        batch of network leaves (see :data:`Forward`). The configuration must be one
+        :func:`.game.fast_path` accepts."""
+        fast, leaf = self.fast, self.leaf
+        roots, players = np.asarray(roots, np.int64), np.asarray(players, np.int64)
+        budgets, seeds = np.asarray(budgets, np.int64), np.asarray(seeds, np.uint64).copy()
+        _check_inputs(fast, roots, players, budgets, seeds, leaf, forward)
+        owned = self._busy.acquire(blocking=False)
+        try:
+            return self._run(self._arrays(roots, budgets, owned), budgets, players, seeds, config,
+                             forward)  # fmt: skip
+        finally:
+            if owned:
+                self._busy.release()
+
+    def _run(self, t: _Trees, budgets: np.ndarray, players: np.ndarray, seeds: np.ndarray,
+             config: ISMCTSConfig, forward: Forward | None) -> FastResults:  # fmt: skip
+        fast, leaf = self.fast, self.leaf
+        run, hid, room = t.run, t.hid, t.room
+        run[:, T.R_BUDGET], run[:, T.R_PLAYER] = budgets, players
+        cfg = self._config_vector(config)
+        explore, bonus = _tables(config, t.budget + 3)
+        calls = rows = 0
+        while True:
+            room[0] = 0
+            b = self.tree.collect(*self.ctxs, t.pool, t.bufs, run, cfg, explore, bonus, seeds,
+                                  t.obs, t.feats, t.mask, room)  # fmt: skip
+            if b:
+                assert forward is not None
+                extra = (hid[:b],) if leaf.critic else ()
+                priors, values = _forward(forward, t.obs[:b], t.feats[:b], t.mask[:b], extra,
+                                          fast.num_players)  # fmt: skip
+                calls += 1
+                rows += b
+                self.tree.finish(t.pool, t.bufs, run, cfg, seeds, priors, values)
+            if room[0]:
+                t.pool = _grow(t.pool)
+            elif b == 0:
+                break
+        return _results(fast, t.pool, t.bufs, run, seeds, calls, rows)
+
+
 def run_batched(fast: FastGame, roots: np.ndarray, players: np.ndarray, budgets: np.ndarray,
                 seeds: np.ndarray, config: ISMCTSConfig, leaf: FastLeaf,
                 forward: Forward | None = None) -> FastResults:  # fmt: skip
-    """Run K searches (row k: packed root ``roots[k]``, searcher ``players[k]``, ``budgets[k]``
-    simulations, splitmix64 seed ``seeds[k]``), calling ``forward`` once per batch of network
-    leaves (see :data:`Forward`). The configuration must be one :func:`.game.fast_path` accepts."""
-    roots, players = np.asarray(roots, np.int64), np.asarray(players, np.int64)
-    budgets, seeds = np.asarray(budgets, np.int64), np.asarray(seeds, np.uint64).copy()
-    _check_inputs(fast, roots, players, budgets, seeds, leaf, forward)
-    k = roots.shape[0]
-    tree, ctxs = _kernels(fast, leaf)
-    pool, bufs = _allocate(fast, roots, budgets)
-    run = np.zeros((k, T.RUN_COLUMNS), np.int64)
-    run[:, T.R_BUDGET], run[:, T.R_PLAYER] = budgets, players
-    cfg = _config_vector(config, leaf)
-    explore, bonus = _tables(config, int(budgets.max(initial=0)) + 3)
-    rows_cap = k if leaf.network else 1
-    a = fast.max_legal
-    obs = np.zeros((rows_cap, max(fast.obs_size, 1)), np.float32)
-    feats = np.zeros((rows_cap, a, max(fast.feat_size, 1)), np.float32)
-    mask = np.zeros((rows_cap, a), np.bool_)
-    hid = np.zeros((rows_cap, fast.hidden_size if leaf.critic else 0), np.float32)
-    bufs = (*bufs, hid)  # bufs[12]: the rows' hidden codes (the critic leaf's)
-    calls = rows = 0
-    room = np.zeros(1, np.int64)
-    while True:
-        room[0] = 0
-        b = tree.collect(*ctxs, pool, bufs, run, cfg, explore, bonus, seeds, obs, feats, mask, room)
-        if b:
-            assert forward is not None
-            extra = (hid[:b],) if leaf.critic else ()
-            priors, values = _forward(forward, obs[:b], feats[:b], mask[:b], extra,
-                                      fast.num_players)  # fmt: skip
-            calls += 1
-            rows += b
-            tree.finish(pool, bufs, run, cfg, seeds, priors, values)
-        if room[0]:
-            pool = _grow(pool)
-        elif b == 0:
-            break
-    return _results(fast, pool, bufs, run, seeds, calls, rows)
+    """One :meth:`CompiledTree.run` of a fresh :class:`CompiledTree` (its arguments there)."""
+    return CompiledTree(fast, leaf).run(roots, players, budgets, seeds, config, forward)
 
 
 def _forward(forward: Forward, obs: np.ndarray, feats: np.ndarray, mask: np.ndarray,
@@ -229,23 +310,18 @@ def _forward(forward: Forward, obs: np.ndarray, feats: np.ndarray, mask: np.ndar
 
 def _results(fast: FastGame, pool: tuple, bufs: tuple, run: np.ndarray, seeds: np.ndarray,
              calls: int, rows: int) -> FastResults:  # fmt: skip
-    a = fast.max_legal
-    n_legal = pool[0][:, 0, T.N_COUNT].copy()
-    cols = np.arange(a)
-    edges = np.minimum(pool[0][:, :1, T.N_FIRST] + cols, pool[2].shape[1] - 1)
-    live = cols[None, :] < n_legal[:, None]
-    take = np.take_along_axis
-    legal = np.where(live, take(pool[2][:, :, T.E_ACTION], edges, 1), -1)
-    visits = np.where(live, take(pool[2][:, :, T.E_VISITS], edges, 1), 0)
-    means = np.where(live & (visits > 0), take(pool[3][:, :, T.F_MEAN], edges, 1), np.nan)
-    sims = run[:, T.R_SIMS].copy()
-    with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(sims[:, None] > 0, pool[6] / np.maximum(sims, 1)[:, None], 0.0)
-    prior = np.where(live, bufs[10], 0.0)
+    """What the trees found, read out by the compiled :func:`.nodes.harvest` into new arrays
+    (the trees' own are reused by the next run)."""
+    k, a = run.shape[0], fast.max_legal
+    legal, visits = np.empty((k, a), np.int64), np.empty((k, a), np.int64)
+    means, prior = np.empty((k, a)), np.empty((k, a))
+    value, counts = np.empty((k, fast.num_players)), np.empty((k, 5), np.int64)
+    T.harvest(pool, bufs, run, legal, visits, means, prior, value, counts)
     return FastResults(
-        legal=legal, n_legal=n_legal, visits=visits, means=means, root_value=value, prior=prior,
-        simulations=sims, leaves=run[:, T.R_LEAVES].copy(), tree_nodes=pool[5][:, 0].copy(),
-        histogram=bufs[4].copy(), rng_states=seeds, forward_calls=calls, rows=rows,
+        legal=legal, n_legal=counts[:, 0], visits=visits, means=means, root_value=value,
+        prior=prior, simulations=counts[:, 1], leaves=counts[:, 2], tree_nodes=counts[:, 3],
+        histogram=bufs[4].copy(), depths=counts[:, 4], rng_states=seeds, forward_calls=calls,
+        rows=rows,
     )  # fmt: skip
 
 
@@ -254,14 +330,12 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
     """Row ``k`` as the Python search's :class:`SearchResult` (``hidden``: the game has hidden
     information, so every simulation drew a world)."""
     n = int(results.n_legal[k])
-    legal = [int(x) for x in results.legal[k, :n]]
-    visits = [int(x) for x in results.visits[k, :n]]
-    values = [float(x) for x in results.means[k, :n]]
+    legal: list[int] = results.legal[k, :n].tolist()
+    visits: list[int] = results.visits[k, :n].tolist()
+    values: list[float] = results.means[k, :n].tolist()
     policy = final_policy(visits)
     index = choose_action(policy, visits, config.temperature, rng)
-    hist = [int(x) for x in results.histogram[k]]
-    while hist and hist[-1] == 0:
-        hist.pop()
+    hist: list[int] = results.histogram[k, : results.depths[k]].tolist()
     sims = int(results.simulations[k])
     diagnostics = SearchDiagnostics(
         simulations=sims, determinizations=sims if hidden else 0, seconds=seconds,
@@ -271,5 +345,5 @@ def search_result(results: FastResults, k: int, player: int, config: ISMCTSConfi
     return SearchResult(
         player=player, action=legal[index], legal=tuple(legal), policy=tuple(policy),
         visits=tuple(visits), action_values=tuple(values),
-        root_value=tuple(float(x) for x in results.root_value[k]), diagnostics=diagnostics,
+        root_value=tuple(results.root_value[k].tolist()), diagnostics=diagnostics,
     )  # fmt: skip

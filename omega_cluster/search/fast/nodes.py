@@ -37,7 +37,7 @@ from omega_cluster.search._layout import (  # the fields of the pool's records
     N_VISITS,
 )
 
-__all__ = ["backup", "choose", "dirichlet", "find_slot", "gamma_variate", "new_node"]
+__all__ = ["backup", "choose", "dirichlet", "find_slot", "gamma_variate", "harvest", "new_node"]
 
 _HASH = np.int64(-7046029254386353131)  # Fibonacci hashing constant
 _LOG4 = math.log(4.0)
@@ -225,3 +225,41 @@ def dirichlet(pool: tuple, k: int, alpha: float, frac: float, rs: np.ndarray) ->
         total = 1.0
     for j in range(m):
         stat[first + j, F_PRIOR] = (1.0 - frac) * stat[first + j, F_PRIOR] + frac * draws[j] / total
+
+
+@njit(cache=True)
+def harvest(
+    pool: tuple,
+    bufs: tuple,
+    run: np.ndarray,
+    legal: np.ndarray,
+    visits: np.ndarray,
+    means: np.ndarray,
+    prior: np.ndarray,
+    value: np.ndarray,
+    counts: np.ndarray,
+) -> None:
+    """What each search found, row ``k`` for search ``k``: the root's legal actions (-1 past
+    them), their visits (0), mean returns (nan past them and unvisited), clean priors (0), the
+    mean return of every player over the simulations (0 with none), and ``counts[k]`` = (legal
+    actions, simulations, leaves, tree nodes, the depth histogram's used length)."""
+    node, edge, stat, used, total, hist = pool[0], pool[2], pool[3], pool[5], pool[6], bufs[4]
+    for k in range(run.shape[0]):
+        n = node[k, 0, N_COUNT] if used[k, 0] > 0 else 0
+        first = node[k, 0, N_FIRST]
+        for j in range(legal.shape[1]):
+            if j < n:
+                e = first + j
+                legal[k, j], visits[k, j] = edge[k, e, E_ACTION], edge[k, e, E_VISITS]
+                means[k, j] = stat[k, e, F_MEAN] if visits[k, j] > 0 else np.nan
+                prior[k, j] = bufs[10][k, j]
+            else:
+                legal[k, j], visits[k, j], means[k, j], prior[k, j] = -1, 0, np.nan, 0.0
+        sims = run[k, R_SIMS]
+        for p in range(value.shape[1]):
+            value[k, p] = total[k, p] / sims if sims > 0 else 0.0
+        depth = hist.shape[1]
+        while depth > 0 and hist[k, depth - 1] == 0:
+            depth -= 1
+        counts[k, 0], counts[k, 1], counts[k, 2] = n, sims, run[k, R_LEAVES]
+        counts[k, 3], counts[k, 4] = used[k, 0], depth
