@@ -312,6 +312,7 @@ def test_heads_that_need_a_hidden_state_are_refused_where_the_encoder_has_none()
         ("gate.alpha", 0.7, "in (0, 0.5)"),
         ("gate.slice_level", 1.0, "in (0, 1)"),
         ("gate.margin", 1.0, "in [-1, 1)"),
+        ("gate.opening_moves", -1, "an int >= 0"),
         ("cluster.backend", "k8s", "ray, local"),
         ("cluster.mode", "semi", "sync, async"),
         ("cluster.self_play_actors", 0, "an int >= 1"),
