@@ -123,7 +123,7 @@ def bench(
     opponents = [*REFERENCES, *filter(None, [PERFECT.get(settings.game.name)])]
     rows = []
     with bench_play(config, workers) as play:
-        for minute in minutes or [run_minutes(registry)]:
+        for minute in minutes or [round(run_minutes(registry), 1)]:
             champion = champion_at(registry, minute)
             played = games_at(store, start, minute)
             for kind in KINDS:
