@@ -29,6 +29,7 @@ STRENGTH = (
     "bench_scaling",
     "bench_training",
     "bench_tuned",
+    "bench_zero",
 )  # run when named: long strength measurements
 
 

@@ -9,8 +9,9 @@ their ratio or the bar it is held to, the command that reproduces it, the date a
 was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
 
 ``python -m bench.results`` rewrites the tables between ``<!-- results:<table> -->`` and
-``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength`` and ``baselines``: the service against an
-outside baseline, one row per game, its cells in :attr:`Figure.cells`) and in
+``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength``, ``baselines``:
+the service against an outside baseline, one row per game, and ``zero``: a run from nothing against
+reference bots, one row per minute and player, their cells in :attr:`Figure.cells`) and in
 ``README.md`` (table ``headline``: the figures that carry a ``headline`` label), leaving the text
 around them alone; ``--check`` only says whether they are up to date (exit status 1 if not);
 ``--root DIR`` reads ``DIR/docs/results/`` and rewrites the documents under ``DIR`` instead of
@@ -31,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = ("speed", "strength", "baselines")
+TABLES = ("speed", "strength", "baselines", "zero")
+CELL_TABLES = ("baselines", "zero")  # one row per figure, its cells after the game (Figure.cells)
 DOCUMENTS = {"docs/results.md": TABLES, "README.md": ("headline",)}
 # the tables list the benchmarks bottom-up: the engines, search, the network, training, the service
 ORDER = (
@@ -62,6 +64,7 @@ ORDER = (
     "bench_training",
     "bench_scaling",
     "bench_baselines",
+    "bench_zero",
 )
 COLUMNS = {
     "speed": ("benchmark", "figure", "reference (same run)", "ratio / bar", "command", "measured"),
@@ -81,6 +84,21 @@ COLUMNS = {
         "command",
         "measured",
     ),
+    # a run from nothing (run=zero, bench_zero) at minutes of its training: its champion then,
+    # as the search and as the network alone, against OpenSpiel's MCTSBot with random rollouts
+    # (score, a draw a half, Wilson 95%; W-D-L), and tic-tac-toe's perfect-play test
+    "zero": (
+        "game",
+        "minutes",
+        "self-play games",
+        "champion",
+        "player",
+        "vs MCTS-100",
+        "vs MCTS-1000",
+        "vs MCTS-10000 (perfect play: no loss)",
+        "command",
+        "measured",
+    ),
 }
 
 
@@ -95,7 +113,7 @@ class Figure:
     command: str = ""  # the command that reproduces it
     table: str = "speed"  # "speed" or "strength"
     headline: str = ""  # a short label: the figure also goes into the README's small table
-    cells: tuple[str, ...] = ()  # a "baselines" row: its cells after the game (COLUMNS)
+    cells: tuple[str, ...] = ()  # a CELL_TABLES row: its cells after the game (COLUMNS)
 
 
 def results_dir() -> Path:
@@ -178,7 +196,7 @@ def render_table(table: str, entries: Iterable[dict[str, Any]]) -> str:
             for e in sorted(entries, key=lambda e: e.get("table", "speed") != "speed")
             if e.get("headline")
         ]
-    elif table == "baselines":  # the game is the name's last part
+    elif table in CELL_TABLES:  # the game is the name's last part
         rows = [
             (
                 e["name"].rsplit(", ", 1)[-1],

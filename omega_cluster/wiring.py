@@ -267,6 +267,7 @@ def gate_service_config(settings: Settings) -> GateServiceConfig:
         run_seed=settings.run.seed,
         chunk_games=g.chunk_games,
         paired=g.paired,
+        opening_moves=g.opening_moves,
         anchors=dict(g.anchors) or game_plugin(settings.game.name).rating_anchors(),
         anchor_games=g.anchor_games,
         anchor_network_games=g.anchor_network_games,

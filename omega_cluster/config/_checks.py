@@ -423,6 +423,7 @@ def _check_gate(p: _Problems, g: GateSettings, game: Game | None) -> None:
                  "the search tree")  # fmt: skip
     p.integer("gate.chunk_games", g.chunk_games, 1)
     p.flag("gate.paired", g.paired)
+    p.integer("gate.opening_moves", g.opening_moves, 0)
     p.integer("gate.anchor_games", g.anchor_games, 0)
     p.integer("gate.anchor_network_games", g.anchor_network_games, 0, optional=True)
     if not isinstance(g.anchors, Mapping):

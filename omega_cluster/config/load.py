@@ -190,6 +190,8 @@ def _preset_game_name(directory: Path, option: str | None) -> str | None:
             defaults = yaml.safe_load((directory / f"{_PRIMARY}.yaml").read_text())["defaults"]
             option = next(d["game"] for d in defaults if isinstance(d, dict) and "game" in d)
         preset = yaml.safe_load((directory / "game" / f"{option}.yaml").read_text()) or {}
+        if isinstance(preset.get("game"), dict):  # a preset of package _global_ (connect_four)
+            preset = preset["game"]
         name = preset.get("name", GameSettings.name)
     except (OSError, KeyError, TypeError, AttributeError, StopIteration, yaml.YAMLError):
         return None

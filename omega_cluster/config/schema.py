@@ -154,6 +154,10 @@ class GateSettings:
     player: str = "network"  # how both sides play the bench: network (greedy policy) | search
     bench_simulations: int = ISMCTSConfig.simulations  # player=search: simulations per move
     paired: bool = True  # 2 players: a deal's seat-swapped games are a pair (N > 2: always)
+    # the first decisions of every bench deal drawn at random, the same in both games of the
+    # deal: a game without chance (connect four) between greedy networks would otherwise play
+    # one game on every deal (0 = off: a game with chance varies by itself)
+    opening_moves: int = 0
     chunk_games: int = 20  # games per bench task fanned out to the workers
     # the fixed anchors each champion is rated against: player spec -> its fixed Elo; empty: the
     # game's own ladder (its plugin's: Mexican Train's officers Ensign, Lieutenant, Commander at

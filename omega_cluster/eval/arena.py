@@ -20,6 +20,10 @@ same whoever sits where: the deal seed is :func:`~omega_cluster.games.chance.der
 to ``new_initial_state`` (implicit chance: shuffles) and seeds the chance ``random.Random`` that
 samples explicit chance nodes (Kuhn's, Leduc's and Goofspiel's deals), which therefore depends on
 the deal only. Each seat's player gets its own ``random.Random`` from ``(seed, "player", i, seat)``.
+A game without chance (connect four, tic-tac-toe) between deterministic players (a greedy
+network) would repeat one game on every deal, so :func:`play_game` can open each deal with
+``opening`` decisions drawn uniformly from the legal actions by an rng of the deal seed alone:
+the deal is then its opening, shared by every seating of it (the gate's paired deals).
 Per step the arena uses ``random.Random`` rather than numpy, whose per-call overhead is larger
 than a draw (see :mod:`omega_cluster.games.api`).
 
@@ -164,15 +168,19 @@ def play_game(
     rngs: Sequence[random.Random] | None = None,
     counts: CountsHook | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
+    opening: int = 0,
 ) -> GameRecord:
-    """Play one game of deal ``seed`` with ``players_by_seat[s]`` in seat ``s``.
+    """Play one game of deal ``seed`` with ``players_by_seat[s]`` in seat ``s``; its first
+    ``opening`` decisions are the deal's random opening (module docstring), not the players'.
 
     ``rngs`` (one per seat) default to ``derive_seed(seed, "player", 0, seat)``.
     """
     _check_table(game, players_by_seat)
+    if isinstance(opening, bool) or not isinstance(opening, int) or opening < 0:
+        raise ArenaError(f"opening must be an int >= 0 (decisions), got {opening!r}")
     if rngs is None:
         rngs = [random.Random(derive_seed(seed, "player", 0, s)) for s in range(game.num_players)]
-    return _play(game, players_by_seat, seed, rngs, counts, max_steps, 0, 0, 0, None)
+    return _play(game, players_by_seat, seed, rngs, counts, max_steps, 0, 0, 0, None, opening)
 
 
 def play_match(
@@ -246,11 +254,21 @@ def _play(
     deal: int,
     rotation: int,
     seating: tuple[int, ...] | None,
+    opening: int = 0,
 ) -> GameRecord:
-    """The game loop: chance from the deal's rng, one action per acting player, until the end."""
+    """The game loop: chance from the deal's rng, one action per acting player (the first
+    ``opening`` decisions uniform from the deal's opening rng), until the end."""
     state = game.new_initial_state(deal_seed)
     chance_rng = random.Random(derive_seed(deal_seed, "chance"))
+    opening_rng = random.Random(derive_seed(deal_seed, "opening"))
     decisions = steps = 0
+
+    def act(player: int) -> int:
+        if decisions < opening:  # the deal's opening
+            legal = state.legal_actions(player)
+            return legal[opening_rng.randrange(len(legal))]
+        return by_seat[player].act(state, player, rngs[player])
+
     while acting := state.current_players:
         steps += 1
         if steps > max_steps:
@@ -262,11 +280,10 @@ def _play(
                 sample_chance(state.chance_outcomes(), chance_rng.random())
             )
         elif len(acting) == 1:
-            player = acting[0]
-            state.apply_action(by_seat[player].act(state, player, rngs[player]))
+            state.apply_action(act(acting[0]))
             decisions += 1
         else:
-            joint = tuple(by_seat[p].act(state, p, rngs[p]) for p in acting)
+            joint = tuple(act(p) for p in acting)
             state.apply_joint_action(joint)
             decisions += len(acting)
     n = game.num_players

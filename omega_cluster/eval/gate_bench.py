@@ -39,10 +39,18 @@ CANDIDATE, CHAMPION = "@candidate", "@champion"
 
 
 def gate_specs(
-    game: str, params: Mapping[str, Any], players: int, *, seed: int, deals: range
+    game: str,
+    params: Mapping[str, Any],
+    players: int,
+    *,
+    seed: int,
+    deals: range,
+    opening: int = 0,
 ) -> tuple[MatchSpec, ...]:
     """Two games per deal (module docstring), adjacent: arm ``"a"`` holds the candidate at the
-    focus seat, arm ``"b"`` the swapped seats (2 players) or the all-champion control (N > 2)."""
+    focus seat, arm ``"b"`` the swapped seats (2 players) or the all-champion control (N > 2).
+    ``opening``: each deal's first decisions at random, the same in both games (a game without
+    chance then plays a different game on every deal)."""
     specs: list[MatchSpec] = []
     for d in deals:
         deal_seed = derive_seed(seed, "deal", d)
@@ -56,7 +64,7 @@ def gate_specs(
         for focus, seating, arm in seatings:
             specs.append(match_spec(game, seating, deal_seed, params=dict(params),
                                     index=len(specs), deal=d, rotation=focus, focus=focus,
-                                    arm=arm))  # fmt: skip
+                                    arm=arm, opening=opening))  # fmt: skip
     return tuple(specs)
 
 

@@ -118,6 +118,7 @@ class GateServiceConfig:
     run_seed: int = 0  # each bench's deals derive from it and the candidate's version
     chunk_games: int = 10  # games per bench task
     paired: bool = True  # 2 players: a deal's two seatings form a pair (pentanomial statistics)
+    opening_moves: int = 0  # each deal's first decisions at random (a game without chance)
     # the fixed anchors a champion is rated against (player spec -> Elo) and its games against
     # each, per objective and player kind (0: none); the run's tables (None: game_params')
     anchors: Mapping[str, float] = field(default_factory=dict)
@@ -278,7 +279,7 @@ class Gatekeeper:
         for i, table in enumerate(self.tables):
             table_seed = derive_seed(seed, table.key) if len(self.tables) > 1 else seed
             specs = gate_specs(self.game_name, table.params, table.players, seed=table_seed,
-                               deals=deals)  # fmt: skip
+                               deals=deals, opening=self.service_config.opening_moves)  # fmt: skip
             for chunk in chunk_specs(specs, size=size):
                 tasks.append(BenchTask(chunk, dict(roles)))
                 owner.append(i)

@@ -79,6 +79,7 @@ class MatchSpec:
     rotation: int = 0  # which seating of the deal this game is
     focus: int | None = None  # seat of the player under test (paired design), else None
     arm: str = ""  # paired design: "a" or "b"; "" outside a paired design
+    opening: int = 0  # the deal's first decisions drawn at random (arena.play_game's opening)
 
     def __post_init__(self) -> None:
         if not self.seats:
@@ -112,6 +113,7 @@ def match_spec(
     rotation: int = 0,
     focus: int | None = None,
     arm: str = "",
+    opening: int = 0,
 ) -> MatchSpec:
     """A :class:`MatchSpec` with normalized parameters; ``players`` defaults to ``len(seats)`` and
     seat seeds to ``derive_seed(deal_seed, "player", rotation, seat)``."""
@@ -129,6 +131,7 @@ def match_spec(
         rotation=rotation,
         focus=focus,
         arm=arm,
+        opening=opening,
     )
 
 
@@ -197,6 +200,7 @@ def play_spec(
         rngs=rngs,
         counts=_hook(game, counts),
         max_steps=max_steps,
+        opening=spec.opening,
     )
     record = dataclasses.replace(record, index=spec.index, deal=spec.deal, rotation=spec.rotation)
     return SpecResult(spec=spec, record=record, objective=game.spec.objective)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+TABLES = ("speed", "strength", "baselines", "zero")  # bench.results.TABLES: docs/results.md's
 
 SAMPLE = {
     "bench": "bench_sample",
@@ -63,7 +64,7 @@ def _markers(*tables: str) -> str:
 def test_the_tables_are_rendered_from_the_json(tmp_path: Path) -> None:
     (tmp_path / "docs" / "results").mkdir(parents=True)
     (tmp_path / "docs" / "results" / "bench_sample.json").write_text(json.dumps(SAMPLE))
-    (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength", "baselines"))
+    (tmp_path / "docs" / "results.md").write_text(_markers(*TABLES))
     (tmp_path / "README.md").write_text(_markers("headline"))
     assert _results(tmp_path, "--check").returncode == 1  # "old" is not the table
     done = _results(tmp_path)
@@ -71,7 +72,9 @@ def test_the_tables_are_rendered_from_the_json(tmp_path: Path) -> None:
     assert _results(tmp_path, "--check").returncode == 0
 
     results = (tmp_path / "docs" / "results.md").read_text()
-    assert "old" not in results and results.count("after") == 3 and "intro speed" in results
+    assert (
+        "old" not in results and results.count("after") == len(TABLES) and "intro speed" in results
+    )
     speed = results.split("<!-- results:speed -->\n")[1].split("<!-- /results:speed -->")[0]
     assert speed.splitlines() == [
         "| benchmark | figure | reference (same run) | ratio / bar | command | measured |",
@@ -142,7 +145,7 @@ def test_a_baselines_row_is_recorded_and_rendered_cell_by_cell(tmp_path: Path) -
     _record(BASELINE_ROW, results)
     figure = json.loads((results / "bench_baselines.json").read_text())["figures"][0]
     assert figure["table"] == "baselines" and len(figure["cells"]) == 7
-    (tmp_path / "docs" / "results.md").write_text(_markers("speed", "strength", "baselines"))
+    (tmp_path / "docs" / "results.md").write_text(_markers(*TABLES))
     (tmp_path / "README.md").write_text(_markers("headline"))
     assert _results(tmp_path).returncode == 0
     text = (tmp_path / "docs" / "results.md").read_text()

@@ -115,18 +115,24 @@ def test_smoke_overrides_the_other_groups() -> None:
 
 @pytest.mark.parametrize(("group", "option"), PRESETS)
 def test_every_preset_file_composes(group: str, option: str) -> None:
-    """Each file of each group is an option; each game also with the smoke preset."""
-    overrides = [f"{group}={option}"] + (["run=smoke"] if group == "game" else [])
+    """Each file of each group is an option; each game also with the smoke preset, or with
+    run=zero for a game preset of package _global_ (a game without a rule-based player, which
+    sets its search and gate keys: connect_four)."""
+    expected = OmegaConf.to_container(OmegaConf.load(CONF / group / f"{option}.yaml"))
+    zero = group == "game" and isinstance(expected, dict) and "game" in expected
+    run = "zero" if zero else "smoke"
+    overrides = [f"{group}={option}"] + ([f"run={run}"] if group == "game" else [])
     s = load_settings(overrides)
     assert isinstance(s, Settings)
     if group == "run":
         assert s.run.name == option
     if group == "game":
-        expected = OmegaConf.to_container(OmegaConf.load(CONF / "game" / f"{option}.yaml"))
         assert isinstance(expected, dict)
-        name = expected.get("name", GameSettings.name)  # a preset says only what differs
-        assert (s.game.name, s.game.params) == (name, expected["params"])
-        assert s.run.name == "smoke"
+        game = expected["game"] if zero else expected
+        assert isinstance(game, dict)
+        name = game.get("name", GameSettings.name)  # a preset says only what differs
+        assert (s.game.name, s.game.params) == (name, game.get("params", {}))
+        assert s.run.name == run
 
 
 def test_cluster_and_gate_presets() -> None:
@@ -306,6 +312,7 @@ def test_heads_that_need_a_hidden_state_are_refused_where_the_encoder_has_none()
         ("gate.alpha", 0.7, "in (0, 0.5)"),
         ("gate.slice_level", 1.0, "in (0, 1)"),
         ("gate.margin", 1.0, "in [-1, 1)"),
+        ("gate.opening_moves", -1, "an int >= 0"),
         ("cluster.backend", "k8s", "ray, local"),
         ("cluster.mode", "semi", "sync, async"),
         ("cluster.self_play_actors", 0, "an int >= 1"),
