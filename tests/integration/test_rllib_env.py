@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 from cluster_helpers import fresh_ray
-from conftest import ECOSYSTEM_GAMES, ecosystem_ids, load_example
+from ecosystem_games import ECOSYSTEM_GAMES, ecosystem_ids, load_example
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 

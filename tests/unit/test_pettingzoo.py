@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ECOSYSTEM_GAMES, ecosystem_ids, load_example
+from ecosystem_games import ECOSYSTEM_GAMES, ecosystem_ids, load_example
 from pettingzoo.test import (
     api_test,
     parallel_api_test,
