@@ -11,9 +11,11 @@ ours could catch anything.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 
-from omega_cluster.errors import exit_interrupted, exit_on_interrupt
+from omega_cluster.errors import INTERRUPTED, exit_interrupted, exit_on_interrupt
 
 PROG = "omega-cluster"  # as omega_cluster.cli.args.PROG, which is not imported yet
 
@@ -23,6 +25,13 @@ def main() -> int:
     with exit_on_interrupt(PROG):
         from omega_cluster.cli import main as run_command  # seconds: torch
     status = run_command()
+    if status == INTERRUPTED:
+        # the command has stopped what it started (Ray, MLflow) and printed its line; the
+        # interpreter's teardown after an embedded Ray's shutdown can crash in native code
+        # (SIGSEGV instead of 130), so an interrupted command ends here, its streams flushed
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
     # what runs after (Ray's and MLflow's exit handlers) must not print a traceback either
     signal.signal(signal.SIGINT, lambda signum, frame: exit_interrupted(PROG))
     return status
