@@ -1,19 +1,29 @@
-"""A run from nothing (``run=zero``) against OpenSpiel's reference bots, and those bots' ladder.
+"""A run from nothing (``run=zero``) against reference players, and OpenSpiel's bots' ladder.
 
 ``python -m bench.bench_zero --run runs/<run dir> [--minutes 15 30 60] [--games 200]
 [--workers 2] [--seed S] [--save]``: at each minute of the run, the champion it had then (the last
 promotion decided before that minute; ``v0`` before any; without ``--minutes``, the run's final
-champion at the run's last decision) plays each reference bot — OpenSpiel's ``MCTSBot`` with
-random rollouts at 100 and 1,000 simulations (``openspiel_mcts:<n>``: the evaluation of
-OpenSpiel's own AlphaZero), and on tic-tac-toe also at 10,000 simulations, which plays it
-perfectly enough that a perfect player never loses to it — in ``--games`` games, each deal once
-per seat, as the two players its weights make: the search at the gate's budget
-(``gate.bench_simulations``, PUCT on the network's prior and value) and the network alone
-(greedy). Each line gives W-D-L and the score (a draw a half) with its 95% Wilson interval; the
-deals derive from ``--seed`` (never the run's own seed, whose anchor games the run has already
-played). ``--save`` records one row per (minute, player) in ``docs/results/bench_zero.json``
-(the ``zero`` table of ``docs/results.md``: the minutes, the self-play games stored by then, the
-champion and its scores).
+champion at the run's last decision) plays each reference in ``--games`` games, each deal once
+per seat (the reference at every other seat), as the two players its weights make: the search at
+the gate's budget (``gate.bench_simulations``, PUCT on the network's prior and value) and the
+network alone (greedy). The deals derive from ``--seed`` (never the run's own seed, whose anchor
+games the run has already played). :func:`references` chooses the references by game:
+
+* a perfect-information OpenSpiel game (turn-based): OpenSpiel's ``MCTSBot`` with random rollouts
+  at 100 and 1,000 simulations (``openspiel_mcts:<n>``: the evaluation of OpenSpiel's own
+  AlphaZero), and on tic-tac-toe also at 10,000 simulations, which plays it perfectly enough that
+  a perfect player never loses to it. Each line gives W-D-L and the score (a draw a half) with its
+  95% Wilson interval (the ``zero`` table of ``docs/results.md``).
+* any other game (a user's own, hidden information, chance, more than two players): ``random``,
+  and the run's untrained ``v0`` playing as the same kind (its search, or its network alone) — on
+  each deal v0 sits in the champion's seat of the deal's other games, so the pair of games is
+  paired by deal. Each line gives the champion's score (head-to-head against the other seats, a
+  tie a half) and its fair share (win share x players, 1.0 = par) with 95% Student-t intervals by
+  deal, the deals the independent sample (``AnchorResult.paired_interval`` and
+  ``fair_share_interval``; the ``zero_own`` table).
+
+``--save`` records one row per (minute, player) in ``docs/results/bench_zero.json`` (the minutes,
+the self-play games stored by then, the champion and its scores).
 
 ``python -m bench.bench_zero --ladder connect_four [--games 200]``: the game preset's anchors
 (``gate.anchors`` of ``conf/game/<game>.yaml``: random and the MCTS bots) against each other,
@@ -30,7 +40,6 @@ import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,35 +52,49 @@ from omega_cluster.data import ShardStore
 from omega_cluster.eval.anchors import KINDS, play_anchor
 from omega_cluster.eval.arena import play_match
 from omega_cluster.eval.gatekeeper import BenchWorker, GateServiceConfig
-from omega_cluster.eval.rating import bradley_terry
+from omega_cluster.eval.rating import AnchorResult, bradley_terry
 from omega_cluster.eval.stats import wilson_interval
+from omega_cluster.games.api import Game
 from omega_cluster.games.registry import make_game
 from omega_cluster.model.registry import ModelRegistry, ModelVersion
 from omega_cluster.pipeline.run_state import RunPaths
-from omega_cluster.wiring import gate_service_config, load_run_settings
+from omega_cluster.players.registry import available_players
+from omega_cluster.wiring import build_game, gate_service_config, load_run_settings
 
-REFERENCES = ("openspiel_mcts:100", "openspiel_mcts:1000")
+MCTS = ("openspiel_mcts:100", "openspiel_mcts:1000")  # a perfect-information OpenSpiel game's
 PERFECT = {"openspiel:tic_tac_toe": "openspiel_mcts:10000"}  # a game's perfect-play test
+V0 = "@v0"  # the role token of the run's untrained v0 at the reference's seats
+OWN = ("random", V0)  # any other game's
 COMMAND = "python -m bench.bench_zero"
 
 
-@dataclass(frozen=True)
-class Score:
-    """The champion's record against one reference bot."""
+def references(game: Game) -> tuple[str, ...]:
+    """The references a run's champions are benched against, by game (module docstring): MCTS
+    (and the perfect-play test) for a turn-based perfect-information game OpenSpiel's
+    ``MCTSBot`` plays, else :data:`OWN`."""
+    spec = game.spec
+    mcts = "openspiel_mcts" in available_players(game)
+    if spec.hidden_information or spec.simultaneous or not mcts:
+        return OWN
+    return (*MCTS, *filter(None, [PERFECT.get(spec.name)]))
 
-    opponent: str
-    wins: int
-    draws: int
-    losses: int
 
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
+def label(reference: str) -> str:
+    """How a line and the table name a reference (the v0 token as ``v0``)."""
+    return "v0" if reference == V0 else reference
 
-    def __str__(self) -> str:
-        ci = wilson_interval(self.wins + 0.5 * self.draws, self.games)
-        return (f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}] "
-                f"({self.wins}-{self.draws}-{self.losses})")  # fmt: skip
+
+def wilson(r: AnchorResult) -> str:
+    """Score (a draw a half) [95% Wilson] (W-D-L): a reference bot's cell."""
+    ci = wilson_interval(r.wins + 0.5 * r.draws, r.wins + r.draws + r.losses)
+    return f"{ci.estimate:.3f} [{ci.low:.3f}, {ci.high:.3f}] ({r.wins}-{r.draws}-{r.losses})"
+
+
+def by_deal(r: AnchorResult) -> str:
+    """Score and fair share [95% by deal] (games): a paired reference's cell."""
+    s, f = r.paired_interval(), r.fair_share_interval()
+    return (f"{s.estimate:.3f} [{s.low:.3f}, {s.high:.3f}]; fair share {f.estimate:.2f} "
+            f"[{f.low:.2f}, {f.high:.2f}] ({r.wins + r.draws + r.losses} games)")  # fmt: skip
 
 
 def champion_at(registry: ModelRegistry, minute: float) -> ModelVersion:
@@ -114,13 +137,16 @@ def bench(
 ) -> list[dict[str, Any]]:
     """Every (minute, player kind) row: the champion then and its scores (module docstring)."""
     settings = load_run_settings(run_dir, [f"run.seed={seed}"])
-    registry = ModelRegistry(run_dir, game=settings.game.name)
+    game = build_game(settings)
+    registry = ModelRegistry(run_dir, game=game.spec.name)  # a user's game: not its import path
     store = ShardStore(RunPaths(run_dir, settings.run.shard_store).store_uri)
     start = registry.get(0).created
     config = gate_service_config(settings)
     assert config.fleet is not None
     table = config.fleet.slices[0]
-    opponents = [*REFERENCES, *filter(None, [PERFECT.get(settings.game.name)])]
+    opponents = references(game)
+    show = wilson if opponents[0] in MCTS else by_deal
+    roles = {V0: registry.get(0).uri}
     rows = []
     with bench_play(config, workers) as play:
         for minute in minutes or [round(run_minutes(registry), 1)]:
@@ -128,34 +154,37 @@ def bench(
             played = games_at(store, start, minute)
             for kind in KINDS:
                 began = time.perf_counter()
-                scores = []
-                for opponent in opponents:
-                    r = play_anchor(config, champion.version, champion.uri, play,
-                                    anchor=opponent, table=table, games=games, kind=kind)  # fmt: skip
-                    scores.append(Score(opponent, r.wins, r.draws, r.losses))
+                scores = [play_anchor(config, champion.version, champion.uri, play,
+                                      anchor=opponent, table=table, games=games, kind=kind,
+                                      roles=roles) for opponent in opponents]  # fmt: skip
                 player = (f"search, {settings.gate.bench_simulations} simulations"
                           if kind == "search" else "network alone")  # fmt: skip
                 rows.append({"game": settings.game.name, "minutes": minute, "games": played,
                              "champion": champion.version, "player": player, "scores": scores})  # fmt: skip
                 print(f"{minute:g} min ({played} self-play games), champion v{champion.version}, "
-                      f"{player}: " + "; ".join(f"vs {s.opponent} {s}" for s in scores)
+                      f"{player}: " + "; ".join(f"vs {label(s.anchor)} {show(s)}" for s in scores)
                       + f" ({time.perf_counter() - began:.0f} s)", flush=True)  # fmt: skip
     return rows
 
 
 def figures(rows: Sequence[dict[str, Any]], command: str) -> list[Figure]:
-    """The ``zero`` table's rows (one per minute and player)."""
+    """The table rows (one per minute and player): the ``zero`` table's against the MCTS bots,
+    the ``zero_own`` table's against :data:`OWN`."""
     out = []
     for row in rows:
-        by = {s.opponent: s for s in row["scores"]}
-        perfect = by.get(PERFECT.get(row["game"], ""))
-        cells = (f"{row['minutes']:g}", str(row["games"]), f"v{row['champion']}", row["player"],
-                 *(str(by[o]) for o in REFERENCES),
-                 f"{perfect.losses} losses in {perfect.games}" if perfect else "")  # fmt: skip
+        by = {s.anchor: s for s in row["scores"]}
+        own = OWN[0] in by
+        head = (f"{row['minutes']:g}", str(row["games"]), f"v{row['champion']}", row["player"])
+        if own:
+            cells = (*head, *(by_deal(by[o]) for o in OWN))
+        else:
+            p = by.get(PERFECT.get(row["game"], ""))
+            losses = f"{p.losses} losses in {p.wins + p.draws + p.losses}" if p else ""
+            cells = (*head, *(wilson(by[o]) for o in MCTS), losses)
         out.append(Figure(
             name=f"zero champion at {row['minutes']:g} min, {row['player']}, {row['game']}",
-            figure=cells[4], reference=REFERENCES[0], command=command, table="zero",
-            cells=cells,
+            figure=cells[4], reference=label((OWN if own else MCTS)[0]), command=command,
+            table="zero_own" if own else "zero", cells=cells,
         ))  # fmt: skip
     return out
 

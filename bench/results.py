@@ -10,8 +10,9 @@ was measured at. ``--quick`` runs record nothing: their figures are smoke checks
 
 ``python -m bench.results`` rewrites the tables between ``<!-- results:<table> -->`` and
 ``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength``, ``baselines``:
-the service against an outside baseline, one row per game, and ``zero``: a run from nothing against
-reference bots, one row per minute and player, their cells in :attr:`Figure.cells`) and in
+the service against an outside baseline, one row per game, ``zero``: a run from nothing against
+reference bots, one row per minute and player, their cells in :attr:`Figure.cells`, and
+``zero_own``: the same for a game without those bots, against random and the run's v0) and in
 ``README.md`` (table ``headline``: the figures that carry a ``headline`` label), leaving the text
 around them alone; ``--check`` only says whether they are up to date (exit status 1 if not);
 ``--root DIR`` reads ``DIR/docs/results/`` and rewrites the documents under ``DIR`` instead of
@@ -32,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = ("speed", "strength", "baselines", "zero")
-CELL_TABLES = ("baselines", "zero")  # one row per figure, its cells after the game (Figure.cells)
+TABLES = ("speed", "strength", "baselines", "zero", "zero_own")
+# one row per figure, its cells after the game (Figure.cells)
+CELL_TABLES = ("baselines", "zero", "zero_own")
 DOCUMENTS = {"docs/results.md": TABLES, "README.md": ("headline",)}
 # the tables list the benchmarks bottom-up: the engines, search, the network, training, the service
 ORDER = (
@@ -96,6 +98,20 @@ COLUMNS = {
         "vs MCTS-100",
         "vs MCTS-1000",
         "vs MCTS-10000 (perfect play: no loss)",
+        "command",
+        "measured",
+    ),
+    # the same for any other game (a user's own: bench_zero.references), against random and the
+    # run's untrained v0 in the champion's seats of each deal: the champion's head-to-head score
+    # and fair share (win share x players, 1.0 = par), Student-t 95% intervals by deal
+    "zero_own": (
+        "game",
+        "minutes",
+        "self-play games",
+        "champion",
+        "player",
+        "vs random: score; fair share (95%, by deal)",
+        "vs v0 (paired): score; fair share (95%, by deal)",
         "command",
         "measured",
     ),

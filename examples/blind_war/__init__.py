@@ -22,6 +22,11 @@ workers (a ``py_modules`` runtime env)::
 
     PYTHONPATH=examples omega-cluster train run=smoke game.name=blind_war:BlindWarGame
 
+From nothing (``run=zero``: random weights, PUCT on the network's prior and value; the
+``heuristic`` goes unused, the champions are rated against random)::
+
+    PYTHONPATH=examples omega-cluster train run=zero game.name=blind_war:BlindWarGame
+
 On the local cluster (``make local-cluster``) or with ``ray job submit``, the job's driver runs in
 the uploaded copy of the repository, so give it the path relative to the repository
 (``ray job submit``: ``--runtime-env-json '{"env_vars": {"PYTHONPATH": "examples"}}'``)::

@@ -243,9 +243,11 @@ def _missing_option(err: MissingConfigException, directory: Path) -> ConfigError
     if not group:
         return ConfigError(f"{_compact(err)} (config directory {directory})")
     available = sorted(p.stem for p in (directory / group).glob("*.yaml"))
+    # a game of one's own is named by its import path, a key (the arena's game= takes either)
+    own = f"; a game's import path is a key: game.name={option}" if ":" in option else ""
     return ConfigError(
         f"unknown option {option!r} of config group {group!r} ({group}={option}); available: "
-        f"{', '.join(available) or 'none'} (the files {directory / group}/*.yaml)"
+        f"{', '.join(available) or 'none'} (the files {directory / group}/*.yaml){own}"
     )
 
 

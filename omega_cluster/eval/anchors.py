@@ -133,15 +133,19 @@ def play_anchor(
     table: TableSlice,
     games: int,
     kind: str,
+    roles: Mapping[str, str] | None = None,
 ) -> AnchorResult:
-    """The champion at ``uri`` (playing as ``kind``) against ``anchor`` at ``table``."""
+    """The champion at ``uri`` (playing as ``kind``) against ``anchor`` at ``table``. ``roles``:
+    further role tokens and their checkpoint URIs, so that ``anchor`` may name one — another
+    checkpoint, playing as ``kind`` too (a run's untrained v0 as the reference)."""
     from omega_cluster.eval.gatekeeper import BenchTask
 
     seed = derive_seed(config.run_seed, "anchor", version, table.key)
     specs = anchor_specs(_game_name(config), table.params, table.players, anchor, seed=seed,
                          games=games)  # fmt: skip
     size = max(table.players, config.chunk_games // table.players * table.players)
-    tasks = [BenchTask(c, {CHAMPION: uri}, kind=kind) for c in chunk_specs(specs, size=size)]
+    role_uris = {**(roles or {}), CHAMPION: uri}
+    tasks = [BenchTask(c, role_uris, kind=kind) for c in chunk_specs(specs, size=size)]
     results = sorted((r for rs in play(tasks) for r in rs),
                      key=lambda r: (r.spec.deal, r.spec.rotation))  # fmt: skip
     scored = [_score(r) for r in results]

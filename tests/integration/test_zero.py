@@ -8,15 +8,22 @@ real self-play, Arrow shards, learner, gate and anchor games; only the sizes are
 ``bench/bench_zero.py`` benches the tic-tac-toe run's champions against the reference bots and
 records the rows of ``docs/results.md``'s ``zero`` table (run as a command: tests do not import
 ``bench/``; into a temporary results directory).
+
+A user's game (``examples/blind_war``, whose plugin has a rule-based player) under ``run=zero``
+is rated against random alone, never its heuristic; a smoke-sized run of it is benched against
+the references the bench chooses for a game without OpenSpiel's bots — random and the run's
+untrained v0, paired by deal — into the ``zero_own`` table.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -25,13 +32,14 @@ from omega_cluster.config.load import _preset_game_name
 from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.players.registry import make_player
 from omega_cluster.service import run_training
-from omega_cluster.wiring import build_game
+from omega_cluster.wiring import build_game, gate_service_config
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning")
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMES = {"connect_four": "openspiel:connect_four", "tic_tac_toe": "openspiel:tic_tac_toe"}
 REFERENCES = {"random", "openspiel_mcts:100", "openspiel_mcts:1000"}
+USER_GAME = "blind_war:BlindWarGame"  # examples/blind_war: a rule-based player, no preset
 # the smoke sizes (run=smoke's, and the games small enough that a run takes seconds)
 SMOKE = ["cluster=inprocess", "model=small", "run.iterations=2", "run.games_per_iteration=8",
          "search.simulations=8", "gate.bench_simulations=8", "gate.max_games=40",
@@ -66,8 +74,21 @@ def test_a_game_without_a_teacher_under_the_default_run_names_the_keys() -> None
     assert "set it to 0" in text and "Traceback" not in text
 
 
+def test_the_zero_preset_on_a_users_game_rates_against_random_alone(blind_war: ModuleType) -> None:
+    assert "heuristic" in blind_war.PLUGIN.players  # the game has one, and the run leaves it be
+    s = load_settings(["run=zero", f"game.name={USER_GAME}"])
+    assert (s.search.leaf, s.search.selection) == ("network", "puct")
+    assert s.learner.warm_start_games == 0
+    assert gate_service_config(s).anchors == {"random": 1000.0}  # not the game's own ladder
+    # the OpenSpiel presets keep their reference bots beside it; a value replaces the mapping
+    assert set(load_settings(["run=zero", "game=connect_four"]).gate.anchors) == REFERENCES
+    assert load_settings(["run=zero", "game=connect_four", "gate.anchors={random:900}"]
+                         ).gate.anchors == {"random": 900.0}  # fmt: skip
+
+
 def _train(preset: str, root: Path, *overrides: str) -> Path:
-    settings = load_settings(["run=zero", f"game={preset}", *SMOKE, f"run.dir={root}", *overrides])
+    game = f"game.name={preset}" if ":" in preset else f"game={preset}"
+    settings = load_settings(["run=zero", game, *SMOKE, f"run.dir={root}", *overrides])
     run_training(settings, config_yaml=to_yaml(settings), progress=False)
     return root
 
@@ -100,7 +121,7 @@ def test_a_smoke_sized_connect_four_run_completes(tmp_path: Path) -> None:
 
 
 def _bench(*args: str, results: Path) -> str:
-    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    paths = [str(ROOT), str(ROOT / "examples"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "OMEGA_RESULTS_DIR": str(results), "PYTHONPATH": os.pathsep.join(paths)}
     done = subprocess.run([sys.executable, "-m", "bench.bench_zero", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
@@ -135,3 +156,39 @@ def test_bench_zero_ladder_rates_the_presets_anchors(tmp_path: Path) -> None:
     out = _bench("--ladder", "tic_tac_toe", "--games", "2", results=tmp_path)
     assert "random: 1000 " in out and "openspiel_mcts:1000:" in out and "(preset: 1667)" in out
     assert not (tmp_path / "bench_zero.json").exists()  # the ladder records nothing
+
+
+@pytest.fixture(scope="module")
+def user_game_run(blind_war: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _train(USER_GAME, tmp_path_factory.mktemp("zero") / "bw", "tracking.enabled=false")
+
+
+def test_bench_zero_pairs_a_users_games_champions_with_random_and_v0(
+    user_game_run: Path, tmp_path: Path
+) -> None:
+    state = json.loads((user_game_run / "pipeline.json").read_text())
+    assert {r["anchor"] for r in state["anchor_slices"]} == {"random"}  # the run's anchors
+    out = _bench("--run", str(user_game_run), "--minutes", "0", "60", "--games", "4",
+                 "--workers", "1", "--save", results=tmp_path)  # fmt: skip
+    figures = json.loads((tmp_path / "bench_zero.json").read_text())["figures"]
+    assert len(figures) == 4  # (0 and 60 minutes) x (search, network alone)
+    champion = ModelRegistry(user_game_run, game="blind_war").champion
+    assert champion is not None
+    number = r"(-?[\d.]+|-?inf)"
+    cell = re.compile(rf"{number} \[{number}, {number}\]; fair share {number} "
+                      rf"\[{number}, {number}\] \(4 games\)")  # fmt: skip
+    for f in figures:
+        minutes, _, version, player, vs_random, vs_v0 = f["cells"]
+        assert f["table"] == "zero_own" and f["name"].endswith(", blind_war:BlindWarGame")
+        assert version == ("v0" if minutes == "0" else f"v{champion.version}")
+        assert player in ("search, 8 simulations", "network alone")
+        for text in (vs_random, vs_v0):  # score and fair share, each [95% by deal], 2 deals
+            found = cell.fullmatch(text)
+            assert found, text
+            score, fair = float(found[1]), float(found[4])
+            assert fair == pytest.approx(2 * score, abs=0.01)  # 2 players, no ties
+        if (minutes, player) == ("0", "network alone"):
+            # v0 against itself, greedy: each deal's two games are one game with the seats
+            # swapped, so every deal scores exactly a half (the pairing, by deal)
+            assert vs_v0 == "0.500 [0.500, 0.500]; fair share 1.00 [1.00, 1.00] (4 games)"
+    assert "vs random " in out and "vs v0 " in out and "openspiel_mcts" not in out

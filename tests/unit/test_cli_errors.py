@@ -164,6 +164,8 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
      ["no viable alternative at input '[1'"]),
     ("train-unknown-group-option", "train", ["game=nosuch", "--cfg"],
      ["unknown option 'nosuch' of config group 'game'", "available: "]),
+    ("train-import-path-as-game-option", "train", ["game=blind_war:BlindWarGame", "--cfg"],
+     ["unknown option 'blind_war:BlindWarGame'", "game.name=blind_war:BlindWarGame"]),
     ("train-run-dir-under-a-file", "train", [*TRAIN, "run.dir={file}/run"],
      ["run.dir='{file}/run': cannot write the run directory: {file} is a file"]),
     ("train-resume-missing", "train", [*TRAIN, "run.resume={missing}"],
