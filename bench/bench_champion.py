@@ -25,8 +25,7 @@ from typing import Any
 from omega_cluster.eval.anchors import play_anchor
 from omega_cluster.eval.gatekeeper import BenchTask, BenchWorker, GateServiceConfig
 from omega_cluster.eval.stats import wilson_interval
-from omega_cluster.model.registry import ModelRegistry
-from omega_cluster.wiring import gate_service_config, load_run_settings
+from omega_cluster.wiring import gate_service_config, load_run_settings, run_registry
 
 _WORKER: BenchWorker | None = None
 
@@ -52,7 +51,7 @@ def bench(
     only: int | None = None,
 ) -> list[str]:
     settings = load_run_settings(run_dir, overrides)
-    registry = ModelRegistry(run_dir, game=settings.game.name)
+    registry = run_registry(run_dir, settings)
     champion = registry.champion
     assert champion is not None
     out = []

@@ -37,10 +37,9 @@ from omega_cluster.eval.stats import ConfidenceInterval, head_to_head, mean_ci
 from omega_cluster.games.chance import derive_seed
 from omega_cluster.games.player import Player
 from omega_cluster.games.registry import make_game
-from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.model.threads import pin_threads
 from omega_cluster.players.registry import make_player
-from omega_cluster.wiring import leaf_spec, load_run_settings
+from omega_cluster.wiring import leaf_spec, load_run_settings, run_registry
 
 ANCHOR = "commander"
 CHAMPION = "@champion"
@@ -131,7 +130,7 @@ def bench(
     version: int | None = None,
 ) -> list[SliceFigure]:
     settings = load_run_settings(run_dir)
-    registry = ModelRegistry(run_dir, game=settings.game.name)
+    registry = run_registry(run_dir, settings)
     model = registry.champion if version is None else registry.get(version)
     if model is None:
         raise SystemExit(f"{run_dir}: no champion")

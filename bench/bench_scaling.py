@@ -31,9 +31,8 @@ from typing import Any
 from bench.bench_champion import _init, _play
 from bench.results import ROOT, Figure, record
 from omega_cluster.eval.anchors import play_anchor
-from omega_cluster.model.registry import ModelRegistry
 from omega_cluster.pipeline.run_state import PipelineState, RunPaths
-from omega_cluster.wiring import gate_service_config, load_run_settings
+from omega_cluster.wiring import gate_service_config, load_run_settings, run_registry
 
 WORKERS_READ = (2, 8, 32, 128)  # cluster sizes the fitted trend is read at
 
@@ -133,7 +132,7 @@ def _name(players: int) -> str:
 
 def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> dict[str, Any]:
     settings = load_run_settings(run_dir, [f"run.seed={seed}"])
-    registry = ModelRegistry(run_dir, game=settings.game.name)
+    registry = run_registry(run_dir, settings)
     state = PipelineState.load(RunPaths(run_dir).state, game=settings.game.name)
     games_per_row = state.games / max(1, state.records)
     rows = {v.version: float(v.metrics["rows_seen"]) for v in registry.versions

@@ -59,7 +59,7 @@ from omega_cluster.games.registry import make_game
 from omega_cluster.model.registry import ModelRegistry, ModelVersion
 from omega_cluster.pipeline.run_state import RunPaths
 from omega_cluster.players.registry import available_players
-from omega_cluster.wiring import build_game, gate_service_config, load_run_settings
+from omega_cluster.wiring import build_game, gate_service_config, load_run_settings, run_registry
 
 MCTS = ("openspiel_mcts:100", "openspiel_mcts:1000")  # a perfect-information OpenSpiel game's
 PERFECT = {"openspiel:tic_tac_toe": "openspiel_mcts:10000"}  # a game's perfect-play test
@@ -138,7 +138,7 @@ def bench(
     """Every (minute, player kind) row: the champion then and its scores (module docstring)."""
     settings = load_run_settings(run_dir, [f"run.seed={seed}"])
     game = build_game(settings)
-    registry = ModelRegistry(run_dir, game=game.spec.name)  # a user's game: not its import path
+    registry = run_registry(run_dir, settings)
     store = ShardStore(RunPaths(run_dir, settings.run.shard_store).store_uri)
     start = registry.get(0).created
     config = gate_service_config(settings)

@@ -75,6 +75,7 @@ __all__ = [
     "load_run_settings",
     "model_config",
     "network_spec",
+    "run_registry",
     "search_config",
     "selfplay_config",
     "selfplay_worker",
@@ -304,6 +305,12 @@ def load_run_settings(run_dir: str | Path, overrides: Sequence[str] = ()) -> Set
     return validate(settings)
 
 
+def run_registry(run_dir: str | Path, settings: Settings) -> ModelRegistry:
+    """The model registry of the run at ``run_dir``, opened under the game name the run recorded
+    (the game's own name: a user's game is configured by its import path)."""
+    return ModelRegistry(run_dir, game=build_game(settings).spec.name)
+
+
 def champion_player(
     game: Game,
     run: str,
@@ -346,7 +353,7 @@ def champion_player(
             f"champion: run {run} trained {trained.spec.name} with {counts} players; this table "
             f"is {game.spec.name} with {game.num_players}"
         )
-    registry = ModelRegistry(run, game=trained.spec.name)  # what the run recorded
+    registry = run_registry(run, settings)
     model = registry.champion if version is None else registry.get(version)
     if model is None:
         why = "" if registry.path.exists() else f" (no {registry.path.name})"
