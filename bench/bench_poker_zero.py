@@ -158,33 +158,40 @@ def read_run(run_dir: Path) -> Run:
         minutes = 0.0 if v.version == 0 else (float(v.decided or start) - start) / 60.0
         missing = tuple(k for k in KINDS if (v.version, k) not in recorded)
         began = time.perf_counter()
-        values = {(v.version, k): x for k, x in champion_exploitability(config, v.version, v.uri,
-                                                                        kinds=missing)}  # fmt: skip
+        for kind, value in champion_exploitability(config, v.version, v.uri, kinds=missing):
+            recorded[v.version, kind] = value
         if missing:
             print(f"v{v.version}: exploitability of {', '.join(missing)} computed here "
                   f"({time.perf_counter() - began:.1f} s)", flush=True)  # fmt: skip
-        values.update(recorded)
         champions.append(Champion(v.version, minutes, games_at(store, start, minutes),
-                                  values[v.version, "network"], values[v.version, "search"]))  # fmt: skip
+                                  recorded[v.version, "network"], recorded[v.version, "search"]))  # fmt: skip
     minutes = run_minutes(registry)
     return Run(game, minutes, games_at(store, start, minutes), tuple(champions),
-               _snapshots(config, registry, recorded, start), settings.gate.bench_simulations)  # fmt: skip
+               _snapshots(config, registry, store, recorded, start),
+               settings.gate.bench_simulations)  # fmt: skip
 
 
 def _snapshots(
-    config: Any, registry: ModelRegistry, recorded: dict[tuple[int, str], float], start: float
+    config: Any,
+    registry: ModelRegistry,
+    store: ShardStore,
+    recorded: dict[tuple[int, str], float],
+    start: float,
 ) -> tuple[tuple[int, Point], ...]:
     """The learner's snapshots as the network alone, at most :data:`SNAPSHOTS` evenly spaced
-    (the last always), each at the time it was made; a champion's recorded value is reused."""
+    (the last always) and every one whose value is known (``recorded``: the champions), each at
+    the time it was made and the games stored by then."""
     made = [v for v in registry.versions if v.version > 0 and Path(v.uri).exists()]
     step = max(1, math.ceil(len(made) / SNAPSHOTS))
-    chosen = made[::-1][::step][::-1]
+    spaced = {v.version for v in made[::-1][::step]}
+    chosen = [v for v in made if v.version in spaced or (v.version, "network") in recorded]
     points = []
     for v in chosen:
         value = recorded.get((v.version, "network"))
         if value is None:
             value = champion_exploitability(config, v.version, v.uri, kinds=("network",))[0][1]
-        points.append((v.version, Point(v.created - start, 0, value)))
+        seconds = v.created - start
+        points.append((v.version, Point(seconds, games_at(store, start, seconds / 60.0), value)))
     return tuple(points)
 
 
@@ -411,9 +418,10 @@ def plot(
                  else f"service champion, search ({run.simulations} simulations)")  # fmt: skip
         ax.step(xs, [*ys, ys[-1]], style, where="post", marker="o", markevery=len(ys) * [True]
                 + [False], label=label)  # fmt: skip
-    if not by_games and run.snapshots:
-        ax.plot([p.seconds / 60.0 for _, p in run.snapshots], [p.value for _, p in run.snapshots],
-                ".", color="grey", alpha=0.6, label="learner's snapshots, network")  # fmt: skip
+    if run.snapshots:
+        ax.plot([p.games if by_games else p.seconds / 60.0 for _, p in run.snapshots],
+                [p.value for _, p in run.snapshots], ".", color="grey", alpha=0.6,
+                label="learner's snapshots, network")  # fmt: skip
     if nfsp:
         ax.plot([p.games if by_games else p.seconds / 60.0 for p in nfsp],
                 [p.value for p in nfsp], "-", marker=".", label="OpenSpiel NFSP (PyTorch)")  # fmt: skip
@@ -421,7 +429,7 @@ def plot(
         last = cfr_plus[-1]
         if by_games:
             ax.axhline(last.value, color="black", ls=":",
-                       label=f"CFR+ after {last.games:,} iterations ({last.seconds:.1f} s)")  # fmt: skip
+                       label=f"CFR+ after {last.games:,} iterations ({last.seconds:.2f} s)")  # fmt: skip
         else:
             ax.plot([p.seconds / 60.0 for p in cfr_plus] + [run.minutes],
                     [p.value for p in cfr_plus] + [last.value], ":", color="black",
@@ -430,6 +438,7 @@ def plot(
     ax.set_yscale("log")
     if by_games:
         ax.set_xscale("symlog", linthresh=100)
+        ax.set_xlim(left=0)
     ax.set_xlabel("self-play games (NFSP: episodes)" if by_games else "wall-clock minutes")
     ax.set_ylabel("exploitability (NashConv / 2)")
     ax.set_title(f"{run.game}: run=zero beside NFSP and CFR+")
