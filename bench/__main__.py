@@ -26,6 +26,7 @@ STRENGTH = (
     "bench_fleet",
     "bench_leaf",
     "bench_openspiel_bots",
+    "bench_poker_zero",
     "bench_scaling",
     "bench_training",
     "bench_tuned",

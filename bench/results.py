@@ -2,17 +2,20 @@
 
 A benchmark prints its figures and then hands the main ones to :func:`record`, which writes them
 to ``docs/results/<bench>.json``, one file per benchmark. A run's speed figures replace all the
-speed figures of that benchmark (one run measures them all, at one setting); a strength figure
-replaces only the one of the same name (each is a long run of its own, kept until rerun). Each
-figure carries what it measures, the figure, the reference measured in the same run,
-their ratio or the bar it is held to, the command that reproduces it, the date and the commit it
-was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
+speed figures of that benchmark (one run measures them all, at one setting), and so do a run's
+figures of a table one run measures whole (:data:`WHOLE_TABLES`: a poker game's exploitability
+table); a strength figure replaces only the one of the same name (each is a long run of its own,
+kept until rerun). Each figure carries what it measures, the figure, the reference measured in
+the same run, their ratio or the bar it is held to, the command that reproduces it, the date and
+the commit it was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
 
 ``python -m bench.results`` rewrites the tables between ``<!-- results:<table> -->`` and
 ``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength``, ``baselines``:
 the service against an outside baseline, one row per game, ``zero``: a run from nothing against
-reference bots, one row per minute and player, their cells in :attr:`Figure.cells`, and
-``zero_own``: the same for a game without those bots, against random and the run's v0) and in
+reference bots, one row per minute and player, ``zero_own``: the same for a game without those
+bots, against random and the run's v0, and ``exploitability_<game>``: a run from nothing in
+Leduc or Kuhn poker by its exploitability beside NFSP and CFR+, one row per champion; their
+cells in :attr:`Figure.cells`) and in
 ``README.md`` (table ``headline``: the figures that carry a ``headline`` label), leaving the text
 around them alone; ``--check`` only says whether they are up to date (exit status 1 if not);
 ``--root DIR`` reads ``DIR/docs/results/`` and rewrites the documents under ``DIR`` instead of
@@ -33,9 +36,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLES = ("speed", "strength", "baselines", "zero", "zero_own")
+POKER = ("exploitability_leduc_poker", "exploitability_kuhn_poker")  # a table per game
+TABLES = ("speed", "strength", "baselines", "zero", "zero_own", *POKER)
 # one row per figure, its cells after the game (Figure.cells)
-CELL_TABLES = ("baselines", "zero", "zero_own")
+CELL_TABLES = ("baselines", "zero", "zero_own", *POKER)
+# tables one run measures whole: a recording replaces all of the benchmark's figures there
+WHOLE_TABLES = ("speed", *POKER)
 DOCUMENTS = {"docs/results.md": TABLES, "README.md": ("headline",)}
 # the tables list the benchmarks bottom-up: the engines, search, the network, training, the service
 ORDER = (
@@ -67,6 +73,7 @@ ORDER = (
     "bench_scaling",
     "bench_baselines",
     "bench_zero",
+    "bench_poker_zero",
 )
 COLUMNS = {
     "speed": ("benchmark", "figure", "reference (same run)", "ratio / bar", "command", "measured"),
@@ -114,6 +121,27 @@ COLUMNS = {
         "vs v0 (paired): score; fair share (95%, by deal)",
         "command",
         "measured",
+    ),
+    # a run from nothing in poker (run=zero, bench_poker_zero) by its exploitability (NashConv /
+    # 2, exact): each champion at its promotion and at the run's end, the learner's latest
+    # snapshot then, and OpenSpiel's NFSP and CFR+ at the same minutes (NFSP also at the same
+    # self-play games)
+    **dict.fromkeys(
+        POKER,
+        (
+            "game",
+            "minutes",
+            "self-play games",
+            "champion",
+            "champion network",
+            "champion search",
+            "learner's latest snapshot, network",
+            "NFSP at equal minutes",
+            "NFSP at equal games",
+            "CFR+ at equal minutes",
+            "command",
+            "measured",
+        ),
     ),
 }
 
@@ -169,8 +197,8 @@ def record(bench: str, figures: Sequence[Figure], *, quick: bool = False) -> Pat
     path = results_dir() / f"{bench}.json"
     old = json.loads(path.read_text(encoding="utf-8"))["figures"] if path.exists() else []
     labels = {e["name"]: e.get("headline", "") for e in old}  # a rerun keeps its README label
-    if any(f.table == "speed" for f in figures):
-        old = [e for e in old if e.get("table", "speed") != "speed"]
+    whole = {f.table for f in figures} & set(WHOLE_TABLES)
+    old = [e for e in old if e.get("table", "speed") not in whole]
     stamp = {"date": dt.datetime.now(dt.UTC).date().isoformat(), "source": _commit()}
     new = {
         f.name: {**asdict(f), "headline": f.headline or labels.get(f.name, ""), **stamp}

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLES = ("speed", "strength", "baselines", "zero", "zero_own")  # bench.results.TABLES
+# bench.results.TABLES: docs/results.md's
+TABLES = ("speed", "strength", "baselines", "zero", "zero_own", "exploitability_leduc_poker",
+          "exploitability_kuhn_poker")  # fmt: skip
 
 SAMPLE = {
     "bench": "bench_sample",
@@ -127,6 +129,27 @@ def test_record_replaces_speed_figures_and_keeps_strength_ones(tmp_path: Path) -
         ("strength b", "0.6"),
     ]
     assert all(f["date"] and f["source"] for f in figures)
+
+
+POKER_ROWS = """
+from bench.results import Figure, record
+table = "exploitability_kuhn_poker"
+record("bench_sample", [Figure("strength a", "0.5", table="strength"),
+                        Figure("v0, kuhn_poker", "0.45", table=table),
+                        Figure("v3, kuhn_poker", "0.30", table=table)])
+record("bench_sample", [Figure("v1, kuhn_poker", "0.40", table=table)])  # a new run: its rows only
+"""
+
+
+def test_a_poker_table_is_replaced_whole_by_a_new_run(tmp_path: Path) -> None:
+    """One run measures a poker game's table whole: a new run's rows replace the old run's
+    (whose champions need not recur), and the benchmark's other figures stay."""
+    _record(POKER_ROWS, tmp_path)
+    figures = json.loads((tmp_path / "bench_sample.json").read_text())["figures"]
+    assert [(f["name"], f["figure"]) for f in figures] == [
+        ("strength a", "0.5"),
+        ("v1, kuhn_poker", "0.40"),
+    ]
 
 
 BASELINE_ROW = """
