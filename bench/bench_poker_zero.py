@@ -57,7 +57,7 @@ from omega_cluster.games.chance import derive_seed
 from omega_cluster.model.registry import ModelRegistry, ModelVersion
 from omega_cluster.model.threads import pin_threads
 from omega_cluster.pipeline.run_state import PipelineState, RunPaths
-from omega_cluster.wiring import gate_service_config, load_run_settings
+from omega_cluster.wiring import gate_service_config, load_run_settings, run_registry
 
 AXIS = {"leduc_poker": "minutes", "kuhn_poker": "games"}  # what each game is read against
 # OpenSpiel's NFSP examples (open_spiel/python/examples/nfsp_{leduc,kuhn}_pytorch.py), verbatim;
@@ -146,7 +146,7 @@ def read_run(run_dir: Path) -> Run:
     game = settings.game.name
     if game not in AXIS:
         raise BenchError(f"{run_dir}: a run of {game!r}; game must be one of {', '.join(AXIS)}")
-    registry = ModelRegistry(run_dir, game=game)
+    registry = run_registry(run_dir, settings)
     paths = RunPaths(run_dir, settings.run.shard_store)
     store = ShardStore(paths.store_uri)
     kept = PipelineState.load(paths.state, game=game).exploitability
