@@ -136,12 +136,16 @@ def _targets_alive(
 class Chaos:
     """Kills a live target every ``gap`` seconds (drawn from ``rng``), ``kills`` times. Targets
     come in rounds of a seeded random order of all four, so every target is hit as often as
-    the others (a target that is not up is skipped for the next)."""
+    the others. A target that is not up is waited for (the driver is one once the store holds a
+    shard, which a loaded machine can take a while to write) and skipped for the next only after
+    ``patience`` seconds: skipping at once let a short soak's few kills miss a target."""
 
     def __init__(
-        self, rng: random.Random, kills: int, gap: tuple[float, float], state: Path
-    ) -> None:
+        self, rng: random.Random, kills: int, gap: tuple[float, float], state: Path,
+        patience: float = 90.0,
+    ) -> None:  # fmt: skip
         self.rng, self.left, self.gap, self.state = rng, kills, gap, state
+        self.patience = patience
         self.next_at = time.monotonic() + rng.uniform(*gap)
         self.kills: Counter[str] = Counter()
         self.order: list[str] = []
@@ -149,10 +153,13 @@ class Chaos:
     def _next_target(self, alive: dict[str, list[int]]) -> str | None:
         if not self.order:
             self.order = self.rng.sample(sorted(TARGETS), len(TARGETS))
+        waited = time.monotonic() - self.next_at  # how long the round's next target kept us
         for target in list(self.order):
             if alive.get(target):
                 self.order.remove(target)
                 return target
+            if waited < self.patience:
+                return None
         return None
 
     def step(self, marker: str, driver: subprocess.Popen[bytes], log: Any) -> str | None:
