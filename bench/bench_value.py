@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -72,19 +73,33 @@ COUNTS_MODEL = "counts model (GBM)"
 class Lever:
     """One row of the report: a network trained on one training set with one setting changed."""
 
+    key: str  # its name on the command line (``--levers``)
     name: str
     rows: str  # the training set: "games" (all rows of --games games), "thin" (--rows-per-game
-    # random rows of each of --thin-games games) or "all" (all rows of --thin-games games)
+    # random rows of each of --thin-games games), "all" (all rows of --thin-games games) or
+    # "thin-search" (the "thin" rows, each with the root value of ROOT_SEARCH at its position)
     overrides: tuple[str, ...] = ()  # settings on top of the bench's base
 
 
 LEVERS = (
-    Lever("default", "games"),
-    Lever("weight decay 1e-1", "games", ("learner.weight_decay=0.1",)),
-    Lever("critic targets", "games", ("model.critic=true", "learner.value_target=critic")),
-    Lever("k rows per game, more games", "thin"),
-    Lever("all rows, more games", "all"),
+    Lever("default", "default", "games"),
+    Lever("decay", "weight decay 1e-1", "games", ("learner.weight_decay=0.1",)),
+    Lever(
+        "critic", "critic targets", "games", ("model.critic=true", "learner.value_target=critic")
+    ),
+    Lever("thin", "k rows per game, more games", "thin"),
+    Lever("all", "all rows, more games", "all"),
+    Lever(
+        "search",
+        "search root values, k rows per game",
+        "thin-search",
+        ("learner.value_target=search",),
+    ),
 )
+ROOT_SEARCH = "ismcts:commander_rollout:64:c_uct=0.7"
+"""The search whose root value is the "search root values" lever's target: the mean outcome of
+its Commander playouts over worlds its player cannot tell apart — the value of the information
+set (under Commander's play), not of the one deal that was dealt."""
 
 
 @dataclass(frozen=True)
@@ -129,19 +144,34 @@ def teacher_store(settings: object, games: int, seed: int, directory: Path) -> S
     return write_store(teacher_games(settings, games, seed), directory)
 
 
+def with_root_values(settings: object, games: list[list[Record]], seed: int) -> list[list[Record]]:
+    """``games`` with every record's ``root_value`` the :data:`ROOT_SEARCH`'s at its position
+    (rebuilt from the record's seed and history; a fresh tree each)."""
+    game = build_game(settings)  # type: ignore[arg-type]
+    searcher = make_player(ROOT_SEARCH, game)
+    rng, out = random.Random(seed), []
+    for rows in games:
+        out.append([])
+        for r in rows:
+            state = game.replay(r.game_seed, r.history)
+            searcher.reset()
+            result = searcher.search.search(state, r.player, rng)  # type: ignore[attr-defined]
+            out[-1].append(replace(r, root_value=np.asarray(result.root_value, np.float32)))
+    return out
+
+
 def training_stores(
-    settings: object, games: int, thin_games: int, k: int, seed: int, work: Path
-) -> dict[str, ShardStore]:
-    """The three training sets of :class:`Lever` from one pass of ``thin_games`` games."""
+    settings: object, games: int, thin_games: int, k: int, seed: int, work: Path,
+    wanted: set[str],
+) -> dict[str, ShardStore]:  # fmt: skip
+    """The training sets ``wanted`` of :class:`Lever` from one pass of ``thin_games`` games."""
     rng = np.random.default_rng(seed)
     pool = list(teacher_games(settings, thin_games, seed))
     thin = [[rows[j] for j in sorted(rng.choice(len(rows), min(k, len(rows)), replace=False))]
             for rows in pool]  # fmt: skip
-    return {
-        "games": write_store(pool[:games], work / "games"),
-        "thin": write_store(thin, work / "thin"),
-        "all": write_store(pool, work / "all"),
-    }
+    sets = {"games": lambda: pool[:games], "thin": lambda: thin, "all": lambda: pool,
+            "thin-search": lambda: with_root_values(settings, thin, seed + 3)}  # fmt: skip
+    return {name: write_store(sets[name](), work / name) for name in sorted(wanted)}
 
 
 def store_table(store: ShardStore) -> pa.Table:
@@ -304,9 +334,10 @@ def run(players: int, args: argparse.Namespace, work: Path) -> list[dict]:
     assert isinstance(game, MexicanTrainGame)
     t0 = time.perf_counter()
     thin = args.thin_games
-    stores = training_stores(
-        plain, args.games, thin, args.rows_per_game, args.seed, work / f"{players}p"
-    )
+    t1 = time.perf_counter()
+    stores = training_stores(plain, args.games, thin, args.rows_per_game, args.seed,
+                             work / f"{players}p", {lever.rows for lever in args.levers} | {"all"})  # fmt: skip
+    print(f"{players}p: training sets {sorted(stores)} in {time.perf_counter() - t1:.0f} s")
     valid = positions(
         game, teacher_store(plain, args.heldout, args.seed + 2, work / f"valid{players}")
     )
@@ -321,7 +352,7 @@ def run(players: int, args: argparse.Namespace, work: Path) -> list[dict]:
     rows = [{"players": players, "row": COUNTS_MODEL, "step": 0, "phases": by_phase(test, own)}]
     trees = getattr(gbm, "n_iter_", 0)
     print(f"  {COUNTS_MODEL}: {trees} trees, fitted in {time.perf_counter() - t0:.0f} s")
-    for lever in LEVERS:
+    for lever in args.levers:
         t0 = time.perf_counter()
         model, step, curve = train_network(lever, base, stores[lever.rows], valid, args)
         phases = by_phase(test, predict(model, test.batch, players)[:, 0])
@@ -384,8 +415,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--every", type=int, default=50, help="steps between held-out losses")
     parser.add_argument("--seed", type=int, default=23201)
+    parser.add_argument("--levers", default=",".join(lever.key for lever in LEVERS),
+                        help="the levers to train, by key: " + ", ".join(
+                            f"{lever.key} ({lever.name})" for lever in LEVERS))  # fmt: skip
     parser.add_argument("--save", action="store_true", help="record in docs/results/")
     args = parser.parse_args(argv)
+    keys = {lever.key: lever for lever in LEVERS}
+    unknown = [k for k in args.levers.split(",") if k not in keys]
+    if unknown:
+        parser.error(f"--levers: {', '.join(unknown)} unknown; allowed: {', '.join(keys)}")
+    args.levers = [keys[k] for k in args.levers.split(",")]
     args.thin_games = max(args.thin_games or 4 * args.games, args.games)
     pin_threads(1)
     rows: list[dict] = []
@@ -395,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = (f"python -m bench.bench_value --players {args.players} --games {args.games} "
                f"--thin-games {args.thin_games} --rows-per-game {args.rows_per_game} "
                f"--heldout {args.heldout} --steps {args.steps} --every {args.every} "
-               f"--seed {args.seed}")  # fmt: skip
+               f"--seed {args.seed} --levers {','.join(lever.key for lever in args.levers)}")  # fmt: skip
     record("bench_value", figures(rows, command), quick=not args.save)
     return 0
 

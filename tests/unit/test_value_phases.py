@@ -5,6 +5,7 @@ every record."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -110,3 +111,20 @@ def test_positions_of_a_store_match_a_replay_of_every_record(tmp_path: Path) -> 
     first = table.column("decision_index").to_numpy() == 0
     assert pos.phase["q1"][first].all() and pos.phase["yard=deal"][first].all()
     assert np.allclose(pos.outcome[:, :2].sum(axis=1), 1.0)  # win shares of the two seats
+
+
+def test_the_search_lever_labels_every_row_with_its_positions_root_value() -> None:
+    """Each row of the "search root values" set gets the root value of a search from its own
+    position: one value per seat, inside the game's range, the rest of the record unchanged."""
+    settings = load_settings(["game.params.players=2", "game.params.rounds=1"])
+    games = list(bench_value.teacher_games(settings, 2, seed=5))
+    labelled = bench_value.with_root_values(settings, games, seed=6)
+    assert [len(g) for g in labelled] == [len(g) for g in games]
+    values = []
+    for before, after in zip(itertools.chain(*games), itertools.chain(*labelled), strict=True):
+        assert after.history == before.history and after.player == before.player
+        assert after.root_value is not None and after.root_value.shape == (2,)
+        values.append(after.root_value)
+    values_ = np.stack(values)
+    assert ((values_ >= 0) & (values_ <= 1)).all()
+    assert values_.std(axis=0).min() > 0.01  # positions differ: not one constant
