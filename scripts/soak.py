@@ -75,16 +75,26 @@ class SoakReport:
     invariants: dict[str, list[str]] = field(default_factory=dict)  # invariant -> problems
     left_running: list[str] = field(default_factory=list)  # processes alive after the last stop
     left_listening: list[str] = field(default_factory=list)  # their listening sockets
+    # the drivers' lines that say what stopped a run or may stop a resume (DRIVER_PROBLEMS)
+    driver_problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
         failed_exit = any(code != 0 for code in self.driver_exits[-1:])
         return not (any(self.invariants.values()) or self.left_running or self.left_listening
-                    or failed_exit)  # fmt: skip
+                    or failed_exit or self.driver_problems)  # fmt: skip
 
 
+# in a driver's log: the one line of an error that stopped it, and Ray's warning that an
+# actor's restart depends on constructor arguments it may not find again (Ray issue 53727)
+DRIVER_PROBLEMS = (": error: ", "constructor arguments in the object store")
 OPEN_ENDED = 100_000  # the driver's run.iterations: the soak, not the run, decides when it ends
+
+
+def driver_log(run_dir: Path) -> Path:
+    """Where every driver start of the soak writes its output (beside the run directory)."""
+    return run_dir.parent / f"{run_dir.name}-driver.log"
 
 
 def _decisions(state: Path) -> int:
@@ -195,7 +205,7 @@ def soak(run_dir: Path, *, kills: int, seed: int, mode: str, iterations: int,
     chaos = Chaos(random.Random(seed), kills, gap, state)
     damage = random.Random(seed + 1)  # the shards truncated between restarts
     start = time.monotonic()
-    logs = run_dir.parent / f"{run_dir.name}-driver.log"
+    logs = driver_log(run_dir)
     while time.monotonic() - start < timeout_s:
         resume = state.exists()  # killed before it wrote one: start anew
         report.resumes += resume
@@ -245,6 +255,10 @@ def _check(report: SoakReport, run_dir: Path, marker: str, grace_s: float = 15.0
         with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     report.decisions = _decisions(run_dir / "pipeline.json")
+    logs = driver_log(run_dir)
+    lines = logs.read_text(errors="replace").splitlines() if logs.exists() else []
+    report.driver_problems = [line.strip()[:400] for line in lines
+                              if any(problem in line for problem in DRIVER_PROBLEMS)]  # fmt: skip
     report.invariants = check_run(run_dir)
     report.data = data_checked(run_dir)
 
@@ -265,6 +279,8 @@ def print_report(report: SoakReport, out: Any = sys.stdout) -> None:
         print(f"  {name:16} {'OK' if not problems else 'BROKEN: ' + '; '.join(problems)}", file=out)
     print(f"  {'nothing_left':16} " + ("OK" if not (report.left_running or report.left_listening)
           else f"BROKEN: {report.left_running + report.left_listening}"), file=out)  # fmt: skip
+    for line in report.driver_problems:
+        print(f"  driver said: {line}", file=out)
     print(f"  driver exits {report.driver_exits}; {'OK' if report.ok else 'FAILED'}", file=out)
 
 

@@ -91,10 +91,14 @@ class BenchWorkerActor:
 
 @ray.remote
 class GatekeeperActor:
-    """Benches candidates over a pool of bench workers and decides with the gate."""
+    """Benches candidates over a pool of bench workers and decides with the gate.
 
-    def __init__(self, config: GateServiceConfig, workers: Sequence[Any]) -> None:
-        self.workers = list(workers)
+    It is given the bench workers' names, not their handles: a constructor argument that holds
+    actor handles lives in Ray's object store, where a restart may no longer find it (Ray issue
+    53727: the restarted actor fails, and with it every gate call), while names are inline."""
+
+    def __init__(self, config: GateServiceConfig, worker_names: Sequence[str]) -> None:
+        self.workers = [ray.get_actor(name) for name in worker_names]
         self.service = GateService(config, play=self._fan_out, parallelism=len(self.workers))
 
     def _fan_out(self, tasks: Sequence[BenchTask]) -> list[tuple[SpecResult, ...]]:

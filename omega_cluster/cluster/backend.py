@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -317,15 +318,18 @@ class RayBackend:
         self.learner = LearnerActor.options(  # type: ignore[attr-defined]
             num_cpus=0, num_gpus=gpus, max_restarts=restarts, max_task_retries=3,
         ).remote(plan.learner, run, store_uri)  # fmt: skip
+        # named, so the gatekeeper is given names (inline arguments that survive its restarts)
+        bench_names = [f"omega_cluster.bench:{uuid.uuid4().hex}:{i}"
+                       for i in range(max(1, plan.bench_workers))]  # fmt: skip
         self.bench_workers = [
             BenchWorkerActor.options(  # type: ignore[attr-defined]
-                num_cpus=0, max_restarts=restarts, max_task_retries=3
+                name=name, num_cpus=0, max_restarts=restarts, max_task_retries=3
             ).remote(plan.gate)
-            for _ in range(max(1, plan.bench_workers))
+            for name in bench_names
         ]
         self.gatekeeper = GatekeeperActor.options(  # type: ignore[attr-defined]
             num_cpus=0, max_restarts=restarts, max_task_retries=3
-        ).remote(plan.gate, self.bench_workers)
+        ).remote(plan.gate, bench_names)
 
     def call(self, handle: Any, method: str, *args: Any, **kwargs: Any) -> Any:
         return getattr(handle, method).remote(*args, **kwargs)

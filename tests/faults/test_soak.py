@@ -33,6 +33,7 @@ def test_a_short_soak_survives_its_kills(tmp_path: Path) -> None:
     soak.print_report(report, sys.stderr)  # type: ignore[attr-defined]
     summary = json.dumps({**report.__dict__}, default=str)
     assert sum(report.kills.values()) == 3, summary
+    assert not report.driver_problems, summary  # the error that stopped a driver, if one did
     assert report.driver_exits and report.driver_exits[-1] == 0, summary
     assert report.decisions >= 6, summary
     assert report.kills.get("driver") == 1 and report.resumes >= 1, summary
