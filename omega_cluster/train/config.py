@@ -185,7 +185,10 @@ class LearnerConfig:
     device: str = "auto"  # "auto" (CUDA, then MPS, then CPU), "cpu", "cuda[:i]", "mps" (the
     # name is checked here, the Learner checks that this machine has it)
     mixed_precision: bool = True  # autocast float16 + GradScaler, on CUDA only
-    prefetch: bool = False  # prepare the next batch on a helper thread (pays with spare cores)
+    # prepare the next batch on a helper thread; None: on a GPU, where the host's batch
+    # preparation bounds the step (bench/bench_learner.py), and off on a CPU, whose step
+    # the helper would take a core from
+    prefetch: bool | None = None
     threads: int | None = None  # torch intra-op threads (process-wide; None: torch's default)
     seed: int = 0  # seed of the batch-sampling generator
 

@@ -3,8 +3,9 @@
 :class:`Learner` owns a :class:`~omega_cluster.model.PolicyValueNet`, its AdamW optimizer (Loshchilov
 & Hutter 2019) with a warmup + cosine (or constant) learning-rate schedule, the numpy generator
 that samples batches and the manifest position of the replay window it trains from.
-:meth:`Learner.train_steps` refreshes the window (new shards), samples batches (the next one is
-prepared on a helper thread while the current one trains) and takes steps with the
+:meth:`Learner.train_steps` refreshes the window (new shards), samples batches (on a GPU the
+next one is prepared on a helper thread while the current one trains: ``prefetch``) and takes
+steps with the
 :mod:`.losses` of the configured mode: ``"alphazero"`` (visit cross-entropy + value MSE) or
 ``"actor_critic"`` (REINFORCE with a baseline, standardised clipped advantages, entropy bonus),
 both with gradient-norm clipping (against a policy collapse). On CUDA it runs under autocast with a
@@ -118,7 +119,9 @@ class Learner:
             betas=config.betas,
             weight_decay=config.weight_decay,
         )
-        self.amp = config.mixed_precision and self.device.type == "cuda"
+        on_gpu = self.device.type == "cuda"
+        self.amp = config.mixed_precision and on_gpu
+        self.prefetch = on_gpu if config.prefetch is None else config.prefetch
         self.scaler = torch.amp.GradScaler("cuda") if self.amp else None
         self.step = 0
         self.sampling_rng = np.random.default_rng(config.seed)
@@ -272,7 +275,7 @@ class Learner:
         # losses and figures per step (the heads' figures only on batches that measured them)
         figures: dict[str, list[float]] = defaultdict(list)
         norms = 0.0
-        pool = ThreadPoolExecutor(max_workers=1) if cfg.prefetch and steps > 1 else None
+        pool = ThreadPoolExecutor(max_workers=1) if self.prefetch and steps > 1 else None
         try:
             upcoming: Future[tuple[TensorBatch, np.ndarray]] | None = None
             for i in range(steps):

@@ -73,6 +73,11 @@ def test_a_learner_with_aux_heads_trains_them_on_the_records_aux_targets(tmp_pat
     assert plain.evaluate(batch)["aux_loss"] == 0.0  # no heads: the column is ignored
 
 
+def test_prefetch_is_chosen_by_the_device_unless_set() -> None:
+    assert leduc_learner().prefetch is False  # on a CPU: its step would lose a core to it
+    assert leduc_learner(prefetch=True).prefetch is True
+
+
 @pytest.mark.parametrize("mode", ["alphazero", "actor_critic"])
 def test_interrupted_and_resumed_training_equals_uninterrupted(tmp_path: Path, mode: str) -> None:
     store = leduc_store(tmp_path / "store")
