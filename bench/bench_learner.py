@@ -15,7 +15,7 @@ Printed: samples/s of each (the learner also with ``prefetch``) and its ratio to
 repetitions, interleaved so that other processes on the machine hit both alike. CPU figures are
 noisy on a shared machine; ``--quick`` runs a short check. Each device this machine has is
 measured (the CPU, and CUDA where there is a GPU); ``--save`` records the figures in
-``docs/results/``. Run: ``python -m bench.bench_learner``.
+``docs/results/``: the GPU's on a machine that has one, else the CPU's. Run: ``python -m bench.bench_learner``.
 """
 
 from __future__ import annotations
@@ -135,9 +135,14 @@ def main(argv: list[str] | None = None) -> None:
     quick = "--quick" in args
     games, steps, repeats = (20, 10, 2) if quick else (60, 30, 3)
     records = _records(games)
-    figures = [f for device in _devices() for f in _measure(device, records, steps, repeats)]
+    figures = {device: _measure(device, records, steps, repeats) for device in _devices()}
     if "--save" in args:
-        record("bench_learner", figures, quick=quick)
+        # a machine with a GPU records the GPU's figures (bench_learner_cuda), one without it
+        # the CPU's: the CPU rows of the tables are those of the 2-core machine they describe
+        if "cuda" in figures:
+            record("bench_learner_cuda", figures["cuda"], quick=quick)
+        else:
+            record("bench_learner", figures["cpu"], quick=quick)
 
 
 if __name__ == "__main__":

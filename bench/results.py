@@ -56,6 +56,7 @@ ORDER = (
     "bench_runtime",
     "bench_threads",
     "bench_learner",
+    "bench_learner_cuda",
     "bench_selfplay",
     "bench_fast",
     "bench_shards",
