@@ -5,11 +5,10 @@
 that samples batches and the manifest position of the replay window it trains from.
 :meth:`Learner.train_steps` refreshes the window (new shards), samples batches (on a GPU the
 next one is prepared on a helper thread while the current one trains: ``prefetch``) and takes
-steps with the
-:mod:`.losses` of the configured mode: ``"alphazero"`` (visit cross-entropy + value MSE) or
-``"actor_critic"`` (REINFORCE with a baseline, standardised clipped advantages, entropy bonus),
-both with gradient-norm clipping (against a policy collapse). On CUDA it runs under autocast with a
-GradScaler (``mixed_precision``); elsewhere in float32.
+steps with the :mod:`.losses` of the configured mode: ``"alphazero"`` (visit cross-entropy +
+value MSE) or ``"actor_critic"`` (REINFORCE with a baseline, standardised clipped advantages,
+entropy bonus), both with gradient-norm clipping (against a policy collapse). On CUDA it runs
+under autocast with a GradScaler (``mixed_precision``); elsewhere in float32.
 
 A loss that is not finite stops training with :class:`NonFiniteLossError` *before* the step is
 applied: the weights and optimizer stay those of the last good step and any checkpoint on disk is
