@@ -11,11 +11,11 @@ action), written as a shard and read back through a :class:`~omega_cluster.data.
   forward, loss, the NaN check, backward, gradient-norm clipping, step, and the loss figures.
 
 Printed: samples/s of each (the learner also with ``prefetch``) and its ratio to the raw step
-(the bar: learner >= 0.7x raw), best of a few
-repetitions, interleaved so that other processes on the machine hit both alike. CPU figures are
-noisy on a shared machine; ``--quick`` runs a short check. Each device this machine has is
-measured (the CPU, and CUDA where there is a GPU); ``--save`` records the figures in
-``docs/results/``: the GPU's on a machine that has one, else the CPU's. Run: ``python -m bench.bench_learner``.
+(the bar: learner >= 0.7x raw), best of a few repetitions, interleaved so that other processes
+on the machine hit all alike. CPU figures are noisy on a shared machine; ``--quick`` runs a
+short check. Each device this machine has is measured (the CPU, and CUDA where there is a GPU);
+``--save`` records the figures in ``docs/results/``: the GPU's on a machine that has one, else
+the CPU's. Run: ``python -m bench.bench_learner``.
 """
 
 from __future__ import annotations
