@@ -76,8 +76,9 @@ class Lever:
     key: str  # its name on the command line (``--levers``)
     name: str
     rows: str  # the training set: "games" (all rows of --games games), "thin" (--rows-per-game
-    # random rows of each of --thin-games games), "all" (all rows of --thin-games games) or
-    # "thin-search" (the "thin" rows, each with the root value of ROOT_SEARCH at its position)
+    # random rows of each of --thin-games games), "all" (all rows of --thin-games games),
+    # "thin-search" (the "thin" rows, each with the root value of ROOT_SEARCH at its position) or
+    # "all-search" (the "all" rows, each with its root value)
     overrides: tuple[str, ...] = ()  # settings on top of the bench's base
 
 
@@ -94,6 +95,9 @@ LEVERS = (
         "search root values, k rows per game",
         "thin-search",
         ("learner.value_target=search",),
+    ),
+    Lever(
+        "search-all", "search root values, all rows", "all-search", ("learner.value_target=search",)
     ),
 )
 ROOT_SEARCH = "ismcts:commander_rollout:64:c_uct=0.7"
@@ -170,7 +174,8 @@ def training_stores(
     thin = [[rows[j] for j in sorted(rng.choice(len(rows), min(k, len(rows)), replace=False))]
             for rows in pool]  # fmt: skip
     sets = {"games": lambda: pool[:games], "thin": lambda: thin, "all": lambda: pool,
-            "thin-search": lambda: with_root_values(settings, thin, seed + 3)}  # fmt: skip
+            "thin-search": lambda: with_root_values(settings, thin, seed + 3),
+            "all-search": lambda: with_root_values(settings, pool, seed + 3)}  # fmt: skip
     return {name: write_store(sets[name](), work / name) for name in sorted(wanted)}
 
 
