@@ -128,3 +128,18 @@ def test_the_search_lever_labels_every_row_with_its_positions_root_value() -> No
     values_ = np.stack(values)
     assert ((values_ >= 0) & (values_ <= 1)).all()
     assert values_.std(axis=0).min() > 0.01  # positions differ: not one constant
+
+
+def test_the_training_sets_thin_and_label_the_same_pool(tmp_path: Path) -> None:
+    """One pool of games gives every set: "all-search" is every row of every game, each with a
+    root value; "thin-search" at most k rows of each game, a subset of those positions."""
+    settings = load_settings(["game.params.players=2", "game.params.rounds=1"])
+    stores = bench_value.training_stores(settings, 2, 3, 2, 7, tmp_path,
+                                         {"all", "all-search", "thin-search"})  # fmt: skip
+    tables = {name: bench_value.store_table(store) for name, store in stores.items()}
+    assert tables["all-search"].num_rows == tables["all"].num_rows
+    assert tables["all-search"].column("root_value").null_count == 0
+    keys = {name: set(zip(t.column("game_id").to_pylist(), t.column("decision_index").to_pylist(),
+                          strict=True)) for name, t in tables.items()}  # fmt: skip
+    assert keys["all-search"] == keys["all"]
+    assert keys["thin-search"] < keys["all"] and len(keys["thin-search"]) <= 2 * 3
