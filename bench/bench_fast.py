@@ -10,9 +10,11 @@ self-play actor has one core), CPU time of this process where it says so:
   pass of the same model on batches of the same size (inputs encoded beforehand): the 165k-
   parameter MLP (``hidden_size=92``) and the default run's model (``conf/model/default.yaml``).
   The bar is 0.5×: the search around the network costs at most what the network does.
-* **selfplay** — self-play with the default run's model and search settings
-  (``conf/run/default.yaml``, named in the row; K = ``cluster.concurrent_games``), the same
-  games on the Python loop and on the compiled path, decisions/s (bar 3×), and, with a network
+* **selfplay** — self-play with a run's model and search settings (:data:`SELFPLAY_RUNS`: the
+  default run, ``conf/run/default.yaml``, and Connect Four from nothing through the OpenSpiel
+  adapter, ``run=zero game=connect_four``; named in the row; K = ``cluster.concurrent_games``),
+  the same games on the Python loop and on the compiled path, decisions/s (bars 3× and 2×: a
+  network leaf's forward pass is a cost the compiled tree cannot cut), and, with a network
   leaf, the limit the forward pass sets (decisions per second of forward time alone).
 * **openspiel** — whole games of Kuhn and Leduc poker (two players), 1,000 simulations a move,
   UCT c = 1.4, one random rollout per leaf: the search player users build
@@ -203,8 +205,15 @@ def _selfplay(fast: bool, games: int, settings: Any) -> tuple[SelfPlay, float]:
     return runner, _cpu() - start
 
 
-def bench_selfplay(quick: bool, profile: bool) -> Figure:
-    settings = load_settings(["run=default"])
+SELFPLAY_RUNS = (  # (the run as named in the row, its overrides, the bar)
+    ("default run", ["run=default"], 3.0),
+    ("Connect Four from nothing", ["run=zero", "game=connect_four"], 2.0),
+)
+
+
+def bench_selfplay(quick: bool, profile: bool, run: str, overrides: list[str],
+                   bar: float) -> Figure:  # fmt: skip
+    settings = load_settings(overrides)
     games = 8 if quick else 32
     python, t_python = _selfplay(False, games // 4 if not quick else 4, settings)
     _selfplay(True, 2, settings)  # compile / load numba's cache
@@ -223,7 +232,7 @@ def bench_selfplay(quick: bool, profile: bool) -> Figure:
         compiled.stats.decisions / fast.forward_seconds if fast.forward_seconds else float("inf")
     )
     print(
-        f"  default run self-play: Python loop {before:,.0f} decisions/s, compiled {after:,.0f} "
+        f"  {run} self-play: Python loop {before:,.0f} decisions/s, compiled {after:,.0f} "
         f"-> {after / before:.2f}x; forward pass alone would allow {limit:,.0f} decisions/s "
         f"({t_fast and fast.forward_seconds / t_fast:.0%} of the time in forward; mean batch "
         f"{fast.rows / max(1, fast.forward_calls):.1f})"
@@ -231,13 +240,13 @@ def bench_selfplay(quick: bool, profile: bool) -> Figure:
     search = settings.search  # the preset's, named in the row (it changes with the preset)
     network = f"; forward-pass limit {limit:,.0f}" if fast.forward_calls else ""
     return Figure(
-        name=f"self-play decisions/s, default run ({search.selection}, leaf {search.leaf}, "
+        name=f"self-play decisions/s, {run} ({search.selection}, leaf {search.leaf}, "
         f"{search.simulations}/{search.fast_simulations} sims)",
         figure=f"compiled {after:,.0f}",
         reference=f"Python loop {before:,.0f}{network}",
-        ratio=f"{after / before:.2f}× (bar 3×)",
+        ratio=f"{after / before:.2f}× (bar {bar:g}×)",
         command="python -m bench.bench_fast",
-        headline="self-play decisions/s, default run",
+        headline=f"self-play decisions/s, {run}",
     )
 
 
@@ -382,7 +391,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     figures = [
         bench_leaves(quick),
-        bench_selfplay(quick, profile),
+        *(bench_selfplay(quick, profile, *run) for run in SELFPLAY_RUNS),
         *bench_openspiel(quick),
         bench_user_game(quick),
     ]

@@ -37,7 +37,8 @@ Mapping of the contract onto pyspiel:
 The package: loading and parameter checks in :mod:`.loading`, the game in :mod:`.game`, the
 state in :mod:`.state`, determinizations in :mod:`.sampling` (what the player knows in general in
 :mod:`.knowledge`; the card games' deal in :mod:`.card_games`, its uniform draw in
-:mod:`.holdings`, their compiled draw and random playouts in :mod:`._card_kernels`), OpenSpiel's
+:mod:`.holdings`, their compiled draw and random playouts in :mod:`._card_kernels`), the
+compiled search of Connect Four and tic-tac-toe in :mod:`._board_kernels`, OpenSpiel's
 own MCTS and ISMCTS bots as players (``openspiel_mcts:<simulations>``,
 ``openspiel_ismcts:<simulations>``) in :mod:`.bots`; this ``__init__`` gives the public names and
 the game's :data:`PLUGIN`.
@@ -54,6 +55,8 @@ PLUGIN = GamePlugin(
     name="openspiel",
     game=OpenSpielGame,
     encoder="omega_cluster.games.openspiel.encoder:OpenSpielEncoder",
+    # compiled kernels for connect_four and tic_tac_toe; every other game keeps the Python loop
+    fast_search="omega_cluster.games.openspiel._board_kernels:for_game",
     players={  # OpenSpiel's own C++ search bots (.bots): outside baselines and gate anchors
         "openspiel_mcts": "omega_cluster.games.openspiel.bots:OpenSpielMCTS",
         "openspiel_ismcts": "omega_cluster.games.openspiel.bots:OpenSpielISMCTS",
