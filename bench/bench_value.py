@@ -129,6 +129,7 @@ class Positions:
     outcome: np.ndarray  # float32[B, Nmax]: seat-relative round outcome (seat 0: the actor)
     seats: np.ndarray  # bool[B, Nmax]: real seats
     phase: dict[str, np.ndarray]  # PHASES name -> bool[B]
+    games: np.ndarray  # int[B]: the row's game (0..G-1), the unit the gaps are resampled by
 
 
 def teacher_games(settings: object, games: int, seed: int) -> Iterator[list[Record]]:
@@ -285,7 +286,7 @@ def positions(game: MexicanTrainGame, store: ShardStore) -> Positions:
     phase |= {b: yard == i for i, b in enumerate(BONEYARD)}
     outcome, seats = relative_seats(batch.value_targets(per_round=True), batch.players,
                                     batch.num_players, game.num_players)  # fmt: skip
-    return Positions(batch, counts, outcome, seats, phase)
+    return Positions(batch, counts, outcome, seats, phase, game_of.astype(np.int64))
 
 
 # -- figures ---------------------------------------------------------------------------------
@@ -297,6 +298,38 @@ def explained_variance(y: np.ndarray, v: np.ndarray) -> float:
         torch.from_numpy(np.asarray(v, np.float64)),
     )
     return float(explained_variance_of(v64, y64, torch.ones_like(y64, dtype=torch.bool), bias=True))
+
+
+GAP_RESAMPLES = 1000  # bootstrap resamples of the held-out games for a gap's interval
+
+
+def ev_gaps(
+    pos: Positions, own: np.ndarray, ref: np.ndarray, seed: int
+) -> dict[str, tuple[float, float, float]]:
+    """Phase -> (EV of ``own`` minus EV of ``ref``, its 95% interval): the held-out games
+    resampled with replacement (:data:`GAP_RESAMPLES` times; the positions of a game move
+    together, as they share its outcome), both EVs on the same resample."""
+    y = pos.outcome[:, 0].astype(np.float64)
+    g = int(pos.games.max(initial=0)) + 1
+    draws = np.random.default_rng(seed).multinomial(g, np.full(g, 1 / g), size=GAP_RESAMPLES)
+    out = {}
+    for name, m in pos.phase.items():
+        if not m.any():
+            continue
+        w = draws[:, pos.games[m]].astype(np.float64)  # [R, rows]: each row's weight
+        ym = y[m]
+        mean = (w * ym).sum(axis=1, keepdims=True) / np.maximum(w.sum(axis=1, keepdims=True), 1)
+        spread = np.maximum((w * (ym - mean) ** 2).sum(axis=1), 1e-12)
+
+        def ev(v: np.ndarray, w: np.ndarray = w, ym: np.ndarray = ym,
+               spread: np.ndarray = spread) -> np.ndarray:  # fmt: skip
+            return 1.0 - (w * (ym - v) ** 2).sum(axis=1) / spread
+
+        diff = ev(own[m].astype(np.float64)) - ev(ref[m].astype(np.float64))
+        point = explained_variance(ym, own[m]) - explained_variance(ym, ref[m])
+        lo, hi = np.percentile(diff, [2.5, 97.5])
+        out[name] = (point, float(lo), float(hi))
+    return out
 
 
 def calibration_error(y: np.ndarray, v: np.ndarray, bins: int = 10) -> float:
@@ -426,21 +459,23 @@ def run(players: int, args: argparse.Namespace, work: Path) -> list[dict]:
           f"in {time.perf_counter() - t0:.0f} s")  # fmt: skip
     t0 = time.perf_counter()
     gbm = counts_model(positions(game, stores["all"]), valid, args.seed)
-    own = np.asarray(gbm.predict(test.counts), np.float32)  # type: ignore[attr-defined]
-    rows = [{"players": players, "row": COUNTS_MODEL, "step": 0, "phases": by_phase(test, own)}]
+    ref = np.asarray(gbm.predict(test.counts), np.float32)  # type: ignore[attr-defined]
+    rows = [{"players": players, "row": COUNTS_MODEL, "step": 0, "phases": by_phase(test, ref)}]
     trees = getattr(gbm, "n_iter_", 0)
     print(f"  {COUNTS_MODEL}: {trees} trees, fitted in {time.perf_counter() - t0:.0f} s")
     for lever in args.levers:
         t0 = time.perf_counter()
         model, step, curve = train_network(lever, base, stores[lever.rows], valid, args)
-        phases = by_phase(
-            test, predict(model, test.batch, players, lever_inputs(lever, test))[:, 0]
-        )
-        rows.append({"players": players, "row": lever.name, "step": step, "phases": phases})
+        own = predict(model, test.batch, players, lever_inputs(lever, test))[:, 0]
+        gaps = ev_gaps(test, own, ref, args.seed + 4)
+        rows.append({"players": players, "row": lever.name, "step": step,
+                     "phases": by_phase(test, own), "gaps": gaps})  # fmt: skip
         seconds = time.perf_counter() - t0
         print(f"  {lever.name}: best held-out value loss {min(curve):.4f} at step {step} "
               f"(first {curve[0]:.4f}, last {curve[-1]:.4f}; {seconds:.0f} s)")  # fmt: skip
     print_table(rows)
+    for r in rows[1:]:
+        print(f"  {r['row']}: EV minus the counts model's, 95% by held-out game: {gap_text(r)}")
     return rows
 
 
@@ -459,12 +494,23 @@ def print_table(rows: list[dict]) -> None:
 
 
 def bar(row: dict, reference: dict) -> str:
-    """Where the network's explained variance falls short of the counts model's."""
+    """Where the network's explained variance falls short of the counts model's, and the
+    phases where it falls short beyond the noise (the gap's interval below 0)."""
     short = [p for p in PHASES if p in row["phases"] and p in reference["phases"]
              and row["phases"][p][0] < reference["phases"][p][0]]  # fmt: skip
-    return "EV >= counts model at every phase: " + (
+    text = "EV >= counts model at every phase: " + (
         "met" if not short else f"not met ({', '.join(short)})"
     )
+    below = [p for p in short if row.get("gaps", {}).get(p, (0, 0, 0))[2] < 0]
+    if "gaps" in row:
+        text += f"; short beyond the noise at {', '.join(below) or 'none'} ({gap_text(row)})"
+    return text
+
+
+def gap_text(row: dict) -> str:
+    """Each phase's EV gap to the counts model with its interval (:func:`ev_gaps`)."""
+    return ", ".join(f"{p} {d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+                     for p in PHASES if p in row["gaps"] for d, lo, hi in (row["gaps"][p],))  # fmt: skip
 
 
 def summary(phases: dict[str, tuple[float, float, int]], k: int) -> str:

@@ -159,3 +159,36 @@ def test_the_count_inputs_follow_each_observation_scaled() -> None:
         assert np.array_equal(after.observation[:width], before.observation)
         state = game.replay(before.game_seed, before.history)
         assert np.allclose(after.observation[width:], position_counts(state, before.player) * scale)
+
+
+def test_the_gap_to_the_counts_model_is_resampled_by_game() -> None:
+    """The EV gap's point is the difference of the two EVs; a model against itself has no gap and
+    no spread; a perfect prediction against the mean gains an EV of 1 in every resample; a gap
+    measured on few games has a wider interval than on many."""
+    rng = np.random.default_rng(0)
+
+    def pos(games: int) -> bench_value.Positions:
+        ids = np.repeat(np.arange(games), 10)
+        y = np.repeat(rng.random(games), 10).astype(np.float32)  # one outcome per game
+        phase = {"all": np.ones(ids.size, bool), "q1": np.arange(ids.size) % 10 < 3}
+        return bench_value.Positions(None, np.zeros((ids.size, 1), np.float32),  # type: ignore[arg-type]
+                                     np.stack([y, 1 - y], axis=1), np.ones((ids.size, 2), bool),
+                                     phase, ids)  # fmt: skip
+
+    p = pos(200)
+    y = p.outcome[:, 0]
+    noisy = (y + rng.normal(0, 0.3, y.size)).astype(np.float32)
+    same = bench_value.ev_gaps(p, noisy, noisy, seed=1)
+    assert all(g == (0.0, 0.0, 0.0) for g in same.values())
+    perfect = bench_value.ev_gaps(p, y, np.full_like(y, y.mean()), seed=1)
+    assert perfect["all"][0] == pytest.approx(1.0) and perfect["all"][1] > 0.99
+    point, lo, hi = bench_value.ev_gaps(p, noisy, np.full_like(y, 0.5), seed=1)["all"]
+    want = bench_value.explained_variance(y, noisy) - bench_value.explained_variance(
+        y, np.full_like(y, 0.5)
+    )
+    assert point == pytest.approx(want) and lo < point < hi
+    few = pos(20)
+    yf = few.outcome[:, 0]
+    wide = bench_value.ev_gaps(few, (yf + rng.normal(0, 0.3, yf.size)).astype(np.float32),
+                               np.full_like(yf, 0.5), seed=1)["all"]  # fmt: skip
+    assert wide[2] - wide[1] > hi - lo
