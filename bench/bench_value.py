@@ -25,7 +25,10 @@ quarters of the round (decision index over the game's decisions) and bins of the
 
 * the explained variance ``1 - Σ(y - v)² / Σ(y - ȳ)²`` within the phase (0: the phase's mean);
 * the calibration error: the expected calibration error over 10 equal-count bins of the
-  prediction, ``Σ_b n_b |mean v_b - mean y_b| / n`` (0: calibrated).
+  prediction, ``Σ_b n_b |mean v_b - mean y_b| / n`` (0: calibrated);
+* for each network, its explained variance minus the counts model's with a 95% interval, the
+  held-out games resampled with replacement (:func:`ev_gaps`): a gap inside the noise is told
+  from one outside it.
 
 The bar: at every phase the network's held-out explained variance is at least the counts
 model's. ``--save`` records one figure per table size and row in ``docs/results/bench_value.json``.
@@ -80,8 +83,6 @@ class Lever:
     # "thin-search" (the "thin" rows, each with the root value of ROOT_SEARCH at its position) or
     # "all-search" (the "all" rows, each with its root value)
     overrides: tuple[str, ...] = ()  # settings on top of the bench's base
-    counts: bool = False  # the observation also carries the acting seat's position counts
-    # (scaled by COUNT_SCALE): a value input built on what the counts model reads
 
 
 LEVERS = (
@@ -101,19 +102,7 @@ LEVERS = (
     Lever(
         "search-all", "search root values, all rows", "all-search", ("learner.value_target=search",)
     ),
-    Lever(
-        "search-counts",
-        "search root values, k rows per game, count inputs",
-        "thin-search-counts",
-        ("learner.value_target=search",),
-        counts=True,
-    ),
 )
-COUNT_SCALE = {"hand": 1 / 15, "marker": 1.0, "own_pips": 1 / 100, "own_doubles": 1 / 4,
-               "own_lead": 1 / 15, "boneyard": 1 / 60, "move": 1 / 100, "own_train": 1 / 20,
-               "mexican_train": 1 / 20, "open_doubles": 1 / 2}  # fmt: skip
-"""1 / the typical size of each position count (by name, ``hand_k`` and ``marker_k`` by prefix)
-where the "count inputs" lever appends them to the network's observation."""
 ROOT_SEARCH = "ismcts:commander_rollout:64:c_uct=0.7"
 """The search whose root value is the "search root values" lever's target: the mean outcome of
 its Commander playouts over worlds its player cannot tell apart — the value of the information
@@ -179,29 +168,6 @@ def with_root_values(settings: object, games: list[list[Record]], seed: int) -> 
     return out
 
 
-def count_scale(players: int) -> np.ndarray:
-    """float32[C]: :data:`COUNT_SCALE` over :func:`position_count_names` of ``players`` seats."""
-    names = position_count_names(players)
-    keys = [n.rsplit("_", 1)[0] if n.startswith(("hand_", "marker_")) else n for n in names]
-    return np.asarray([COUNT_SCALE[k] for k in keys], np.float32)
-
-
-def with_count_inputs(settings: object, games: list[list[Record]]) -> list[list[Record]]:
-    """``games`` with every record's observation followed by its acting seat's position counts
-    (scaled by :func:`count_scale`), each position rebuilt from the record's seed and history."""
-    game = build_game(settings)  # type: ignore[arg-type]
-    assert isinstance(game, MexicanTrainGame)
-    scale = count_scale(game.num_players)
-    out = []
-    for rows in games:
-        out.append([])
-        for r in rows:
-            counts = position_counts(game.replay(r.game_seed, r.history), r.player) * scale
-            observation = np.concatenate([r.observation, counts]).astype(np.float32)
-            out[-1].append(replace(r, observation=observation))
-    return out
-
-
 def training_stores(
     settings: object, games: int, thin_games: int, k: int, seed: int, work: Path,
     wanted: set[str],
@@ -209,18 +175,10 @@ def training_stores(
     """The training sets ``wanted`` of :class:`Lever` from one pass of ``thin_games`` games."""
     rng = np.random.default_rng(seed)
     pool = list(teacher_games(settings, thin_games, seed))
-    memo: list[list[list[Record]]] = []
-
-    def labelled() -> list[list[Record]]:  # the thin rows' labels, searched once for both sets
-        if not memo:
-            memo.append(with_root_values(settings, thin, seed + 3))
-        return memo[0]
-
     thin = [[rows[j] for j in sorted(rng.choice(len(rows), min(k, len(rows)), replace=False))]
             for rows in pool]  # fmt: skip
     sets = {"games": lambda: pool[:games], "thin": lambda: thin, "all": lambda: pool,
-            "thin-search": lambda: labelled(),
-            "thin-search-counts": lambda: with_count_inputs(settings, labelled()),
+            "thin-search": lambda: with_root_values(settings, thin, seed + 3),
             "all-search": lambda: with_root_values(settings, pool, seed + 3)}  # fmt: skip
     return {name: write_store(sets[name](), work / name) for name in sorted(wanted)}
 
@@ -349,22 +307,16 @@ def by_phase(pos: Positions, own: np.ndarray) -> dict[str, tuple[float, float, i
 
 
 # -- the network and the counts model ----------------------------------------------------------
-def predict(
-    model: torch.nn.Module, batch: TrainingBatch, seats: int, extra: np.ndarray | None = None
-) -> np.ndarray:
-    """float32[B, seats]: the value head's seat-relative values (eval mode, chunks of 4096);
-    ``extra`` (float32[B, C]) follows each observation (the "count inputs" lever)."""
+def predict(model: torch.nn.Module, batch: TrainingBatch, seats: int) -> np.ndarray:
+    """float32[B, seats]: the value head's seat-relative values (eval mode, chunks of 4096)."""
     model.eval()
     out = []
-    observations = batch.observations
-    if extra is not None:
-        observations = np.concatenate([observations, extra], axis=1).astype(np.float32)
     with torch.no_grad():
         for lo in range(0, batch.size, 4096):
             part = slice(lo, lo + 4096)
             feats = None if batch.action_features is None else batch.action_features[part]
             values = model(
-                torch.as_tensor(observations[part]),
+                torch.as_tensor(batch.observations[part]),
                 None if feats is None else torch.as_tensor(feats),
                 torch.as_tensor(batch.legal_mask[part]),
             ).values
@@ -385,9 +337,6 @@ def train_network(
     that step and the loss curve."""
     settings = load_settings([*base, *lever.overrides])
     game, encoder = build_game(settings), build_encoder(settings)
-    extra = lever_inputs(lever, valid)
-    if extra is not None:
-        encoder = _Wider(encoder, extra.shape[1])
     model = build_model(settings, game, encoder)
     learner = Learner(model, learner_config(settings, seed=args.seed), game=game, encoder=encoder)
     window = learner.window(store, window_rows=10**8)
@@ -395,7 +344,7 @@ def train_network(
     best, best_at, state, curve = np.inf, 0, None, []
     for block in range(max(args.steps // args.every, 1)):
         learner.train_steps(window, args.every)
-        loss = value_loss(predict(learner.model, valid.batch, seats, extra), valid)
+        loss = value_loss(predict(learner.model, valid.batch, seats), valid)
         curve.append(loss)
         if loss < best:
             best, best_at = loss, args.every * (block + 1)
@@ -403,25 +352,6 @@ def train_network(
     assert state is not None
     learner.model.load_state_dict(state)
     return learner.model, best_at, curve
-
-
-class _Wider:
-    """An encoder whose observations carry ``extra`` more entries (the "count inputs" lever's
-    network is built and trained on it); everything else is the encoder's."""
-
-    def __init__(self, encoder: object, extra: int) -> None:
-        self._encoder = encoder
-        self.observation_size = encoder.observation_size + extra  # type: ignore[attr-defined]
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._encoder, name)
-
-
-def lever_inputs(lever: Lever, pos: Positions) -> np.ndarray | None:
-    """What follows each observation of ``pos`` for ``lever``'s network (None: nothing)."""
-    if not lever.counts:
-        return None
-    return pos.counts * count_scale(pos.seats.shape[1])
 
 
 def counts_model(train: Positions, valid: Positions, seed: int) -> object:
@@ -466,7 +396,7 @@ def run(players: int, args: argparse.Namespace, work: Path) -> list[dict]:
     for lever in args.levers:
         t0 = time.perf_counter()
         model, step, curve = train_network(lever, base, stores[lever.rows], valid, args)
-        own = predict(model, test.batch, players, lever_inputs(lever, test))[:, 0]
+        own = predict(model, test.batch, players)[:, 0]
         gaps = ev_gaps(test, own, ref, args.seed + 4)
         rows.append({"players": players, "row": lever.name, "step": step,
                      "phases": by_phase(test, own), "gaps": gaps})  # fmt: skip

@@ -145,22 +145,6 @@ def test_the_training_sets_thin_and_label_the_same_pool(tmp_path: Path) -> None:
     assert keys["thin-search"] < keys["all"] and len(keys["thin-search"]) <= 2 * 3
 
 
-def test_the_count_inputs_follow_each_observation_scaled() -> None:
-    """The "count inputs" lever's rows: each observation unchanged, then its acting seat's
-    position counts of the record's own position, scaled entry by entry."""
-    settings = load_settings(["game.params.players=2", "game.params.rounds=1"])
-    game = make_game("mexican_train", players=2, rounds=1)
-    games = list(bench_value.teacher_games(settings, 2, seed=8))
-    wide = bench_value.with_count_inputs(settings, games)
-    scale = bench_value.count_scale(2)
-    assert scale.shape == (len(position_count_names(2)),) and (scale > 0).all()
-    for before, after in zip(itertools.chain(*games), itertools.chain(*wide), strict=True):
-        width = before.observation.shape[0]
-        assert np.array_equal(after.observation[:width], before.observation)
-        state = game.replay(before.game_seed, before.history)
-        assert np.allclose(after.observation[width:], position_counts(state, before.player) * scale)
-
-
 def test_the_gap_to_the_counts_model_is_resampled_by_game() -> None:
     """The EV gap's point is the difference of the two EVs; a model against itself has no gap and
     no spread; a perfect prediction against the mean gains an EV of 1 in every resample; a gap
