@@ -239,9 +239,10 @@ def bench_selfplay(quick: bool, profile: bool, run: str, overrides: list[str],
     )
     search = settings.search  # the preset's, named in the row (it changes with the preset)
     network = f"; forward-pass limit {limit:,.0f}" if fast.forward_calls else ""
+    sims = (f"{search.simulations}/{search.fast_simulations}"
+            if search.full_search_probability < 1 else f"{search.simulations}")  # fmt: skip
     return Figure(
-        name=f"self-play decisions/s, {run} ({search.selection}, leaf {search.leaf}, "
-        f"{search.simulations}/{search.fast_simulations} sims)",
+        name=f"self-play decisions/s, {run} ({search.selection}, leaf {search.leaf}, {sims} sims)",
         figure=f"compiled {after:,.0f}",
         reference=f"Python loop {before:,.0f}{network}",
         ratio=f"{after / before:.2f}× (bar {bar:g}×)",
