@@ -278,12 +278,10 @@ def ev_gaps(
         ym = y[m]
         mean = (w * ym).sum(axis=1, keepdims=True) / np.maximum(w.sum(axis=1, keepdims=True), 1)
         spread = np.maximum((w * (ym - mean) ** 2).sum(axis=1), 1e-12)
-
-        def ev(v: np.ndarray, w: np.ndarray = w, ym: np.ndarray = ym,
-               spread: np.ndarray = spread) -> np.ndarray:  # fmt: skip
-            return 1.0 - (w * (ym - v) ** 2).sum(axis=1) / spread
-
-        diff = ev(own[m].astype(np.float64)) - ev(ref[m].astype(np.float64))
+        # the two EVs on each resample share its spread, so their difference is the gap in
+        # weighted squared error over it
+        errors = [(w * (ym - v[m].astype(np.float64)) ** 2).sum(axis=1) for v in (own, ref)]
+        diff = (errors[1] - errors[0]) / spread
         point = explained_variance(ym, own[m]) - explained_variance(ym, ref[m])
         lo, hi = np.percentile(diff, [2.5, 97.5])
         out[name] = (point, float(lo), float(hi))
@@ -431,8 +429,8 @@ def bar(row: dict, reference: dict) -> str:
     text = "EV >= counts model at every phase: " + (
         "met" if not short else f"not met ({', '.join(short)})"
     )
-    below = [p for p in short if row.get("gaps", {}).get(p, (0, 0, 0))[2] < 0]
     if "gaps" in row:
+        below = [p for p in short if row["gaps"][p][2] < 0]
         text += f"; short beyond the noise at {', '.join(below) or 'none'} ({gap_text(row)})"
     return text
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from omega_cluster.games._splitmix import rand_below, rand_float
+from omega_cluster.games._splitmix import mix64, rand_below, rand_float
 from omega_cluster.games.fast import OVER, FastGame
 
 from .encoder import BlindWarEncoder
@@ -33,7 +33,6 @@ __all__ = ["for_game", "pack"]
 
 LEADER, TABLE_LEN, GONE, LOG, HANDS = range(5)  # then the table and the tricks (see _offsets)
 _K = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
 def _offsets(n: int) -> tuple[int, int, int]:
@@ -42,17 +41,9 @@ def _offsets(n: int) -> tuple[int, int, int]:
 
 
 @njit(cache=True)
-def _mix(z: np.uint64) -> np.uint64:
-    """splitmix64's finaliser (a bijection of 64-bit words)."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
 def _logged(log: int, action: int) -> int:
     """The move log's hash with ``action`` appended."""
-    return np.int64(_mix(np.uint64(log) * _K + np.uint64(action + 1)))
+    return np.int64(mix64(np.uint64(log) * _K + np.uint64(action + 1)))
 
 
 def pack(state: BlindWarState) -> np.ndarray:
@@ -141,8 +132,8 @@ def returns(ctx: Any, s: np.ndarray, out: np.ndarray) -> None:
 @njit(cache=True)
 def info_key(ctx: Any, s: np.ndarray, player: int) -> int:
     """A 64-bit hash of ``information_set_key``: the seat, its hand and the move log."""
-    z = _mix(np.uint64(s[LOG]) + np.uint64(player + 1) * _K)
-    return np.int64(_mix(z ^ np.uint64(s[HANDS + player])))
+    z = mix64(np.uint64(s[LOG]) + np.uint64(player + 1) * _K)
+    return np.int64(mix64(z ^ np.uint64(s[HANDS + player])))
 
 
 @njit(cache=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["rand_below", "rand_float"]
+__all__ = ["mix64", "rand_below", "rand_float"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -20,14 +20,20 @@ _INV_2_53 = 1.0 / 9007199254740992.0
 
 
 @njit(cache=True)
+def mix64(z: np.uint64) -> np.uint64:
+    """splitmix64's finaliser: a bijection of the 64-bit words that scatters every input bit
+    (the kernels' hashes of move logs and information sets are built on it)."""
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
 def rand_float(rs: np.ndarray) -> float:
     """A uniform float in [0, 1) from the splitmix64 state ``rs`` (uint64[1], advanced)."""
     x = rs[0] + _GOLDEN
     rs[0] = x
-    z = (x ^ (x >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    z = z ^ (z >> _S31)
-    return float(z >> _S11) * _INV_2_53
+    return float(mix64(x) >> _S11) * _INV_2_53
 
 
 @njit(cache=True)

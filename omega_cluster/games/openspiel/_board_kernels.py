@@ -20,33 +20,25 @@ imports numba, which the service asks for only when a search needs the kernels.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from omega_cluster.games._splitmix import rand_float
+from omega_cluster.games._splitmix import mix64, rand_float
 from omega_cluster.games.fast import OVER, FastGame
 
-__all__ = ["for_game", "pack"]
+__all__ = ["for_game"]
 
 STONES, MOVES, WINNER, LOG, SIZE = 0, 2, 3, 4, 5  # seat p's stones at STONES + p
 # ctx[0]: rows, columns, in a row to win, gravity (1: a move is a column, the stone drops),
 # then the observation plane of seat 0's stones, of seat 1's stones and of the empty cells
 ROWS, COLS, K, GRAVITY, PLANE0, PLANE1, PLANE_EMPTY = range(7)
 _K = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 # pyspiel's tensor planes: Connect Four (seat 0 "x", seat 1 "o", empty), tic-tac-toe (empty,
 # nought: seat 1, cross: seat 0)
 _GAMES = {"connect_four": (1, (0, 1, 2)), "tic_tac_toe": (0, (2, 1, 0))}
-
-
-@njit(cache=True)
-def _mix(z: np.uint64) -> np.uint64:
-    """splitmix64's finaliser (a bijection of 64-bit words)."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True)
@@ -108,7 +100,7 @@ def apply(ctx: Any, s: np.ndarray, action: int) -> None:
     stones = s[STONES + seat] | (np.int64(1) << (row * cols + col))
     s[STONES + seat] = stones
     s[MOVES] += 1
-    s[LOG] = np.int64(_mix(np.uint64(s[LOG]) * _K + np.uint64(action + 1)))
+    s[LOG] = np.int64(mix64(np.uint64(s[LOG]) * _K + np.uint64(action + 1)))
     for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
         line = 1 + _run(stones, row, col, dr, dc, rows, cols)
         line += _run(stones, row, col, -dr, -dc, rows, cols)
@@ -169,9 +161,8 @@ def encode(ectx: Any, ctx: Any, s: np.ndarray, player: int, legal_: np.ndarray, 
         feats[j, legal_[j]] = 1.0
 
 
-def pack(state: Any) -> np.ndarray:
-    """The packed copy of an adapter state of one of these games: its moves replayed."""
-    ctx = _context(state.game)
+def _pack(ctx: tuple[np.ndarray], state: Any) -> np.ndarray:
+    """The packed copy of an adapter state of the game of ``ctx``: its moves replayed."""
     s = np.array([0, 0, 0, -1, 0], np.int64)
     for action in state.history:
         apply(ctx, s, int(action))
@@ -202,7 +193,7 @@ def for_game(game: Any) -> tuple[FastGame | None, str | None]:
     legal_max = cols if ctx[0][GRAVITY] else rows * cols
     return FastGame(
         name=game.spec.name, num_players=2, num_actions=game.spec.num_actions,
-        max_legal=legal_max, state_size=SIZE, ctx=ctx, pack=pack, current=current, legal=legal,
+        max_legal=legal_max, state_size=SIZE, ctx=ctx, pack=partial(_pack, ctx), current=current, legal=legal,
         apply=apply, returns=returns, info_key=info_key, sample_world=sample_world,
         rollouts={"random_rollout": ((0,), random_rollout)}, obs_size=3 * rows * cols,
         feat_size=game.spec.num_actions, ectx=(0,), encode=encode,
