@@ -13,7 +13,8 @@ self-play actor has one core), CPU time of this process where it says so:
 * **selfplay** — self-play with a run's model and search settings (:data:`SELFPLAY_RUNS`: the
   default run, ``conf/run/default.yaml``, and Connect Four from nothing through the OpenSpiel
   adapter, ``run=zero game=connect_four``; named in the row; K = ``cluster.concurrent_games``),
-  the same games on the Python loop and on the compiled path, decisions/s (bars 3× and 2×: a
+  the same seeded games on the Python loop and on the compiled path (the compiled path plays
+  them four times, its time summed), decisions/s (bars 3× and 2×: a
   network leaf's forward pass is a cost the compiled tree cannot cut), and, with a network
   leaf, the limit the forward pass sets (decisions per second of forward time alone).
 * **openspiel** — whole games of Kuhn and Leduc poker (two players), 1,000 simulations a move,
@@ -214,18 +215,21 @@ SELFPLAY_RUNS = (  # (the run as named in the row, its overrides, the bar)
 def bench_selfplay(quick: bool, profile: bool, run: str, overrides: list[str],
                    bar: float) -> Figure:  # fmt: skip
     settings = load_settings(overrides)
-    games = 8 if quick else 32
-    python, t_python = _selfplay(False, games // 4 if not quick else 4, settings)
+    games, repeats = (4, 2) if quick else (8, 4)
+    python, t_python = _selfplay(False, games, settings)
     _selfplay(True, 2, settings)  # compile / load numba's cache
     prof = cProfile.Profile() if profile else None
     if prof:
         prof.enable()
-    compiled, t_fast = _selfplay(True, games, settings)
+    t_fast = 0.0  # the same seeded games as the Python loop's, played `repeats` times
+    for _ in range(repeats):
+        compiled, seconds = _selfplay(True, games, settings)
+        t_fast += seconds
     if prof:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
     before = python.stats.decisions / t_python
-    after = compiled.stats.decisions / t_fast
+    after = repeats * compiled.stats.decisions / t_fast
     fast = compiled.fast
     assert fast is not None, compiled.fast_reason
     limit = (
@@ -234,7 +238,7 @@ def bench_selfplay(quick: bool, profile: bool, run: str, overrides: list[str],
     print(
         f"  {run} self-play: Python loop {before:,.0f} decisions/s, compiled {after:,.0f} "
         f"-> {after / before:.2f}x; forward pass alone would allow {limit:,.0f} decisions/s "
-        f"({t_fast and fast.forward_seconds / t_fast:.0%} of the time in forward; mean batch "
+        f"({seconds and fast.forward_seconds / seconds:.0%} of the time in forward; mean batch "
         f"{fast.rows / max(1, fast.forward_calls):.1f})"
     )
     search = settings.search  # the preset's, named in the row (it changes with the preset)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from omega_cluster.games._splitmix import rand_below, rand_float
+from omega_cluster.games._splitmix import mix64, rand_below, rand_float
 from omega_cluster.games.goofspiel.fast import (
     BIDDING,
     C_BIDS,
@@ -35,8 +35,6 @@ from omega_cluster.games.goofspiel.fast import (
     TURNED,
 )
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
 _SAMPLE_NODES = 20_000  # sample_world's node budget, as the Python search's max_nodes
 
@@ -44,10 +42,7 @@ _SAMPLE_NODES = 20_000  # sample_world's node budget, as the Python search's max
 @njit(cache=True)
 def mix(h: np.uint64, x: int) -> np.uint64:
     """One step of the key hash: splitmix64's finaliser over ``h`` and ``x``."""
-    z = (h ^ np.uint64(x & 0xFFFFFFFFFFFF)) * _GOLD + np.uint64(x >> 48 & 0xFFFF)
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
+    return mix64((h ^ np.uint64(x & 0xFFFFFFFFFFFF)) * _GOLD + np.uint64(x >> 48 & 0xFFFF))
 
 
 @njit(cache=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from omega_cluster.games._splitmix import mix64
 from omega_cluster.games.fast import CHANCE_NODE, OVER
 from omega_cluster.search._ismcts_jit import rand_below, rand_float
 
@@ -44,25 +45,15 @@ TOTAL, LAST, CAND, KNOWN = range(4)
 NODES, BLOCKS, SIMS, PENDING, DEPTH, PLAYER, BUDGET, LEAVES, ROW = range(9)
 F_RULE, F_C, F_GAMMA, F_LO, F_INV_SPAN, F_LEAF, F_WNET, F_HIDDEN = range(8)
 LEAF_ROLLOUT, LEAF_NETWORK, LEAF_BLEND = 0, 1, 2
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
-
-
-@njit(cache=True)
-def _fin(z: np.uint64) -> np.uint64:
-    """splitmix64's finaliser: a bijection of the 64-bit words that scatters every input bit."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True)
 def _mix(h: int, x: int) -> int:
     """A hash >= 0 of the pair (h >= 0, x): ``h`` scattered first, so pairs do not alias."""
-    z = _fin(np.uint64(h) * _GOLD + np.uint64(1))
+    z = mix64(np.uint64(h) * _GOLD + np.uint64(1))
     z ^= np.uint64(x & 0x7FFFFFFFFFFFFFFF) | (np.uint64(x < 0) << np.uint64(63))
-    return np.int64(_fin(z) >> np.uint64(1))  # type: ignore[return-value]
+    return np.int64(mix64(z) >> np.uint64(1))  # type: ignore[return-value]
 
 
 @njit(cache=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from omega_cluster.games._splitmix import mix64
 from omega_cluster.games.mexican_train.fast.layout import (
     MAX_LOG,
     X_HASH,
@@ -49,9 +50,7 @@ __all__ = ["apply", "current", "end_round", "info_key", "legal", "returns"]
 _MULT = np.int64(HASH_MULT)
 _SALT = np.int64(ROUND_END_SALT)
 _K1 = np.uint64(0x9E3779B97F4A7C15)
-_K2 = np.uint64(0xBF58476D1CE4E5B9)
-_K3 = np.uint64(0x94D049BB133111EB)
-_R30, _R27, _R31, _R1 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(1)
+_R1 = np.uint64(1)
 
 
 @njit(cache=True)
@@ -137,18 +136,10 @@ def returns(ctx, S, out) -> None:
 
 
 @njit(cache=True)
-def _mix(z):
-    """splitmix64's finaliser (a bijection of uint64)."""
-    z = (z ^ (z >> _R30)) * _K2
-    z = (z ^ (z >> _R27)) * _K3
-    return z ^ (z >> _R31)
-
-
-@njit(cache=True)
 def info_key(ctx, S, player: int) -> int:
     """A 63-bit key (>= 0) of ``player``'s information set: their hand, the public-log hash and
     ``player``, as ``information_set_key`` packs them (equal Python keys, equal keys)."""
-    z = _mix(np.uint64(S[X_HASH]) + np.uint64(player) * _K1)
-    z = _mix(z ^ np.uint64(S[S_HANDS + 2 * player]))
-    z = _mix(z ^ np.uint64(S[S_HANDS + 2 * player + 1]) * _K1)
+    z = mix64(np.uint64(S[X_HASH]) + np.uint64(player) * _K1)
+    z = mix64(z ^ np.uint64(S[S_HANDS + 2 * player]))
+    z = mix64(z ^ np.uint64(S[S_HANDS + 2 * player + 1]) * _K1)
     return int(z >> _R1)
