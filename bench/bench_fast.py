@@ -13,8 +13,8 @@ self-play actor has one core), CPU time of this process where it says so:
 * **selfplay** — self-play with a run's model and search settings (:data:`SELFPLAY_RUNS`: the
   default run, ``conf/run/default.yaml``, and Connect Four from nothing through the OpenSpiel
   adapter, ``run=zero game=connect_four``; named in the row; K = ``cluster.concurrent_games``),
-  the same seeded games on the Python loop and on the compiled path (the compiled path plays
-  them four times, its time summed), decisions/s (bars 3× and 2×: a
+  the same seeded games on the Python loop and on the compiled path (each path warmed first;
+  the compiled path plays them four times, its time summed), decisions/s (bars 3× and 2×: a
   network leaf's forward pass is a cost the compiled tree cannot cut), and, with a network
   leaf, the limit the forward pass sets (decisions per second of forward time alone).
 * **openspiel** — whole games of Kuhn and Leduc poker (two players), 1,000 simulations a move,
@@ -216,8 +216,9 @@ def bench_selfplay(quick: bool, profile: bool, run: str, overrides: list[str],
                    bar: float) -> Figure:  # fmt: skip
     settings = load_settings(overrides)
     games, repeats = (4, 2) if quick else (8, 4)
+    _selfplay(False, 1, settings)  # the Python loop's own first-call costs (a compiled
+    _selfplay(True, 2, settings)  # rollout policy, numba's cache) and the compiled path's
     python, t_python = _selfplay(False, games, settings)
-    _selfplay(True, 2, settings)  # compile / load numba's cache
     prof = cProfile.Profile() if profile else None
     if prof:
         prof.enable()
