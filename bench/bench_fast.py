@@ -216,8 +216,10 @@ def bench_selfplay(quick: bool, profile: bool, run: str, overrides: list[str],
                    bar: float) -> Figure:  # fmt: skip
     settings = load_settings(overrides)
     games, repeats = (4, 2) if quick else (8, 4)
-    _selfplay(False, 1, settings)  # the Python loop's own first-call costs (a compiled
-    _selfplay(True, 2, settings)  # rollout policy, numba's cache) and the compiled path's
+    # first-call costs out of the timing: the Python loop's (its compiled rollout policy) and
+    # the compiled path's (numba compiles or loads its cache)
+    _selfplay(False, 1, settings)
+    _selfplay(True, 2, settings)
     python, t_python = _selfplay(False, games, settings)
     prof = cProfile.Profile() if profile else None
     if prof:
