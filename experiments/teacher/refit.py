@@ -1,0 +1,125 @@
+"""Does the learner get all there is out of a run's self-play data? Refit it offline.
+
+Takes a finished run's shards (every row, not the learner's 100,000-row window), trains ONE
+network on them with the run's learner settings plus ``key=value`` overrides (``model.*`` for a
+different network, which then starts from its initial weights; otherwise from the run's v0, as
+the continuous learner does), and after each cumulative number of passes over the rows
+(``--passes``: samples per row) benches the snapshot as the greedy network alone against the
+game's rule-based player (Commander), ``--games`` games on fresh deals each played once per
+seat, fair share by deal at more than 2 players (``bench/bench_scaling.py``'s statistic). The
+run's champion is benched first on the same deals (every snapshot of every arm plays the deals of
+a given ``--seed``), and each snapshot's gain over it is the mean of the per-deal differences with
+its 95% Student-t interval; the per-deal figures go to ``/tmp/refit-<tag>/deals.json``, so
+two arms on one seed can be compared deal by deal.
+
+    python experiments/teacher/refit.py --run /work/runs/4p-long --passes 1 2 4 \
+        --games 2400 --seed <fresh> --tag wide model.hidden_size=512
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from bench.bench_champion import _init, _play
+from omega_cluster import wiring
+from omega_cluster.eval.anchors import play_anchor
+from omega_cluster.eval.rating import AnchorResult
+from omega_cluster.eval.stats import mean_ci
+from omega_cluster.model.checkpoint import load_checkpoint
+from omega_cluster.model.registry import ModelRegistry
+
+CHUNK = 1000  # learner steps between two progress lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", type=Path, required=True)
+    parser.add_argument("--passes", type=float, nargs="+", default=[1.0, 2.0, 4.0])
+    parser.add_argument("--games", type=int, default=2400)
+    parser.add_argument("--seed", type=int, required=True, help="fresh: never used to choose")
+    parser.add_argument("--tag", default="a")
+    parser.add_argument("overrides", nargs="*")
+    args = parser.parse_args()
+    work = Path(f"/tmp/refit-{args.tag}")
+    shutil.rmtree(work, ignore_errors=True)
+    keep = ("config.yaml", "registry.json", "pipeline.json", "shards", "models")
+    work.mkdir(parents=True)
+    for name in keep:
+        src = args.run / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=shutil.ignore_patterns("v[1-9]*"))
+        elif src.exists():
+            shutil.copy2(src, work / name)
+    fixed = [f"run.seed={args.seed}", "learner.window_rows=100000000"]
+    settings = wiring.load_run_settings(work, [*args.overrides, *fixed])
+    v0 = ModelRegistry(work, game=settings.game.name).get(0)
+    worker = wiring.learner_worker(settings, run_dir=work, store_uri=str(work / "shards"))
+    fresh = any(o.startswith("model.") for o in args.overrides)
+    if not fresh:
+        worker.learner.model.load_state_dict(
+            load_checkpoint(str(work / v0.uri), load_optimizer=False).model.state_dict()
+        )
+    worker.window.refresh()
+    rows, batch = worker.window.rows, settings.learner.batch_size
+    params = sum(p.numel() for p in worker.learner.model.parameters())
+    start = "initial weights" if fresh else "v0"
+    print(f"{args.tag} {' '.join(args.overrides)}: {rows} rows, {params:,} parameters, "
+          f"from {start}", flush=True)  # fmt: skip
+    config = wiring.gate_service_config(settings)
+    assert config.fleet is not None
+    table = config.fleet.slices[0]
+    fair = table.players > 2
+    done = 0
+    with ProcessPoolExecutor(2, initializer=_init, initargs=(config,)) as pool:
+
+        def bench(uri: str, name: str) -> AnchorResult:
+            started = time.perf_counter()
+            # one pseudo-version for every player: the same deals (paired)
+            result = play_anchor(config, 1, uri, lambda tasks: list(pool.map(_play, tasks)),
+                                 anchor="heuristic", table=table, games=args.games,
+                                 kind="network")  # fmt: skip
+            p = result.fair_share_interval() if fair else result.paired_interval()
+            print(f"{name}: network alone vs Commander {'fair share ' if fair else ''}"
+                  f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}] by deal over {p.n} deals "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
+            return result
+
+        deals: dict[str, list[float]] = {}  # per-deal scores, for pairing across arms
+
+        def per_deal(result: AnchorResult, name: str) -> tuple[float, ...]:
+            got = result.deal_fair_shares if fair else result.deal_scores
+            deals[name] = list(got)
+            (work / "deals.json").write_text(json.dumps(deals))
+            return got
+
+        registry = ModelRegistry(args.run, game=settings.game.name)
+        champion = registry.champion
+        assert champion is not None
+        name = f"the run's champion v{champion.version}"
+        reference = per_deal(bench(str(args.run / champion.uri), name), f"v{champion.version}")
+        for passes in sorted(args.passes):
+            target = round(passes * rows / batch)
+            started = time.perf_counter()
+            while done < target:
+                n = min(CHUNK, target - done)
+                stats = worker.learner.train_steps(worker.window, n)
+                done += n
+                print(f"  step {done}/{target}: policy {stats.policy_loss:.3f} value "
+                      f"{stats.value_loss:.3f} ({time.perf_counter() - started:.0f} s)",
+                      flush=True)  # fmt: skip
+            uri = str(work / "models" / f"refit-p{passes:g}")
+            worker.learner.save(uri, metrics={})
+            name = f"{args.tag} {passes:g} passes ({done} steps)"
+            mine = per_deal(bench(uri, name), f"{args.tag}-p{passes:g}")
+            gain = mean_ci([x - y for x, y in zip(mine, reference, strict=True)])
+            print(f"  gain over v{champion.version}, paired by deal: {gain.estimate:+.3f} "
+                  f"[{gain.low:+.3f}, {gain.high:+.3f}]", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
