@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"scaling fit, network alone vs Commander (Mexican Train {players}p), read at N self-play "
         "workers for 1 hour", "; ".join(reads), f"score = {a:.4f} + {b:.4f}·log2(games)",
         f"{rate:.0f} games per actor-hour (this run)", command, table="strength"))  # fmt: skip
-    record(_name(players), figures)
+    record(_name(players), figures, whole=True)  # one run's curve: the old run's points go
     return 0
 
 

@@ -4,10 +4,11 @@ A benchmark prints its figures and then hands the main ones to :func:`record`, w
 to ``docs/results/<bench>.json``, one file per benchmark. A run's speed figures replace all the
 speed figures of that benchmark (one run measures them all, at one setting), and so do a run's
 figures of a table one run measures whole (:data:`WHOLE_TABLES`: a poker game's exploitability
-table); a strength figure replaces only the one of the same name (each is a long run of its own,
-kept until rerun). Each figure carries what it measures, the figure, the reference measured in
-the same run, their ratio or the bar it is held to, the command that reproduces it, the date and
-the commit it was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
+table), and a run's figures of a benchmark that measures one run whole (a learning curve:
+``record(..., whole=True)``); a strength figure replaces only the one of the same name (each is a
+long run of its own, kept until rerun). Each figure carries what it measures, the figure, the
+reference measured in the same run, their ratio or the bar it is held to, the command that
+reproduces it, the date and the commit it was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
 
 ``python -m bench.results`` rewrites the tables between ``<!-- results:<table> -->`` and
 ``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength``, ``baselines``:
@@ -187,8 +188,12 @@ def _commit() -> str:
     return sha + ("+dirty" if dirty else "")
 
 
-def record(bench: str, figures: Sequence[Figure], *, quick: bool = False) -> Path | None:
-    """Write ``figures`` into ``<results dir>/<bench>.json`` (None and nothing written if quick)."""
+def record(
+    bench: str, figures: Sequence[Figure], *, quick: bool = False, whole: bool = False
+) -> Path | None:
+    """Write ``figures`` into ``<results dir>/<bench>.json`` (None and nothing written if quick).
+    ``whole``: the run measures every figure of the benchmark (one run's curve), so they replace
+    all the old ones, whatever their names."""
     if quick:
         print("(--quick: figures not recorded in docs/results/)")
         return None
@@ -198,8 +203,8 @@ def record(bench: str, figures: Sequence[Figure], *, quick: bool = False) -> Pat
     path = results_dir() / f"{bench}.json"
     old = json.loads(path.read_text(encoding="utf-8"))["figures"] if path.exists() else []
     labels = {e["name"]: e.get("headline", "") for e in old}  # a rerun keeps its README label
-    whole = {f.table for f in figures} & set(WHOLE_TABLES)
-    old = [e for e in old if e.get("table", "speed") not in whole]
+    tables = {f.table for f in figures} & set(WHOLE_TABLES)
+    old = [] if whole else [e for e in old if e.get("table", "speed") not in tables]
     stamp = {"date": dt.datetime.now(dt.UTC).date().isoformat(), "source": _commit()}
     new = {
         f.name: {**asdict(f), "headline": f.headline or labels.get(f.name, ""), **stamp}

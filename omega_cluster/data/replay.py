@@ -195,7 +195,11 @@ class ReplayWindow:
         if self._table is None:
             if not self._shards:
                 raise ValueError(f"replay window over {self.store.uri} is empty; refresh() first")
-            self._table = pa.concat_tables([table for _, table in self._shards])
+            # one chunk: ``take`` on a table of one chunk per shard gathers shard by shard, which
+            # makes every sampled batch cost in proportion to the shards held; combined once per
+            # refresh, a batch costs in proportion to its own rows
+            tables = [table for _, table in self._shards]
+            self._table = pa.concat_tables(tables).combine_chunks()
         return self._table
 
     def sample_indices(

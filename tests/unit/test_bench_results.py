@@ -152,6 +152,21 @@ def test_a_poker_table_is_replaced_whole_by_a_new_run(tmp_path: Path) -> None:
     ]
 
 
+CURVE_ROWS = """
+from bench.results import Figure, record
+record("bench_sample", [Figure("after 500 games (v2)", "1.01", table="strength"),
+                        Figure("after 1,000 games (v4)", "1.02", table="strength")])
+record("bench_sample", [Figure("after 800 games (v3)", "1.05", table="strength")], whole=True)
+"""
+
+
+def test_a_learning_curve_is_replaced_whole_by_a_new_run(tmp_path: Path) -> None:
+    """A curve is one run's: the points of a new run replace the old run's, whose names differ."""
+    _record(CURVE_ROWS, tmp_path)
+    figures = json.loads((tmp_path / "bench_sample.json").read_text())["figures"]
+    assert [(f["name"], f["figure"]) for f in figures] == [("after 800 games (v3)", "1.05")]
+
+
 BASELINE_ROW = """
 from bench.results import Figure, record
 cells = ("5", "service 5.5 min, PPO 5.2 min", "0.61 [0.56, 0.66]", "0.70 [0.65, 0.74]",
