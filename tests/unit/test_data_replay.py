@@ -52,6 +52,8 @@ def test_window_keeps_the_newest_rows_in_manifest_order(tmp_path: Path) -> None:
     assert len(window.entries) == 3 and window.rows == 25 == len(window)
     decisions = window.table().column("decision_index").to_numpy()
     assert decisions.tolist() == [100 * s + r for s in (2, 3, 4) for r in range(SHARD_ROWS)]
+    # one chunk, not one per shard: a sampled batch is gathered from it, not shard by shard
+    assert {window.table().column(n).num_chunks for n in window.table().column_names} == {1}
     # only the newest 25 rows are sampled: the last 5 of shard 2, all of shards 3 and 4
     assert _sampled_decisions(window) == {205, 206, 207, 208, 209} | {
         100 * s + r for s in (3, 4) for r in range(SHARD_ROWS)
