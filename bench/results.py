@@ -8,7 +8,8 @@ table), and a run's figures of a benchmark that measures one run whole (a learni
 ``record(..., whole=True)``); a strength figure replaces only the one of the same name (each is a
 long run of its own, kept until rerun). Each figure carries what it measures, the figure, the
 reference measured in the same run, their ratio or the bar it is held to, the command that
-reproduces it, the date and the commit it was measured at. ``--quick`` runs record nothing: their figures are smoke checks.
+reproduces it, the date and the commit it was measured at. ``--quick`` runs record nothing:
+their figures are smoke checks.
 
 ``python -m bench.results`` rewrites the tables between ``<!-- results:<table> -->`` and
 ``<!-- /results:<table> -->`` in ``docs/results.md`` (tables ``speed``, ``strength``, ``baselines``:

@@ -13,7 +13,7 @@ its 95% Student-t interval; the per-deal figures go to ``/tmp/refit-<tag>/deals.
 two arms on one seed can be compared deal by deal.
 
     python experiments/teacher/refit.py --run /work/runs/4p-long --passes 1 2 4 \
-        --games 2400 --seed <fresh> --tag wide model.hidden_size=512
+        --games 2400 --seed <fresh> --tag wide model.hidden_size=256
 """
 
 from __future__ import annotations
