@@ -1,6 +1,6 @@
 """How often does the teacher agree with itself? Two independent searches of the self-play
-teacher at the same recorded position: how often their most-visited moves are the same, and how
-often each is the recorded target's most-visited move. It is the ceiling of a network that
+teacher at the same recorded position: how often the moves they play (the most visited, for the
+tree root) are the same, and how often each is the recorded target's most-visited move. It is the ceiling of a network that
 fits the teacher's expected visits (``fit.py``'s "greedy = most visited"): a network cannot
 agree with one noisy search more often than another search of the same teacher does.
 
@@ -53,8 +53,7 @@ def main() -> None:
         for _ in range(2):
             player = make_player(args.teacher, game)
             result = player.search.search(state, seat, random.Random(rng.randrange(2**31)))
-            picks.append(result.legal[max(range(len(result.visits)),
-                                          key=result.visits.__getitem__)])  # fmt: skip
+            picks.append(result.action)  # the move it plays: its most visited (tree root)
         agree += picks[0] == picks[1]
         if net is not None:
             move = net.act(state, seat, random.Random(0))
