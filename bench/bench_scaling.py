@@ -31,6 +31,8 @@ from typing import Any
 from bench.bench_champion import _init, _play
 from bench.results import ROOT, Figure, record
 from omega_cluster.eval.anchors import play_anchor
+from omega_cluster.eval.rating import AnchorResult
+from omega_cluster.eval.stats import ConfidenceInterval
 from omega_cluster.pipeline.run_state import PipelineState, RunPaths
 from omega_cluster.wiring import gate_service_config, load_run_settings, run_registry
 
@@ -130,6 +132,24 @@ def _name(players: int) -> str:
     return "bench_scaling" if players == 2 else f"bench_scaling_{players}p"
 
 
+def network_alone(
+    config: Any, table: Any, version: int, uri: str, play: Any, games: int, anchor: str, name: str
+) -> tuple[AnchorResult, ConfidenceInterval]:
+    """Bench the network at ``uri`` alone (greedy) against ``anchor`` on the deals of the
+    config's seed, each deal once per seat, and print one line: against Commander at N > 2
+    players the fair share (1.0 par), else the score against the other seats (0.5 par); every
+    player benched with one config and ``version`` plays the same deals (paired)."""
+    started = time.perf_counter()
+    result = play_anchor(config, version, uri, play, anchor=anchor, table=table, games=games,
+                         kind="network")  # fmt: skip
+    fair = table.players > 2 and anchor == "heuristic"
+    p = result.fair_share_interval() if fair else result.paired_interval()
+    print(f"{name} (network alone) vs {anchor}: {'fair share ' if fair else ''}"
+          f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}] by deal over {p.n} deals "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
+    return result, p
+
+
 def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> dict[str, Any]:
     settings = load_run_settings(run_dir, [f"run.seed={seed}"])
     registry = run_registry(run_dir, settings)
@@ -151,19 +171,9 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
             return list(pool.map(_play, tasks))
 
         def score(version: int, anchor: str) -> Point:
-            started = time.perf_counter()
             uri = str(run_dir / registry.get(version).uri)
-            result = play_anchor(config, version, uri, play, anchor=anchor, table=table,
-                                 games=games, kind="network")  # fmt: skip
-            # against Commander at N > 2 players: the fair share (1.0 par); else the score
-            # against the other seats (0.5 par)
-            fair = table.players > 2 and anchor == "heuristic"
-            p = result.fair_share_interval() if fair else result.paired_interval()
-            point = Point(version, 0.0, p.estimate, p.low, p.high, p.n)
-            print(f"v{version} (network alone) vs {anchor}: {'fair share ' if fair else ''}"
-                  f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}] by deal over {p.n} deals "
-                  f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
-            return point
+            _, p = network_alone(config, table, version, uri, play, games, anchor, f"v{version}")
+            return Point(version, 0.0, p.estimate, p.low, p.high, p.n)
 
         reference = score(0, "heuristic")
         curve = []

@@ -4,7 +4,7 @@ tree root) are the same, and how often each is the recorded target's most-visite
 fits the teacher's expected visits (``fit.py``'s "greedy = most visited"): a network cannot
 agree with one noisy search more often than another search of the same teacher does.
 
-    python experiments/teacher/agree.py --run /work/runs/4p-wide --positions 300 --seed 0 \\
+    PYTHONPATH=. python experiments/teacher/agree.py --run /work/runs/4p-wide --positions 300 --seed 0 \\
         --teacher ismcts:commander_rollout:800:c_uct=0.7 --net network:/tmp/refit-wide2/models/refit-p4
 """
 
@@ -15,8 +15,7 @@ import json
 import random
 from pathlib import Path
 
-import pyarrow.ipc as ipc
-
+from experiments.teacher.fit import rows
 from omega_cluster.games.registry import make_game
 from omega_cluster.players.registry import make_player
 
@@ -30,13 +29,10 @@ def main() -> None:
     parser.add_argument("--net", help="a network player spec: its greedy move against both")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    files = sorted((args.run / "shards" / "shards").glob("*.arrow"))
-    picked = []
-    for f in rng.sample(files, 30):
-        table = ipc.open_file(str(f)).read_all()
-        cols = table.select(["game_params", "game_seed", "history", "policy_target",
-                             "policy_weight", "legal_actions"]).to_pylist()  # fmt: skip
-        picked += [r for r in cols if r["policy_weight"] > 0 and len(r["legal_actions"]) >= 2]
+    keep = ["game_params", "game_seed", "history", "policy_target", "policy_weight",
+            "legal_actions"]  # fmt: skip
+    cols = rows(args.run, 30, rng).select(keep).to_pylist()
+    picked = [r for r in cols if r["policy_weight"] > 0 and len(r["legal_actions"]) >= 2]
     positions = rng.sample(picked, args.positions)
     params = json.loads(positions[0]["game_params"])
     game = make_game("mexican_train", **params)

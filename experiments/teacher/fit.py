@@ -26,11 +26,11 @@ from omega_cluster.data.batch import table_to_batch
 from omega_cluster.model.checkpoint import load_checkpoint
 
 
-def rows(run: Path, shards: int, seed: int) -> pa.Table:
+def rows(run: Path, shards: int, rng: random.Random) -> pa.Table:
     """``shards`` shards of a run's store, drawn at random (whole games: a shard holds whole
     games)."""
     files = sorted((run / "shards" / "shards").glob("*.arrow"))
-    picked = random.Random(seed).sample(files, min(shards, len(files)))
+    picked = rng.sample(files, min(shards, len(files)))
     return pa.concat_tables(ipc.open_file(str(f)).read_all() for f in picked)
 
 
@@ -57,7 +57,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for spec in args.rows:
         name, run = spec.split("=", 1)
-        table = rows(Path(run), args.shards, args.seed)
+        table = rows(Path(run), args.shards, random.Random(args.seed))
         tb = learner.tensors(table_to_batch(table))
         keep = (tb.policy_weights > 0) & (tb.legal_mask.sum(-1) >= 2)
         target = tb.policy_targets[keep]

@@ -31,8 +31,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bench.bench_champion import _init, _play
+from bench.bench_scaling import network_alone
 from omega_cluster import wiring
-from omega_cluster.eval.anchors import play_anchor
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import mean_ci
 from omega_cluster.model.checkpoint import load_checkpoint
@@ -88,16 +88,9 @@ def main() -> None:
     with ProcessPoolExecutor(2, initializer=_init, initargs=(config,)) as pool:
 
         def bench(uri: str, name: str) -> AnchorResult:
-            started = time.perf_counter()
             # one pseudo-version for every player: the same deals (paired)
-            result = play_anchor(config, 1, uri, lambda tasks: list(pool.map(_play, tasks)),
-                                 anchor="heuristic", table=table, games=args.games,
-                                 kind="network")  # fmt: skip
-            p = result.fair_share_interval() if fair else result.paired_interval()
-            print(f"{name}: network alone vs Commander {'fair share ' if fair else ''}"
-                  f"{p.estimate:.3f} [{p.low:.3f}, {p.high:.3f}] by deal over {p.n} deals "
-                  f"({time.perf_counter() - started:.0f} s)", flush=True)  # fmt: skip
-            return result
+            return network_alone(config, table, 1, uri, lambda tasks: list(pool.map(_play, tasks)),
+                                 args.games, "heuristic", name)[0]  # fmt: skip
 
         deals: dict[str, list[float]] = {}  # per-deal scores, for pairing across arms
 
