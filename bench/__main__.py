@@ -27,6 +27,7 @@ STRENGTH = (
     "bench_leaf",
     "bench_openspiel_bots",
     "bench_poker_zero",
+    "bench_release",
     "bench_scaling",
     "bench_training",
     "bench_tuned",

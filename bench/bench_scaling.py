@@ -195,20 +195,26 @@ def bench(run_dir: Path, games: int, seed: int, points: int, workers: int) -> di
     return out
 
 
+def strength_row(
+    opponent: str, players: int, p: Point | ConfidenceInterval, command: str, seed: int
+) -> dict[str, Any]:
+    """One row of a strength file (:mod:`omega_cluster.release.strength`): the network alone
+    against ``opponent`` ("commander", or another network) at ``players``."""
+    value, deals = (p.score, p.deals) if isinstance(p, Point) else (p.estimate, p.n)
+    statistic = _statistic(players)[0] if opponent == "commander" else "score vs each seat"
+    return {"opponent": opponent, "players": players, "games": players * deals,
+            "statistic": f"{statistic} (by deal, 95% t)", "value": round(value, 4),
+            "low": round(p.low, 4), "high": round(p.high, 4), "command": command,
+            "seed": seed}  # fmt: skip
+
+
 def write_strength(path: Path, result: dict[str, Any], command: str, seed: int) -> None:
     """The champion's rows (network alone against Commander and against v0, at the run's
     table) in the shape :mod:`omega_cluster.release.strength` reads."""
-    rows = []
     players = int(result["players"])
-    for key, opponent in (("champion_vs_commander", "commander"), ("champion_vs_v0", "v0")):
-        p = result.get(key)
-        if p is None:
-            continue
-        statistic = _statistic(players)[0] if opponent == "commander" else "score vs each seat"
-        rows.append({"opponent": opponent, "players": players, "games": players * p["deals"],
-                     "statistic": f"{statistic} (by deal, 95% t)", "value": round(p["score"], 4),
-                     "low": round(p["low"], 4), "high": round(p["high"], 4),
-                     "command": command, "seed": seed})  # fmt: skip
+    rows = [strength_row(opponent, players, Point(**result[key]), command, seed)
+            for key, opponent in (("champion_vs_commander", "commander"), ("champion_vs_v0", "v0"))
+            if result.get(key) is not None]  # fmt: skip
     note = (
         f"v{result['champion']} as the greedy network alone, fresh deals each played once "
         f"per seat (Mexican Train, {players} players, one round)."

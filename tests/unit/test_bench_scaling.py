@@ -1,4 +1,5 @@
-"""The scaling bench's choice of versions at doubling self-play and its log2 fit."""
+"""The scaling bench's choice of versions at doubling self-play, its log2 fit and its strength
+rows."""
 
 from __future__ import annotations
 
@@ -28,3 +29,27 @@ def test_the_fit_recovers_a_log2_trend_and_weights_by_the_intervals() -> None:
     a2, b2 = fit_log2(noisy)
     assert b2 == pytest.approx(0.02, abs=0.002)
     assert math.isfinite(a2)
+
+
+def test_strength_rows_are_what_the_release_card_reads(tmp_path) -> None:
+    """The rows the benches write (a curve's Point, a table size's interval) load as a strength
+    file, the statistic named by the table size: fair share against Commander above 2 players."""
+    import json
+
+    from bench.bench_scaling import strength_row
+    from omega_cluster.eval.stats import ConfidenceInterval
+    from omega_cluster.release import read_strength
+
+    interval = ConfidenceInterval(1.1, 1.0, 1.2, 0.95, 600)
+    rows = [strength_row("commander", 2, Point(3, 100.0, 0.52, 0.5, 0.54, 1000), "cmd", 7),
+            strength_row("commander", 4, interval, "cmd", 7),
+            strength_row("network:models/x", 4, interval, "cmd", 7)]  # fmt: skip
+    path = tmp_path / "strength.json"
+    path.write_text(json.dumps({"rows": rows}))
+    table = read_strength(path)
+    assert [(r.players, r.games, r.statistic) for r in table.rows] == [
+        (2, 2000, "win share (by deal, 95% t)"),
+        (4, 2400, "fair share (by deal, 95% t)"),
+        (4, 2400, "score vs each seat (by deal, 95% t)"),
+    ]
+    assert table.rows[1].value == 1.1 and table.rows[1].low == 1.0
