@@ -31,8 +31,10 @@ from typing import Any
 from bench.bench_champion import _init, _play
 from bench.results import ROOT, Figure, record
 from omega_cluster.eval.anchors import play_anchor
+from omega_cluster.eval.gatekeeper import GateServiceConfig, PlayFn
 from omega_cluster.eval.rating import AnchorResult
 from omega_cluster.eval.stats import ConfidenceInterval
+from omega_cluster.games.fleet import TableSlice
 from omega_cluster.pipeline.run_state import PipelineState, RunPaths
 from omega_cluster.wiring import gate_service_config, load_run_settings, run_registry
 
@@ -133,7 +135,14 @@ def _name(players: int) -> str:
 
 
 def network_alone(
-    config: Any, table: Any, version: int, uri: str, play: Any, games: int, anchor: str, name: str
+    config: GateServiceConfig,
+    table: TableSlice,
+    version: int,
+    uri: str,
+    play: PlayFn,
+    games: int,
+    anchor: str,
+    name: str,
 ) -> tuple[AnchorResult, ConfidenceInterval]:
     """Bench the network at ``uri`` alone (greedy) against ``anchor`` on the deals of the
     config's seed, each deal once per seat, and print one line: against Commander at N > 2
