@@ -46,7 +46,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix $(LINT_PATHS)
 
 test: lint browser
-	$(PY) -m pytest -n 2 --dist loadgroup -q tests
+	$(PY) -m pytest -n 2 --dist loadgroup -q --durations=30 tests
 
 # The web table's browser test (tests/integration/test_web_browser.py) drives Debian's chromium
 # through its chromedriver (browser downloads cannot reach their hosts from CI): installed with
