@@ -24,6 +24,10 @@ self-play actor has one core), CPU time of this process where it says so:
   CPU time per searched move; the ratio is C++'s time over ours (bar 1×). A small game's
   simulations are cheap, so this is where a fixed cost per move around the compiled tree would
   show (the driver sets the tree up once per search object).
+* **deductions** — the 4-player search player with the public deductions
+  (``ismcts:commander_rollout:1000:deduce=true:c_uct=2.5``) on seeded mid-round positions:
+  simulations/s of the compiled search (its worlds dealt under the deductions by the game's
+  kernels) against its Python loop, alternating rounds (bar 3×).
 * **user game** — ``examples/blind_war`` (a game the project did not write; its plugin gives the
   compiled kernels of ``docs/kernels.md``), 1,000 random-rollout simulations a move on seeded
   positions: simulations/s of the compiled search against its Python loop (``fast=False``),
@@ -393,6 +397,44 @@ def bench_user_game(quick: bool) -> Figure:
     )  # fmt: skip
 
 
+DEDUCE_SPEC = "ismcts:commander_rollout:1000:deduce=true:c_uct=2.5"
+
+
+def bench_deductions(quick: bool) -> Figure:
+    """The search player with the public deductions (:data:`DEDUCE_SPEC`, the 4-player searcher
+    of ``docs/results.md``) on seeded mid-round 4p positions: simulations/s compiled (worlds
+    dealt under the deductions by the kernels) against its Python loop, alternating rounds."""
+    game = make_game("mexican_train", players=4, rounds=1)
+    positions = _positions(game, 4 if quick else 12, seed=7, skip=16)
+    compiled = make_player(DEDUCE_SPEC, game).search  # type: ignore[attr-defined]
+    python = make_player(DEDUCE_SPEC, game).search  # type: ignore[attr-defined]
+    python = ISMCTS(game, python.evaluator, python.config, fast=False)
+    assert compiled.fast is not None, compiled.fast_reason
+    compiled.search(positions[0], positions[0].current_players[0], random.Random(0))
+
+    def searches(search: ISMCTS) -> Callable[[int], int]:
+        def run(r: int) -> int:
+            done = 0
+            for i, s in enumerate(positions):
+                result = search.search(s, s.current_players[0], random.Random(r + i))
+                done += result.diagnostics.simulations
+            return done
+
+        return run
+
+    per_sim = _alternating({"compiled": searches(compiled), "python": searches(python)},
+                           1 if quick else 2)  # fmt: skip
+    fast, slow = 1 / per_sim["compiled"], 1 / per_sim["python"]
+    print(f"  {DEDUCE_SPEC}, Mexican Train 4p: compiled {fast:,.0f} sims/s, the Python loop "
+          f"{slow:,.0f} -> {fast / slow:.1f}x")  # fmt: skip
+    return Figure(
+        name=f"ISMCTS simulations/s with the public deductions ({DEDUCE_SPEC}), Mexican Train "
+             "4p, mid-round positions",
+        figure=f"compiled {fast:,.0f}", reference=f"the Python loop {slow:,.0f}",
+        ratio=f"{fast / slow:.1f}× (bar 3×)", command="python -m bench.bench_fast",
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     quick, profile = "--quick" in args, "--profile" in args
@@ -402,6 +444,7 @@ def main(argv: list[str] | None = None) -> None:
         *(bench_selfplay(quick, profile, *run) for run in SELFPLAY_RUNS),
         *bench_openspiel(quick),
         bench_user_game(quick),
+        bench_deductions(quick),
     ]
     record("bench_fast", figures, quick=quick)
 

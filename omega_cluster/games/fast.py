@@ -65,6 +65,12 @@ class FastGame:
     # S, as ``State.hidden_state`` gives it (the critic leaf's input); None: the game has none
     hidden: Any = None
     hidden_size: int = 0
+    # the game's own deductions, which the compiled worlds can honour: ``world_constraints`` is
+    # the Python callable ``(state, player) -> facts`` (the plugin hook's, identical object) and
+    # ``constrain(state, player, facts, S)`` writes its facts into the packed root ``S`` for
+    # ``sample_world`` to deal by; None: a search with world_constraints runs the Python loop
+    world_constraints: Any = None
+    constrain: Callable[[State, int, Any, np.ndarray], None] | None = None
 
 
 _MASK = (1 << 64) - 1

@@ -40,8 +40,8 @@ every world of a search from the belief head of the network the leaf holds (a ne
 the network of a ``network+<rollout>`` blend), asked once per decision on the searching player's
 public observation (:class:`~omega_cluster.players.belief.NetworkBelief`), under the game's hard
 deductions (so ``deduce`` is implied); a callable ``(state, player) -> probabilities`` may stand
-in for the network. The compiled search takes no world constraints, so a belief search runs the
-Python loop.
+in for the network. The compiled search deals under the game's own deductions only (Mexican
+Train compiles them), so a belief search runs the Python loop.
 
 A move with one legal action is played without searching (Mexican Train has many forced draws and
 passes). At a simultaneous node the arena asks every acting player separately; each search player

@@ -213,6 +213,12 @@ class CompiledSearches(_Compiled):
         for members in groups.values():
             started = time.perf_counter()
             packed = np.stack([self.fast.pack(states[k]) for k in members])
+            deductions = self.config.world_constraints  # the game's own (fast_path checked)
+            if deductions is not None and self.hidden:
+                for row, k in enumerate(members):  # once per search, as the Python loop asks
+                    facts = deductions(states[k], players[k])
+                    if facts is not None:
+                        self.fast.constrain(states[k], players[k], facts, packed[row])
             seeds = np.array([_seed(rngs[k]) for k in members], np.uint64)
             sims = np.array([configs[k].simulations for k in members], np.int64)
             who = np.array([players[k] for k in members], np.int64)

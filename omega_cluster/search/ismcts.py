@@ -52,7 +52,8 @@ is all that reads it); a game helps with a cheap ``sample_world`` (Leduc clones 
 opponents' cards rather than replaying the history). The fast path
 (:mod:`omega_cluster.search.fast`): for a game whose plugin gives compiled kernels
 (``fast_search``: Leduc, Kuhn, ...) and a configuration the compiled tree mirrors (the tree
-root, UCT or PUCT, Dirichlet noise, a simulation budget, one world a simulation), the search runs
+root, UCT or PUCT, Dirichlet noise, a simulation budget, one world a simulation, no world
+constraints but the game's own deductions where it compiles them), the search runs
 as compiled code (numba), automatically, when the evaluator is a leaf the tree has compiled (its
 ``fast_leaf()``: one rollout of a uniform random player or of a player the game compiles, such
 as the Commander; the network leaf, whose forward pass then serves a whole batch of leaves;

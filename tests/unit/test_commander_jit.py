@@ -15,6 +15,7 @@ from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.players import RandomPlayer
 from omega_cluster.players.registry import make_player
 from omega_cluster.search.evaluators import play_out
+from omega_cluster.search.fast import SplitMixRandom
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="numba is an optional extra")
 
@@ -122,8 +123,9 @@ def test_commander_with_other_weights_compiles_the_same_moves() -> None:
 
 
 def test_search_with_compiled_rollouts_is_the_python_search() -> None:
-    """ISMCTS with Commander rollouts returns the same result whether the rollouts run
-    compiled or in Python (same visits, values and move), and leaves the state untouched."""
+    """ISMCTS with Commander rollouts and the deductions returns the same result whether it runs
+    compiled (the tree, its worlds and its rollouts) or in Python (same visits, values and move,
+    from one splitmix64 stream), and leaves the state untouched."""
     game = make_game("mexican_train", players=4, rounds=1)
     rng = random.Random(0)
     mover = Commander(game)
@@ -136,7 +138,7 @@ def test_search_with_compiled_rollouts_is_the_python_search() -> None:
     for compiled in (True, False):
         searcher = make_player("ismcts:commander_rollout:300:deduce=true:c_uct=2.5", game)
         searcher.evaluator.policy.compiled = compiled
-        results.append(searcher.search.search(state, player, random.Random(5)))
+        results.append(searcher.search.search(state, player, SplitMixRandom(5)))
     fast, slow = results
     assert fast.action == slow.action
     assert fast.visits == slow.visits

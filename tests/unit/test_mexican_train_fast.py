@@ -1,7 +1,7 @@
 """Mexican Train on arrays (the fast search path) against the Python rules, over every rule
 variant: the packed state steps exactly as ``MexicanTrainState`` (every field, every move),
 legal moves come out in the same order, information-set keys agree, determinizations keep the
-searching player's information set, and the rollouts score as the Python rules and the
+searching player's information set (under the public deductions, the Python sampler's worlds), and the rollouts score as the Python rules and the
 Commander do."""
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from numba import njit
 
 from omega_cluster.games import make_game
 from omega_cluster.games._splitmix import rand_below
-from omega_cluster.games.fast import FastGame
+from omega_cluster.games.fast import FastGame, SplitMixRandom
 from omega_cluster.games.mexican_train.fast.game import fast_game
 from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
 from omega_cluster.games.mexican_train.fast.state import commander_for, fields, make_pack
+from omega_cluster.games.mexican_train.inference import deal_constraints
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.mexican_train.officers import _rules_jit as R
 from omega_cluster.games.registry import game_plugin
@@ -205,6 +206,39 @@ def test_sample_world_is_a_uniform_redeal() -> None:
     for t in unseen:
         freq = where[t] / worlds
         assert np.all(np.abs(freq - share) < 4 * np.sqrt(share * (1 - share) / worlds) + 1e-9), t
+
+
+@pytest.mark.parametrize("i", [0, 1, 2, 3], ids=IDS[:4])
+def test_constrained_worlds_deal_as_the_python_sampler(i: int) -> None:
+    """Wherever the deductions ban a tile, a root carrying them (``constrain``) deals the
+    Python sampler's world from the same splitmix64 stream — every hand, the boneyard in
+    order, the same draws — and the world honours every ban; kept-draw limits are among them."""
+    game, fg = _fast(i)
+    n = game.num_players
+    out = np.zeros(STATE_SIZE, np.int64)
+    checked = limited = 0
+    for s in _positions(i):
+        for p in range(n):
+            facts = deal_constraints(s, p)
+            if facts is None or not any(facts.forbidden):
+                continue
+            S = fg.pack(s)
+            fg.constrain(s, p, facts, S)
+            root = S.copy()
+            rs = np.array([1000 + checked], np.uint64)
+            fg.sample_world(fg.ctx, S, p, rs, out)
+            rng = SplitMixRandom(1000 + checked)
+            world = s.sample_world(p, rng, facts)
+            assert np.array_equal(S, root)
+            fw = fields(out, n)
+            assert [_mask(h) for h in fw["hands"]] == list(world.hands)
+            assert fw["boneyard"] == list(world.boneyard)
+            assert int(rs[0]) == rng.state
+            assert fg.info_key(fg.ctx, out, p) == fg.info_key(fg.ctx, S, p)
+            assert not any(world.hands[q] & facts.forbidden[q] for q in range(n) if q != p)
+            checked += 1
+            limited += bool(facts.limits)
+    assert checked > 30 and limited > 0
 
 
 @pytest.mark.parametrize("i", range(len(VARIANTS)), ids=IDS)

@@ -1,7 +1,7 @@
 """Mexican Train on the fast search path gives the Python search's results: the same visits,
 values, chosen move and tree, when both draw from one splitmix64 stream, for random rollouts
 (UCT, PUCT), Commander rollouts, a deterministic network leaf (PUCT with and without Dirichlet
-noise) and the network + Commander blend the default run uses; self-play takes the compiled
+noise), the network + Commander blend the default run uses and the public deductions; self-play takes the compiled
 path for the default run's leaf and writes the records the Python loop writes."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from fast_helpers import ExactNet, same_result
 
 from omega_cluster.games import make_game
 from omega_cluster.games.api import Game, State
+from omega_cluster.games.mexican_train.inference import deal_constraints
 from omega_cluster.games.mexican_train.officers import Commander
 from omega_cluster.games.player import RandomPlayer
 from omega_cluster.model import encoder_for
@@ -24,15 +25,15 @@ from omega_cluster.search.ismcts import ISMCTS, ISMCTSConfig
 from omega_cluster.train import SelfPlay, SelfPlayConfig
 
 
-def _positions(game: Game, count: int, seed: int) -> list[State]:
-    """Positions a few random moves into a round, each with a real choice."""
+def _positions(game: Game, count: int, seed: int, moves: int = 3) -> list[State]:
+    """Positions ``moves`` to ``moves + 6`` random moves into a round, each with a real choice."""
     rng = random.Random(seed)
     out: list[State] = []
     g = 0
     while len(out) < count:
         s = game.new_initial_state(seed + g)
         g += 1
-        for _ in range(3 + g % 7):
+        for _ in range(moves + g % 7):
             if s.is_terminal():
                 break
             legal = s.legal_actions()
@@ -96,6 +97,32 @@ def test_network_leaf_searches_as_the_python_search(
         same_result(fast.search(state, player, SplitMixRandom(11)),
               python.search(state, player, SplitMixRandom(11)))  # fmt: skip
     assert net.calls and max(net.calls) == 1  # one search alone: one leaf per forward
+
+
+def test_deductions_search_as_the_python_search(game: Game) -> None:
+    """``deduce=true`` (the game's own ``world_constraints``) runs compiled, its worlds dealt
+    under the bans and limits the round has proved: the Python search's result, position by
+    position, at positions where an opponent has drawn or passed."""
+    config = ISMCTSConfig(simulations=80, selection="uct", world_constraints=deal_constraints)
+    evaluator = RolloutEvaluator(Commander(game))
+    fast, python = ISMCTS(game, evaluator, config), ISMCTS(game, evaluator, config, fast=False)
+    assert fast.fast is not None, fast.fast_reason
+    checked = 0
+    for state in _positions(game, 40, seed=60 + game.num_players, moves=24):
+        player = state.current_players[0]
+        facts = deal_constraints(state, player)
+        if facts is None or not any(facts.forbidden):
+            continue
+        a, b = SplitMixRandom(5), SplitMixRandom(5)
+        same_result(fast.search(state, player, a), python.search(state, player, b))
+        assert a.state == b.state
+        checked += 1
+        if checked == 4:
+            break
+    assert checked == 4
+    other = ISMCTSConfig(simulations=8, world_constraints=lambda s, p: deal_constraints(s, p))
+    slow = ISMCTS(game, evaluator, other)
+    assert slow.fast is None and "world_constraints" in slow.fast_reason
 
 
 def test_a_commander_with_its_own_weights_rolls_out_with_them(game: Game) -> None:

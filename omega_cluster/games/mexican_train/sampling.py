@@ -38,7 +38,7 @@ from omega_cluster.games.mexican_train.records import DealConstraints
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train.state import MexicanTrainState
 
-__all__ = ["sample_world"]
+__all__ = ["deal_groups", "sample_world"]
 
 
 def sample_world(
@@ -102,18 +102,9 @@ def _constrained_deal(
     """Deal the unseen tiles to the other seats and the boneyard so that every constraint
     holds: a sequential deal, most constrained group first, retried up to ``max_tries`` times
     (with ``odds``, a belief's per seat and tile: the first half of the tries weighted)."""
-    _check_constraints(world, player, constraints)
-    n = world.game.num_players
-    others = [q for q in range(n) if q != player]
-    unseen = 0
-    for q in others:
-        unseen |= world.hands[q]
-    for t in world.boneyard:
-        unseen |= 1 << t
-    groups = _slot_groups(world, others, constraints)
+    unseen, groups = deal_groups(world, player, constraints)
+    others = [q for q in range(world.game.num_players) if q != player]
     mask_tiles = world.game.tiles.mask_tiles
-    # most constrained first: fewer dead ends for the sequential deal
-    groups.sort(key=lambda g: (unseen & ~g[1]).bit_count() - g[2])
     rnd = rnd_gen.random
     for attempt in range(max_tries):
         left = unseen
@@ -149,6 +140,25 @@ def _constrained_deal(
         f"mexican_train: no deal of the {unseen.bit_count()} unseen tiles satisfies the "
         f"constraints for player {player}'s world after {max_tries} tries"
     )
+
+
+def deal_groups(
+    world: MexicanTrainState, player: int, constraints: DealConstraints
+) -> tuple[int, list[tuple[int, int, int]]]:
+    """The unseen tiles (a mask) and the ``(seat, mask to avoid, tiles)`` groups of the
+    constrained deal in the order it deals them, most constrained first (fewer dead ends); the
+    constraints checked first (:class:`ConstraintError` on one line). The compiled deal
+    (``fast.deal``) packs the same groups."""
+    _check_constraints(world, player, constraints)
+    others = [q for q in range(world.game.num_players) if q != player]
+    unseen = 0
+    for q in others:
+        unseen |= world.hands[q]
+    for t in world.boneyard:
+        unseen |= 1 << t
+    groups = _slot_groups(world, others, constraints)
+    groups.sort(key=lambda g: (unseen & ~g[1]).bit_count() - g[2])
+    return unseen, groups
 
 
 def _weighted_pick(

@@ -141,13 +141,18 @@ def _same_encoding(a: Any, b: Any) -> bool:
         return False
 
 
-def _config_obstacle(config: ISMCTSConfig) -> str | None:
-    """The first option of ``config`` the compiled tree does not mirror (None: none)."""
+def _config_obstacle(config: ISMCTSConfig, fast: FastGame) -> str | None:
+    """The first option of ``config`` the compiled tree does not mirror (None: none); of
+    ``world_constraints``, only the game's own deductions (``FastGame.world_constraints``)."""
     c = config
+    own = c.world_constraints is fast.world_constraints and fast.constrain is not None
     for name, bad in (
         ("root_schedule (only tree_root)", c.root_schedule is not tree_root),
         ("selection='smooth_uct'", c.selection == "smooth_uct"),
-        ("world_constraints", c.world_constraints is not None),
+        (
+            "world_constraints other than the game's own deductions",
+            c.world_constraints is not None and not own,
+        ),
         ("leaves_in_flight > 1", c.leaves_in_flight != 1),
     ):
         if bad:
@@ -165,7 +170,7 @@ def fast_path(
     fast, why = fast_game(game, encoder if leaf.network else None)
     if fast is None:
         return None, why
-    obstacle = _config_obstacle(config)
+    obstacle = _config_obstacle(config, fast)
     if obstacle is not None:
         return None, obstacle
     if leaf.network and fast.encode is None:

@@ -1,6 +1,6 @@
 """Mexican Train's fast path: :func:`fast_game` (the plugin hook ``fast_search``) builds the
 :class:`~omega_cluster.games.fast.FastGame` of a game — the packed state, the rules, the
-determinizations, the random and Commander rollouts and, given an encoder, the compiled encoder.
+determinizations (with the public deductions, ``deduce=true``), the random and Commander rollouts and, given an encoder, the compiled encoder.
 
 The compiled rules reach the end of the current round only (the next deal draws from Python's
 Mersenne Twister), so the fast path covers one-round games (``rounds=1``, the default run's);
@@ -41,7 +41,13 @@ def _build(game: Any, encoder: Any) -> Any:
     from omega_cluster.games.mexican_train.fast.hidden import hidden_codes
     from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE
     from omega_cluster.games.mexican_train.fast.sampling import sample_world
-    from omega_cluster.games.mexican_train.fast.state import commander_for, make_ctx, make_pack
+    from omega_cluster.games.mexican_train.fast.state import (
+        commander_for,
+        constrain,
+        make_ctx,
+        make_pack,
+    )
+    from omega_cluster.games.mexican_train.inference import deal_constraints
     from omega_cluster.games.mexican_train.tiles import NUM_SLOTS
 
     cc = commander_for(game)
@@ -83,6 +89,8 @@ def _build(game: Any, encoder: Any) -> Any:
         rollout_for=lambda player: _rollout_for(game, player),
         hidden=hidden_codes,
         hidden_size=tiles.num_tiles,
+        world_constraints=deal_constraints,
+        constrain=constrain,
     )
 
 

@@ -13,12 +13,18 @@ The fast search needs a little more, appended after them and kept up to date by 
   went out, -1 if none (blocked round) or not over;
 * ``X_LENGTHS`` — tiles on each train (``NUM_SLOTS`` entries, ``MexicanTrainState.lengths``);
 * ``X_HN`` and ``X_HIST`` — the last ``MAX_LOG`` ``(actor, action)`` pairs of the current round,
-  most recent first (what ``views.recent_actions`` returns), ``X_HN`` of them valid.
+  most recent first (what ``views.recent_actions`` returns), ``X_HN`` of them valid;
+* ``X_DEAL`` — 1 when a search root carries the public deductions (``deduce=true``): then
+  ``X_GROUPS_N`` groups follow at ``X_GROUPS``, four words each — seat, tiles, and the two words
+  of the mask those tiles avoid — in the order ``sampling.deal_groups`` deals them (written
+  by :func:`~.state.constrain`, read by the compiled ``sample_world`` only; 0: the uniform deal).
+  Each seat's groups but one deal at least one tile of its hand, so ``MAX_GROUPS`` (the most
+  tiles two words hold, plus one group per seat) always suffices.
 """
 
 from __future__ import annotations
 
-from omega_cluster.games.mexican_train.officers._rules_jit import S_TOTAL
+from omega_cluster.games.mexican_train.officers._rules_jit import S_TOTAL, WORD
 from omega_cluster.games.mexican_train.tiles import NUM_SLOTS
 
 MAX_LOG = 64  # the encoder's log_length is at most 64
@@ -31,4 +37,9 @@ X_WENT_OUT = S_TOTAL + 4
 X_LENGTHS = S_TOTAL + 5
 X_HN = X_LENGTHS + NUM_SLOTS
 X_HIST = X_HN + 1
-STATE_SIZE = X_HIST + 2 * MAX_LOG
+X_DEAL = X_HIST + 2 * MAX_LOG
+X_GROUPS_N = X_DEAL + 1
+X_GROUPS = X_GROUPS_N + 1
+MAX_GROUPS = 2 * WORD + NUM_SLOTS
+GROUP_WORDS = 4
+STATE_SIZE = X_GROUPS + GROUP_WORDS * MAX_GROUPS

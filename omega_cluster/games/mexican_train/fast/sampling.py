@@ -10,6 +10,12 @@ sampler over a different generator), then dealt as the Python sampler deals: eac
 seat order takes its public hand size from the end of the pool, the rest is the boneyard in the
 shuffled order. A uniform re-deal, drawing what the Python sampler draws: handed the same stream (a
 ``SplitMixRandom``), both deal the same world.
+
+A root that carries the public deductions (``X_DEAL``: the groups :func:`.state.constrain` packed,
+``deduce=true``) is dealt as the Python sampler deals under :class:`DealConstraints`: group by
+group, each taking its tiles by a partial Fisher–Yates over the unseen tiles it may hold
+(ascending), restarting on a dead end, then the boneyard shuffled — the same draws, so the same
+world from the same stream; after ``MAX_TRIES`` dead ends it raises, as the Python sampler does.
 Everything public (the record, its hash, hand and boneyard sizes) is untouched.
 """
 
@@ -18,8 +24,16 @@ from __future__ import annotations
 from numba import njit
 
 from omega_cluster.games._splitmix import rand_below, rand_float
+from omega_cluster.games.api import ConstraintError
 from omega_cluster.games.mexican_train.fast.bits import ctz, popcount
-from omega_cluster.games.mexican_train.fast.layout import STATE_SIZE, X_OVER
+from omega_cluster.games.mexican_train.fast.layout import (
+    GROUP_WORDS,
+    STATE_SIZE,
+    X_DEAL,
+    X_GROUPS,
+    X_GROUPS_N,
+    X_OVER,
+)
 from omega_cluster.games.mexican_train.officers._rules_jit import (
     G_N,
     G_UNSEEN_HI,
@@ -30,10 +44,13 @@ from omega_cluster.games.mexican_train.officers._rules_jit import (
     S_BONE_N,
     S_ENGINE_TILE,
     S_HANDS,
+    S_SIZE,
     WORD,
 )
 
-__all__ = ["sample_world"]
+__all__ = ["MAX_TRIES", "sample_world"]
+
+MAX_TRIES = 200  # the Python sampler's max_tries: dead ends before a constrained deal gives up
 
 
 @njit(cache=True)
@@ -56,6 +73,9 @@ def sample_world(ctx, S, player: int, rs, out) -> None:
         lo &= ~(1 << e)
     else:
         hi &= ~(1 << (e - WORD))
+    if S[X_DEAL]:
+        _constrained_deal(G, S, player, rs, out, lo, hi)
+        return
     k = 0  # the pool, ascending, in the boneyard's entries of ``out``
     while lo:
         out[S_BONE + k] = ctz(lo)
@@ -84,3 +104,65 @@ def sample_world(ctx, S, player: int, rs, out) -> None:
                     hhi |= 1 << (t - WORD)
             out[S_HANDS + 2 * q], out[S_HANDS + 2 * q + 1] = hlo, hhi
     out[S_BONE_N] = k
+
+
+@njit(cache=True)
+def _ascending(lo: int, hi: int, out, at: int) -> int:
+    """The tiles of the mask ``(lo, hi)`` in ascending order into ``out[at:]``; their count."""
+    k = 0
+    while lo:
+        out[at + k] = ctz(lo)
+        lo &= lo - 1
+        k += 1
+    while hi:
+        out[at + k] = WORD + ctz(hi)
+        hi &= hi - 1
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _constrained_deal(G, S, player: int, rs, out, lo: int, hi: int) -> None:
+    """The unseen tiles ``(lo, hi)`` dealt group by group (``S``'s packed groups), as
+    ``sampling._constrained_deal`` deals them; the boneyard's entries of ``out`` serve as the
+    scratch list of each group's allowed tiles."""
+    groups = S[X_GROUPS_N]
+    for _ in range(MAX_TRIES):
+        for q in range(G[G_N]):
+            if q != player:
+                out[S_HANDS + 2 * q], out[S_HANDS + 2 * q + 1] = 0, 0
+        left_lo, left_hi = lo, hi
+        dealt = True
+        for g in range(groups):
+            at = X_GROUPS + GROUP_WORDS * g
+            q, count = S[at], S[at + 1]
+            size = _ascending(left_lo & ~S[at + 2], left_hi & ~S[at + 3], out, S_BONE)
+            if size < count:
+                dealt = False
+                break
+            mlo, mhi = 0, 0
+            for i in range(count):  # a partial Fisher–Yates: ``count`` uniform distinct tiles
+                j = i + rand_below(rs, size - i)
+                t = out[S_BONE + j]
+                out[S_BONE + j] = out[S_BONE + i]
+                out[S_BONE + i] = t
+                if t < WORD:
+                    mlo |= 1 << t
+                else:
+                    mhi |= 1 << (t - WORD)
+            out[S_HANDS + 2 * q] |= mlo
+            out[S_HANDS + 2 * q + 1] |= mhi
+            left_lo &= ~mlo
+            left_hi &= ~mhi
+        if dealt:
+            k = _ascending(left_lo, left_hi, out, S_BONE)
+            for i in range(S_BONE + k, S_SIZE):  # what the scratch lists left past the boneyard
+                out[i] = 0
+            for i in range(k - 1, 0, -1):
+                j = rand_below(rs, i + 1)
+                t = out[S_BONE + i]
+                out[S_BONE + i] = out[S_BONE + j]
+                out[S_BONE + j] = t
+            out[S_BONE_N] = k
+            return
+    raise ConstraintError("mexican_train: no deal of the unseen tiles satisfies the deductions")

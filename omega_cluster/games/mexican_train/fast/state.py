@@ -5,7 +5,8 @@ kernels read.
 (those of :class:`~omega_cluster.games.mexican_train.officers._commander_jit.CompiledCommander`,
 so the Commander's kernels read the same arrays). :func:`make_pack` returns the game's ``pack``:
 the rules part filled by ``CompiledCommander.pack`` itself, then every ``X_*`` field from the
-Python state. The fast path covers the campaign's last round only (the next deal draws from
+Python state. :func:`constrain` adds a search root's public deductions (the groups of the
+constrained deal, ``deduce=true``), which only the compiled ``sample_world`` reads. The fast path covers the campaign's last round only (the next deal draws from
 Python's Mersenne Twister), so ``pack`` refuses a state of an earlier round. :func:`fields`
 names the parts of a vector, to compare two of them field by field.
 
@@ -22,9 +23,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from omega_cluster.games.mexican_train.fast.layout import (
+    GROUP_WORDS,
+    MAX_GROUPS,
     MAX_LOG,
     STATE_SIZE,
+    X_DEAL,
     X_ENGINE,
+    X_GROUPS,
+    X_GROUPS_N,
     X_HASH,
     X_HIST,
     X_HN,
@@ -43,7 +49,7 @@ from omega_cluster.games.mexican_train.views import recent_actions
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train import MexicanTrainGame, MexicanTrainState
 
-__all__ = ["commander_for", "fields", "make_ctx", "make_pack"]
+__all__ = ["commander_for", "constrain", "fields", "make_ctx", "make_pack"]
 
 _TWO_63 = 1 << 63
 
@@ -91,6 +97,24 @@ def make_pack(game: MexicanTrainGame, cc: CompiledCommander) -> Callable[[Any], 
         return S
 
     return pack
+
+
+def constrain(state: MexicanTrainState, player: int, facts: Any, S: np.ndarray) -> None:
+    """Write the deductions ``facts`` (a :class:`DealConstraints` for ``player``'s worlds, as the
+    game's ``world_constraints`` gives them) into ``S``, the packed ``state``: the groups of the
+    constrained deal in dealing order (``sampling.deal_groups``), which the compiled
+    ``sample_world`` then deals as the Python sampler does. Refused on one line
+    (``ConstraintError``) where the Python sampler refuses them."""
+    from omega_cluster.games.mexican_train.sampling import deal_groups
+
+    _, groups = deal_groups(state, player, facts)
+    if len(groups) > MAX_GROUPS:  # cannot happen: each seat's groups but one hold a tile
+        raise ValueError(f"mexican_train fast deal: {len(groups)} groups (room for {MAX_GROUPS})")
+    S[X_DEAL], S[X_GROUPS_N] = 1, len(groups)
+    for g, (q, avoid, count) in enumerate(groups):
+        at = X_GROUPS + GROUP_WORDS * g
+        S[at], S[at + 1] = q, count
+        S[at + 2], S[at + 3] = avoid & R.LOW_MASK, avoid >> R.WORD
 
 
 def fields(S: np.ndarray, n: int) -> dict[str, Any]:
