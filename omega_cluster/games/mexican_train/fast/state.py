@@ -18,10 +18,11 @@ recent actions (``views.recent_actions`` of a finished game is empty).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from omega_cluster.games.api import State
 from omega_cluster.games.mexican_train.fast.layout import (
     GROUP_WORDS,
     MAX_GROUPS,
@@ -99,7 +100,7 @@ def make_pack(game: MexicanTrainGame, cc: CompiledCommander) -> Callable[[Any], 
     return pack
 
 
-def constrain(state: MexicanTrainState, player: int, facts: Any, S: np.ndarray) -> None:
+def constrain(state: State, player: int, facts: Any, S: np.ndarray) -> None:
     """Write the deductions ``facts`` (a :class:`DealConstraints` for ``player``'s worlds, as the
     game's ``world_constraints`` gives them) into ``S``, the packed ``state``: the groups of the
     constrained deal in dealing order (``sampling.deal_groups``), which the compiled
@@ -107,7 +108,7 @@ def constrain(state: MexicanTrainState, player: int, facts: Any, S: np.ndarray) 
     (``ConstraintError``) where the Python sampler refuses them."""
     from omega_cluster.games.mexican_train.sampling import deal_groups
 
-    _, groups = deal_groups(state, player, facts)
+    _, groups = deal_groups(cast("MexicanTrainState", state), player, facts)
     if len(groups) > MAX_GROUPS:  # cannot happen: each seat's groups but one hold a tile
         raise ValueError(f"mexican_train fast deal: {len(groups)} groups (room for {MAX_GROUPS})")
     S[X_DEAL], S[X_GROUPS_N] = 1, len(groups)
