@@ -357,6 +357,20 @@ def _blind_war() -> Any:
     return blind_war
 
 
+def _searches(search: ISMCTS, positions: list[State]) -> Callable[[int], int]:
+    """One search from each position (round ``r``: seeds ``r + i``); simulations done."""
+
+    def run(r: int) -> int:
+        done = 0
+        for i, s in enumerate(positions):
+            done += search.search(
+                s, s.current_players[0], random.Random(r + i)
+            ).diagnostics.simulations
+        return done
+
+    return run
+
+
 def bench_user_game(quick: bool) -> Figure:
     game = _blind_war().BlindWarGame(players=3, deck=20, hand=5)
     sims = WHOLE_GAME_SIMULATIONS
@@ -372,19 +386,8 @@ def bench_user_game(quick: bool) -> Figure:
     assert compiled.fast is not None, compiled.fast_reason
     compiled.search(positions[0], 0, random.Random(0))  # compile before timing
 
-    def searches(search: ISMCTS) -> Callable[[int], int]:
-        def run(r: int) -> int:
-            done = 0
-            for i, s in enumerate(positions):
-                done += search.search(
-                    s, s.current_players[0], random.Random(r + i)
-                ).diagnostics.simulations
-            return done
-
-        return run
-
-    per_sim = _alternating({"compiled": searches(compiled), "python": searches(python)},
-                           1 if quick else 2)  # fmt: skip
+    per_sim = _alternating({"compiled": _searches(compiled, positions),
+                            "python": _searches(python, positions)}, 1 if quick else 2)  # fmt: skip
     fast, slow = 1 / per_sim["compiled"], 1 / per_sim["python"]
     print(f"  blind_war (examples/, 3 players, 20 cards, 5 tricks), {sims} random-rollout "
           f"simulations a move: compiled {fast:,.0f} sims/s, its Python loop {slow:,.0f} -> "
@@ -412,18 +415,8 @@ def bench_deductions(quick: bool) -> Figure:
     assert compiled.fast is not None, compiled.fast_reason
     compiled.search(positions[0], positions[0].current_players[0], random.Random(0))
 
-    def searches(search: ISMCTS) -> Callable[[int], int]:
-        def run(r: int) -> int:
-            done = 0
-            for i, s in enumerate(positions):
-                result = search.search(s, s.current_players[0], random.Random(r + i))
-                done += result.diagnostics.simulations
-            return done
-
-        return run
-
-    per_sim = _alternating({"compiled": searches(compiled), "python": searches(python)},
-                           1 if quick else 2)  # fmt: skip
+    per_sim = _alternating({"compiled": _searches(compiled, positions),
+                            "python": _searches(python, positions)}, 1 if quick else 2)  # fmt: skip
     fast, slow = 1 / per_sim["compiled"], 1 / per_sim["python"]
     print(f"  {DEDUCE_SPEC}, Mexican Train 4p: compiled {fast:,.0f} sims/s, the Python loop "
           f"{slow:,.0f} -> {fast / slow:.1f}x")  # fmt: skip

@@ -76,20 +76,8 @@ def sample_world(ctx, S, player: int, rs, out) -> None:
     if S[X_DEAL]:
         _constrained_deal(G, S, player, rs, out, lo, hi)
         return
-    k = 0  # the pool, ascending, in the boneyard's entries of ``out``
-    while lo:
-        out[S_BONE + k] = ctz(lo)
-        lo &= lo - 1
-        k += 1
-    while hi:
-        out[S_BONE + k] = WORD + ctz(hi)
-        hi &= hi - 1
-        k += 1
-    for i in range(k - 1, 0, -1):
-        j = rand_below(rs, i + 1)
-        t = out[S_BONE + i]
-        out[S_BONE + i] = out[S_BONE + j]
-        out[S_BONE + j] = t
+    k = _ascending(lo, hi, out, S_BONE)  # the pool, in the boneyard's entries of ``out``
+    _shuffle(out, S_BONE, k, rs)
     for q in range(G[G_N]):
         if q != player:
             size = popcount(S[S_HANDS + 2 * q]) + popcount(S[S_HANDS + 2 * q + 1])
@@ -119,6 +107,16 @@ def _ascending(lo: int, hi: int, out, at: int) -> int:
         hi &= hi - 1
         k += 1
     return k
+
+
+@njit(cache=True)
+def _shuffle(out, at: int, k: int, rs) -> None:
+    """Fisher–Yates over ``out[at:at + k]``, drawing as the Python sampler does."""
+    for i in range(k - 1, 0, -1):
+        j = rand_below(rs, i + 1)
+        t = out[at + i]
+        out[at + i] = out[at + j]
+        out[at + j] = t
 
 
 @njit(cache=True)
@@ -158,11 +156,7 @@ def _constrained_deal(G, S, player: int, rs, out, lo: int, hi: int) -> None:
             k = _ascending(left_lo, left_hi, out, S_BONE)
             for i in range(S_BONE + k, S_SIZE):  # what the scratch lists left past the boneyard
                 out[i] = 0
-            for i in range(k - 1, 0, -1):
-                j = rand_below(rs, i + 1)
-                t = out[S_BONE + i]
-                out[S_BONE + i] = out[S_BONE + j]
-                out[S_BONE + j] = t
+            _shuffle(out, S_BONE, k, rs)
             out[S_BONE_N] = k
             return
     raise ConstraintError("mexican_train: no deal of the unseen tiles satisfies the deductions")
