@@ -38,7 +38,9 @@ from omega_cluster.games.mexican_train.records import DealConstraints
 if TYPE_CHECKING:
     from omega_cluster.games.mexican_train.state import MexicanTrainState
 
-__all__ = ["deal_groups", "sample_world"]
+__all__ = ["MAX_TRIES", "deal_groups", "sample_world"]
+
+MAX_TRIES = 200  # dead ends before a constrained deal gives up (the compiled deal's too)
 
 
 def sample_world(
@@ -47,7 +49,7 @@ def sample_world(
     rng: RngLike,
     constraints: DealConstraints | BeliefDeal | None = None,
     *,
-    max_tries: int = 200,
+    max_tries: int = MAX_TRIES,
 ) -> MexicanTrainState:
     """A state drawn from ``player``'s information set (see the module docstring)."""
     rnd_gen = rng if type(rng) is random.Random else as_rng(rng)

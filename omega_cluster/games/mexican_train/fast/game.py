@@ -1,6 +1,7 @@
 """Mexican Train's fast path: :func:`fast_game` (the plugin hook ``fast_search``) builds the
 :class:`~omega_cluster.games.fast.FastGame` of a game — the packed state, the rules, the
-determinizations (with the public deductions, ``deduce=true``), the random and Commander rollouts and, given an encoder, the compiled encoder.
+determinizations (with the public deductions, ``deduce=true``), the random and Commander
+rollouts and, given an encoder, the compiled encoder.
 
 The compiled rules reach the end of the current round only (the next deal draws from Python's
 Mersenne Twister), so the fast path covers one-round games (``rounds=1``, the default run's);

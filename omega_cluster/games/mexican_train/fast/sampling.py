@@ -47,10 +47,9 @@ from omega_cluster.games.mexican_train.officers._rules_jit import (
     S_SIZE,
     WORD,
 )
+from omega_cluster.games.mexican_train.sampling import MAX_TRIES
 
-__all__ = ["MAX_TRIES", "sample_world"]
-
-MAX_TRIES = 200  # the Python sampler's max_tries: dead ends before a constrained deal gives up
+__all__ = ["sample_world"]
 
 
 @njit(cache=True)

@@ -6,8 +6,9 @@ kernels read.
 so the Commander's kernels read the same arrays). :func:`make_pack` returns the game's ``pack``:
 the rules part filled by ``CompiledCommander.pack`` itself, then every ``X_*`` field from the
 Python state. :func:`constrain` adds a search root's public deductions (the groups of the
-constrained deal, ``deduce=true``), which only the compiled ``sample_world`` reads. The fast path covers the campaign's last round only (the next deal draws from
-Python's Mersenne Twister), so ``pack`` refuses a state of an earlier round. :func:`fields`
+constrained deal, ``deduce=true``), which only the compiled ``sample_world`` reads. The fast
+path covers the campaign's last round only (the next deal draws from Python's Mersenne
+Twister), so ``pack`` refuses a state of an earlier round. :func:`fields`
 names the parts of a vector, to compare two of them field by field.
 
 A finished round stays as the Python state leaves it: no acting seat (-1), the round's pips
