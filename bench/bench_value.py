@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import random
 import tempfile
 import time
@@ -259,6 +260,7 @@ def explained_variance(y: np.ndarray, v: np.ndarray) -> float:
 
 
 GAP_RESAMPLES = 1000  # bootstrap resamples of the held-out games for a gap's interval
+GAP_DEGENERATE = 0.01  # the share of resamples without outcome spread a gap's interval allows
 
 
 def ev_gaps(
@@ -266,7 +268,10 @@ def ev_gaps(
 ) -> dict[str, tuple[float, float, float]]:
     """Phase -> (EV of ``own`` minus EV of ``ref``, its 95% interval): the held-out games
     resampled with replacement (:data:`GAP_RESAMPLES` times; the positions of a game move
-    together, as they share its outcome), both EVs on the same resample."""
+    together, as they share its outcome), both EVs on the same resample. A resample whose
+    outcomes at a phase do not vary has no EV there; when more than :data:`GAP_DEGENERATE` of
+    them are such (a phase a few games reach), the interval is NaN rather than a figure of
+    nothing."""
     y = pos.outcome[:, 0].astype(np.float64)
     g = int(pos.games.max(initial=0)) + 1
     draws = np.random.default_rng(seed).multinomial(g, np.full(g, 1 / g), size=GAP_RESAMPLES)
@@ -277,13 +282,15 @@ def ev_gaps(
         w = draws[:, pos.games[m]].astype(np.float64)  # [R, rows]: each row's weight
         ym = y[m]
         mean = (w * ym).sum(axis=1, keepdims=True) / np.maximum(w.sum(axis=1, keepdims=True), 1)
-        spread = np.maximum((w * (ym - mean) ** 2).sum(axis=1), 1e-12)
+        spread = (w * (ym - mean) ** 2).sum(axis=1)
         # the two EVs on each resample share its spread, so their difference is the gap in
         # weighted squared error over it
         errors = [(w * (ym - v[m].astype(np.float64)) ** 2).sum(axis=1) for v in (own, ref)]
-        diff = (errors[1] - errors[0]) / spread
+        varies = spread > 1e-9 * np.maximum(w.sum(axis=1), 1)
+        diff = (errors[1] - errors[0])[varies] / spread[varies]
         point = explained_variance(ym, own[m]) - explained_variance(ym, ref[m])
-        lo, hi = np.percentile(diff, [2.5, 97.5])
+        lo, hi = (np.percentile(diff, [2.5, 97.5]) if varies.mean() >= 1 - GAP_DEGENERATE
+                  else (math.nan, math.nan))  # fmt: skip
         out[name] = (point, float(lo), float(hi))
     return out
 

@@ -148,7 +148,8 @@ def test_the_training_sets_thin_and_label_the_same_pool(tmp_path: Path) -> None:
 def test_the_gap_to_the_counts_model_is_resampled_by_game() -> None:
     """The EV gap's point is the difference of the two EVs; a model against itself has no gap and
     no spread; a perfect prediction against the mean gains an EV of 1 in every resample; a gap
-    measured on few games has a wider interval than on many."""
+    measured on few games has a wider interval than on many, and one at a phase too few games
+    reach has none (NaN)."""
     rng = np.random.default_rng(0)
 
     def pos(games: int) -> bench_value.Positions:
@@ -176,3 +177,7 @@ def test_the_gap_to_the_counts_model_is_resampled_by_game() -> None:
     wide = bench_value.ev_gaps(few, (yf + rng.normal(0, 0.3, yf.size)).astype(np.float32),
                                np.full_like(yf, 0.5), seed=1)["all"]  # fmt: skip
     assert wide[2] - wide[1] > hi - lo
+    # a phase two games reach: half the resamples draw one game twice and have no EV there
+    p.phase["q1"] = p.games < 2
+    rare = bench_value.ev_gaps(p, noisy, np.full_like(y, 0.5), seed=1)["q1"]
+    assert np.isfinite(rare[0]) and np.isnan(rare[1]) and np.isnan(rare[2])
