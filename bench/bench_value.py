@@ -106,10 +106,14 @@ LEVERS = (
         "search-all", "search root values, all rows", "all-search", ("learner.value_target=search",)
     ),
     *(
-        Lever(f"td{lam}", f"TD(λ={lam}) of the root values, all rows", f"all-td{lam}",
-              ("learner.value_target=search",))
+        Lever(
+            f"td{lam}",
+            f"TD(λ={lam}) of the root values, all rows",
+            f"all-td{lam}",
+            ("learner.value_target=search",),
+        )
         for lam in ("0.5", "0.9")
-    ),  # fmt: skip
+    ),
 )
 ROOT_SEARCH = "ismcts:commander_rollout:64:c_uct=0.7"
 """The search whose root value is the "search root values" lever's target: the mean outcome of
