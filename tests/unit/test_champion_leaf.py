@@ -52,7 +52,7 @@ def test_a_leaf_the_run_cannot_serve_is_one_clear_error(kuhn_run: Path) -> None:
 
 
 def test_bench_value_smoke(capsys: pytest.CaptureFixture[str]) -> None:
-    bench_value.main(["--players", "2", "--games", "12", "--heldout", "6", "--steps", "100"])
+    bench_value.main(["--players", "2", "--games", "12", "--heldout", "6", "--steps", "50"])
     out = capsys.readouterr().out
     for lever in bench_value.LEVERS:
         assert f"{lever.name}: best held-out value loss" in out
