@@ -37,7 +37,6 @@ model's. ``--save`` records one figure per table size and row in ``docs/results/
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import math
 import random
@@ -82,9 +81,8 @@ class Lever:
     name: str
     rows: str  # the training set: "games" (all rows of --games games), "thin" (--rows-per-game
     # random rows of each of --thin-games games), "all" (all rows of --thin-games games),
-    # "thin-search" (the "thin" rows, each with the root value of ROOT_SEARCH at its position),
-    # "all-search" (the "all" rows, each with its root value) or "all-td<λ>" (the "all" rows,
-    # each with the λ-return of its game's later root values: TD_LAMBDAS)
+    # "thin-search" (the "thin" rows, each with the root value of ROOT_SEARCH at its position) or
+    # "all-search" (the "all" rows, each with its root value)
     overrides: tuple[str, ...] = ()  # settings on top of the bench's base
 
 
@@ -104,15 +102,6 @@ LEVERS = (
     ),
     Lever(
         "search-all", "search root values, all rows", "all-search", ("learner.value_target=search",)
-    ),
-    *(
-        Lever(
-            f"td{lam}",
-            f"TD(λ={lam}) of the root values, all rows",
-            f"all-td{lam}",
-            ("learner.value_target=search",),
-        )
-        for lam in ("0.5", "0.9")
     ),
 )
 ROOT_SEARCH = "ismcts:commander_rollout:64:c_uct=0.7"
@@ -180,25 +169,6 @@ def with_root_values(settings: object, games: list[list[Record]], seed: int) -> 
     return out
 
 
-def lambda_returns(games: list[list[Record]], lam: float) -> list[list[Record]]:
-    """``games`` (each with every row's root value) with each row's ``root_value`` replaced by its
-    λ-return: ``G_t = (1 - λ) V_{t+1} + λ G_{t+1}``, ``V`` the next rows' root values and the
-    round's outcome after the last row (per seat, in the records' seat order). ``λ = 1`` is the
-    outcome, ``λ = 0`` the next row's root value: TD(λ) across the round, the search's later
-    values in place of a network's."""
-    out = []
-    for rows in games:
-        last = rows[-1]
-        g = np.asarray(last.round_outcome if last.round_outcome is not None else last.returns,
-                       np.float64)  # fmt: skip
-        targets: list[Record] = []
-        for r in reversed(rows):
-            targets.append(replace(r, root_value=g.astype(np.float32)))
-            g = (1 - lam) * np.asarray(r.root_value, np.float64) + lam * g
-        out.append(targets[::-1])
-    return out
-
-
 def training_stores(
     settings: object, games: int, thin_games: int, k: int, seed: int, work: Path,
     wanted: set[str],
@@ -208,14 +178,9 @@ def training_stores(
     pool = list(teacher_games(settings, thin_games, seed))
     thin = [[rows[j] for j in sorted(rng.choice(len(rows), min(k, len(rows)), replace=False))]
             for rows in pool]  # fmt: skip
-    searched = functools.cache(lambda: with_root_values(settings, pool, seed + 3))
     sets = {"games": lambda: pool[:games], "thin": lambda: thin, "all": lambda: pool,
             "thin-search": lambda: with_root_values(settings, thin, seed + 3),
-            "all-search": searched}  # fmt: skip
-    for name in wanted:
-        if name.startswith("all-td"):
-            sets[name] = functools.partial(lambda lam: lambda_returns(searched(), lam),
-                                           float(name.removeprefix("all-td")))  # fmt: skip
+            "all-search": lambda: with_root_values(settings, pool, seed + 3)}  # fmt: skip
     return {name: write_store(sets[name](), work / name) for name in sorted(wanted)}
 
 

@@ -130,43 +130,18 @@ def test_the_search_lever_labels_every_row_with_its_positions_root_value() -> No
     assert values_.std(axis=0).min() > 0.01  # positions differ: not one constant
 
 
-def test_lambda_returns_run_from_the_next_rows_root_values_to_the_outcome() -> None:
-    """TD(λ) across the round: the last row's target is the outcome; λ = 1 gives every row the
-    outcome, λ = 0 the next row's root value, and any λ the recursion G_t = (1-λ) V_{t+1} + λ
-    G_{t+1}; nothing else of a record changes."""
-    settings = load_settings(["game.params.players=2", "game.params.rounds=1"])
-    games = bench_value.with_root_values(
-        settings, list(bench_value.teacher_games(settings, 2, seed=5)), seed=6
-    )
-    for lam in (0.0, 0.5, 1.0):
-        for rows, td in zip(games, bench_value.lambda_returns(games, lam), strict=True):
-            assert len(td) == len(rows) > 2
-            outcome = rows[-1].round_outcome
-            assert outcome is not None and np.allclose(td[-1].root_value, outcome)
-            for i in range(len(rows) - 1):
-                want = (1 - lam) * rows[i + 1].root_value + lam * td[i + 1].root_value
-                assert np.allclose(td[i].root_value, want, atol=1e-6)
-                assert td[i].history == rows[i].history and td[i].player == rows[i].player
-            if lam == 1.0:
-                assert all(np.allclose(r.root_value, outcome) for r in td)
-            if lam == 0.0:
-                assert all(np.allclose(a.root_value, b.root_value)
-                           for a, b in zip(td, rows[1:], strict=False))  # fmt: skip
-
-
 def test_the_training_sets_thin_and_label_the_same_pool(tmp_path: Path) -> None:
     """One pool of games gives every set: "all-search" is every row of every game, each with a
-    root value, and so is "all-td0.5" (its λ-returns); "thin-search" at most k rows of each game,
-    a subset of those positions."""
+    root value; "thin-search" at most k rows of each game, a subset of those positions."""
     settings = load_settings(["game.params.players=2", "game.params.rounds=1"])
     stores = bench_value.training_stores(settings, 2, 3, 2, 7, tmp_path,
-                                         {"all", "all-search", "thin-search", "all-td0.5"})  # fmt: skip
+                                         {"all", "all-search", "thin-search"})  # fmt: skip
     tables = {name: bench_value.store_table(store) for name, store in stores.items()}
     assert tables["all-search"].num_rows == tables["all"].num_rows
     assert tables["all-search"].column("root_value").null_count == 0
     keys = {name: set(zip(t.column("game_id").to_pylist(), t.column("decision_index").to_pylist(),
                           strict=True)) for name, t in tables.items()}  # fmt: skip
-    assert keys["all-search"] == keys["all"] == keys["all-td0.5"]
+    assert keys["all-search"] == keys["all"]
     assert keys["thin-search"] < keys["all"] and len(keys["thin-search"]) <= 2 * 3
 
 
