@@ -2,8 +2,9 @@
 
 * Loopback only: while the run trains (to its first gate decision), every TCP socket that the
   driver and all its descendants (GCS, raylet, dashboard agent with its metrics export,
-  runtime-env agent, autoscaler monitor, actors) listen on is bound to 127.0.0.1 or ::1 — nothing on 0.0.0.0, ::, or the machine's
-  address, which Ray uses unless told otherwise. The test sees a dozen sockets, so it can fail.
+  runtime-env agent, autoscaler monitor, actors) listen on is bound to 127.0.0.1 or ::1 —
+  nothing on 0.0.0.0, ::, or the machine's address, which Ray uses unless told otherwise. The
+  test sees a dozen sockets, so it can fail.
 * No debris: after a SIGKILL of the driver, the Ray agents it started outlive it (they try to
   reach the dead GCS for about a minute). Its watchdog ends them within seconds
   (test_startup_faults); killed with the driver here, it leaves them to the fallback: the driver
