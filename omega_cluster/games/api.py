@@ -1,66 +1,42 @@
-"""The game contract: one interface for sequential, simultaneous, chance and hidden-information games.
+"""The game contract: one API for sequential, simultaneous, chance and hidden-information games.
 
 Everything else in omega_cluster (search, self-play, the arena, the learner's encoders) talks to a
 game only through this module. A game is two classes:
 
-* a :class:`Game` — immutable rules and parameters (player count, objective, variants), a
-  :class:`GameSpec` describing its shape, ``new_initial_state(seed)`` and ``describe_action``;
-* a :class:`State` — one position, mutable, cheap to :meth:`State.clone` and step. Search clones and
-  steps states millions of times, so subclasses keep their fields small (ints, bit masks, tuples).
+* a :class:`Game` — immutable rules and parameters, a :class:`GameSpec` describing its shape,
+  ``new_initial_state(seed)`` and ``describe_action``;
+* a :class:`State` — one position, mutable, cheap to :meth:`State.clone` and step (search does so
+  millions of times, so subclasses keep their fields small: ints, bit masks, tuples).
 
-Who acts (``State.current_players``):
+Who acts (``State.current_players``): ``()`` — the game is over, ``State.returns()`` holds one
+float per player; ``(p,)`` — player ``p`` moves (``apply_action``); ``(CHANCE,)`` — an explicit
+chance node (``chance_outcomes`` lists ``(action, probability)``), used where OpenSpiel has one so
+action histories line up; ``(p, q, ...)`` — several players move at once, ``apply_joint_action``
+taking one action each in that order. Huge chance events (a shuffle) are resolved from the seed
+instead; either way a game replays exactly from parameters, seed and history (:meth:`Game.replay`).
 
-* ``()`` — the game is over; ``State.returns()`` holds one float per player;
-* ``(p,)`` — player ``p`` moves (``apply_action``);
-* ``(CHANCE,)`` — an explicit chance node (``chance_outcomes`` lists ``(action, probability)``),
-  used where OpenSpiel has one (Kuhn, Leduc, Goofspiel's point cards) so action histories line up;
-* ``(p, q, ...)`` — several players move at once; ``apply_joint_action`` takes one action each,
-  in the order of ``current_players``.
+Hidden information: ``observation(player)`` and ``information_set_key(player)`` expose only what
+that player may know (keys are equal iff the player cannot tell the states apart), and
+``sample_world(player, rng)`` returns a full state drawn from that player's information set (a
+determinization). It must keep that information set and must actually vary what the player cannot
+see; :mod:`omega_cluster.games.conformance` checks both on every game.
 
-Games with huge chance events (shuffling 91 dominoes) resolve them *implicitly* from the game seed
-instead; either way a game replays exactly from ``(parameters, seed, action history)`` — see
-:meth:`Game.replay`.
-
-Hidden information: ``observation(player)`` and ``information_set_key(player)`` expose only what that
-player may know, and ``sample_world(player, rng)`` returns a full state drawn from that player's
-information set (a determinization, Cowling, Powley & Whitehouse 2012). Two properties are checked
-on every game by :mod:`omega_cluster.games.conformance`: ``sample_world(s, p)`` keeps ``p``'s
-information set, and it actually varies what ``p`` cannot see.
-
-Invariants that hold for every game (no move after the end, only acting players move, illegal moves
-are refused with an error naming the move, the player and the legal set) are enforced here, once,
+Invariants common to every game (no move after the end, only acting players move, illegal moves
+refused with an error naming the move, the player and the legal set) are enforced here, once,
 around the rules (the pgx ``Env.step`` pattern); a game implements only the ``_apply_*`` hooks.
-The inputs' types are checked here too, once, for every game, and never coerced; each refusal
-names the value and its type:
-
-* an action is an ``int`` or a numpy integer (stored as ``int``); anything else — a float (even
-  ``1.0``), a string, a bool, ``numpy.float64`` — is refused with :class:`IllegalActionError`
-  (:func:`is_action`);
-* a joint action is a tuple, a list or a 1-D numpy array of actions; anything else (an int, a
-  set, a dict, a string, a generator) is refused with :class:`IllegalActionError`;
-* a seed is an ``int`` or a numpy integer (passed on as ``int``); a float (``1.5`` would deal as
-  ``1``), a bool, a string or ``None`` is refused with :class:`GameInputError`. Every game's own
-  ``new_initial_state`` is wrapped with this check when its class is defined
-  (``Game.__init_subclass__``), so a user's game gets it without writing it;
-* a history given to :meth:`Game.replay` is a list, a tuple or a numpy array of entries (each an
-  action, or a joint action at a simultaneous node); anything else (a string, a set, a
-  generator, an int) is refused with :class:`ReplayError`.
-
-The checks on the moving path are a ``type(x) is int`` test in the common case, so a checked
-step costs the same as before.
-The search, which only ever applies actions it got from ``legal_actions``, calls the unchecked
-``apply_action_unchecked`` / ``apply_joint_action_unchecked`` to skip the legality test.
+Input types are checked here too and never coerced, each refusal naming the value and its type:
+an action is an int (not a bool) or numpy integer (:func:`is_action`) and a joint action a tuple,
+list or 1-D numpy array of actions, else :class:`IllegalActionError`; a seed is an int or numpy
+integer, else :class:`GameInputError` (``Game.__init_subclass__`` wraps every game's
+``new_initial_state`` with this check); a replay history is a list, tuple or numpy array of
+entries, else :class:`ReplayError`. Search, which only applies actions from ``legal_actions``,
+calls ``apply_action_unchecked`` / ``apply_joint_action_unchecked`` to skip the legality test.
 
 Randomness is always explicit. Inner loops (a random player, a rollout, ``sample_world``) take a
-:class:`random.Random` — a ``numpy.random.Generator`` call's overhead would dominate a game
-step, where a Mersenne Twister call is cheap (``bench/bench_mexican_train.py`` measures the
-random-number cost). Boundaries accept
-either; :func:`as_rng` turns a seed or a ``numpy.random.Generator`` into a ``random.Random``
-deterministically.
-
-The errors live in :mod:`.errors` and the parameter and shape types (:class:`ParamSpec`,
-:class:`GameSpec`) in :mod:`.spec`; this module re-exports them, so the whole contract is
-importable from here.
+:class:`random.Random`, far cheaper per call than a ``numpy.random.Generator``; boundaries accept
+either, and :func:`as_rng` turns a seed or a generator into a ``random.Random`` deterministically.
+The errors live in :mod:`.errors` and :class:`ParamSpec` and :class:`GameSpec` in :mod:`.spec`;
+this module re-exports them, so the whole contract is importable from here.
 """
 
 from __future__ import annotations

@@ -5,44 +5,35 @@ every state it visits, the properties that search, self-play and the arena rely 
 
 * **shape** — who acts is ``()``, ``(CHANCE,)``, one player or several distinct players; legal
   actions are non-empty, sorted, unique ints inside ``0..num_actions-1``; chance outcomes are
-  legal, each has a probability above 0 (an outcome that cannot happen is not an outcome) and
-  together they sum to 1; returns have one finite float per player; win shares sum
-  to 1 at the end; playouts end within ``max_steps``;
+  legal, each has a probability above 0 and together they sum to 1; returns have one finite float
+  per player; win shares sum to 1 at the end; playouts end within ``max_steps``;
 * **illegal actions are refused** — with :class:`IllegalActionError`, leaving the state unchanged,
   and nothing is accepted after the end;
-* **loose types are refused** — a legal action given as a float, a string, a bool or a numpy
-  float (alone or inside a joint action) raises :class:`IllegalActionError` naming it, leaving
-  the state unchanged; the same action as a numpy integer is accepted and stored as an ``int``;
-* **input types are checked, never coerced** — a seed that is not an int (``1.5``, ``2.0``, a
-  bool, a string, ``None``) raises :class:`GameInputError` from ``new_initial_state`` and
-  ``replay`` (a numpy integer seed deals the same game as the int); a history that is not a list
-  or tuple (a string, a set, a generator, an int, ``None``) or holds a float raises
-  :class:`ReplayError`; a joint action that is not a sequence (an int, a set, a dict, a string,
-  ``None``, a generator) raises :class:`IllegalActionError`, leaving the state unchanged; each
-  error names the value and its type;
+* **input types are checked, never coerced** — a legal action in a loose type (float, string,
+  bool, numpy float), a joint action that is not a sequence, a seed that is not an int and a
+  history that is not a list or tuple (or holds a float) are refused with
+  :class:`IllegalActionError`, :class:`GameInputError` or :class:`ReplayError` naming the value
+  and its type, leaving the state unchanged; numpy integers are taken as the same ints;
 * **clone independence** — stepping a clone never changes the original;
 * **exact replay** — ``game.replay(seed, history)`` reproduces every player's information set,
   the returns and the rendering, from the start and from a prefix;
-* **determinizations** (hidden-information games) — for a state ``s`` and player ``p``,
-  ``w = s.sample_world(p, rng)`` keeps ``information_set_key(w, p) == information_set_key(s, p)``
-  and ``observation(w, p) == observation(s, p)``; ``w`` is a live state (a random playout from it
-  terminates); and over the whole run, sampled worlds differ from the true one in something ``p``
-  cannot see (the sampler is not a no-op).
+* **determinizations** (hidden-information games) — ``w = s.sample_world(p, rng)`` keeps ``p``'s
+  information set key and observation, is a live state (a random playout from it terminates),
+  and over the run sampled worlds differ from the truth in something ``p`` cannot see (the
+  sampler is not a no-op).
 
-:func:`check_trajectory` checks one game driven by a list of choice indices; the hypothesis tests in
-``tests/conformance`` draw those lists to search for counter-examples, and :func:`check_game` draws
-them at random. Failures raise :class:`ConformanceError` naming the check, the game, the seed and
-the history, so the failing position can be replayed.
+:func:`check_trajectory` checks one game driven by a list of choice indices (the hypothesis tests
+in ``tests/conformance`` draw those lists; :func:`check_game` draws them at random). Failures raise
+:class:`ConformanceError` naming the check, the game, the seed and the history, so the failing
+position can be replayed.
 
 :func:`check_kernels` holds a game's compiled kernels (its plugin hook ``fast_search``, the
-protocol of ``docs/kernels.md``) to its Python rules, move for move on random playouts: the
-packed state equals ``pack`` of the Python state after every move, who acts, the legal moves in
-order, the returns, equal information sets (and only those) under equal keys, and, drawing from
-one splitmix64 stream (:class:`~omega_cluster.games.fast.SplitMixRandom`) on both sides, the
-same determinization as ``sample_world``, the same chance outcome as ``sample_chance``, the same
-uniform random playout (``legal[int(random() * len(legal))]``) and the encoder's very inputs.
+protocol of ``docs/kernels.md``) to its Python rules, move for move on random playouts: the packed
+state, who acts, the legal moves in order, the returns, equal keys exactly for equal information
+sets, and, drawing from one splitmix64 stream (:class:`~omega_cluster.games.fast.SplitMixRandom`)
+on both sides, the same determinizations, chance outcomes, random playouts and encoder inputs.
 The compiled search draws exactly these numbers, so kernels that pass search as the Python game
-does (the fast-path tests check the searches equal).
+does.
 """
 
 from __future__ import annotations

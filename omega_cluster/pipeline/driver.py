@@ -6,24 +6,21 @@ The service's data flow as one loop over worker *handles* reached through a
 debugging, a run without Ray); :class:`omega_cluster.cluster.backend.RayBackend` calls the same
 methods on Ray actors. The driver never polls: it waits on the futures of the calls it made.
 
-Both modes are built from the same three steps, each a call whose outcome is handled when its
-future is ready:
+Both modes are built from the same three steps, each a call handled when its future is ready:
 
 * **collect** — a self-play actor plays one chunk (``cluster.games_per_chunk`` games, seeded from
   the run seed and the chunk's index, so a run is reproducible whatever the actor count) and
   writes it as one shard; a chunk whose actor died is re-run with ``retry=True`` (the worker
   then finds its shard if it was written, so no game counts twice);
 * **train** — the learner trains a candidate from the champion (or says it waits for data);
-* **gate** — the gatekeeper benches the candidate against the champion; a promoted one then
-  plays the anchors (so does the first champion when the run starts), and its anchored ratings
-  (one per objective and player kind) are kept beside the Elo log (``ratings``). The learner and the gatekeeper alternate: a candidate is benched before the
-  next is trained, so no candidate is stale on arrival.
+* **gate** — the gatekeeper benches the candidate against the champion; a promoted one (and the
+  first champion) then plays the anchors, its anchored ratings kept beside the Elo log
+  (``ratings``). A candidate is benched before the next is trained, so none is stale on arrival.
 
-A call that fails retryably (its actor died) is made again after a back-off, a lost chunk by the
-next free actor while its own rests; :data:`MAX_FAILURES` failures in a row of one kind (one
-actor's chunks, the learner's or the gatekeeper's calls) stop the run as :meth:`Pipeline.stop`
-does, then :meth:`Pipeline.run` raises :class:`RunFailed` naming them (:mod:`.retries`).
-The modes differ only in when the steps start:
+A call that fails retryably (its actor died) is made again after a back-off; :data:`MAX_FAILURES`
+failures in a row of one kind stop the run as :meth:`Pipeline.stop` does, then
+:meth:`Pipeline.run` raises :class:`RunFailed` naming them (:mod:`.retries`). The modes differ
+only in when the steps start:
 
 * **sync** — per iteration: every actor plays its share of ``run.games_per_iteration`` games,
   then one candidate is trained and gated.
@@ -34,9 +31,8 @@ The modes differ only in when the steps start:
   The learner starts whenever it is free and new rows arrived since it last waited for data.
 
 Both stop after ``run.iterations`` gate decisions, after ``run.max_minutes``, or on
-:meth:`Pipeline.stop` (SIGINT/SIGTERM in the CLI): no new call starts, the calls in flight are
-finished and written (the driver waits in steps of :data:`WAIT_S`, so a stop is seen at once),
-the state saved, so ``run.resume`` continues.
+:meth:`Pipeline.stop` (SIGINT/SIGTERM in the CLI, seen within :data:`WAIT_S`): no new call
+starts, the calls in flight are finished and written, the state saved, so ``run.resume`` continues.
 
 State that survives a restart: the model registry (``registry.json``), the learner's checkpoint
 (``learner/``), the shards and their manifest, and ``pipeline.json`` (chunk counter, decisions,

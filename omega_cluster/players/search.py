@@ -9,45 +9,34 @@ spec strings, so a match can be written on a command line::
     omega-cluster arena game=mexican_train players=2 seats=ismcts:commander_rollout:400,commander
 
 Spec names: ``ismcts``, ``smmcts`` and ``search`` (the algorithm chosen by the game's dynamics),
-positional arguments ``leaf`` then ``simulations``, any other search option as ``key=value``
-(``ismcts:random:200:c_uct=2.0``).
+then ``leaf``, ``simulations``, other options as ``key=value`` (``ismcts:random:200:c_uct=2.0``).
 
 Leaves (``leaf``): ``random`` / ``random_rollout`` (uniform random playouts), ``<name>_rollout``
-(playouts with the game's rule-based player ``<name>`` at every seat, from the game's plugin:
-``heuristic_rollout`` for any game that has a heuristic, ``commander_rollout`` for Mexican
-Train's Commander), ``hand`` / ``tables`` / ``tables+hand`` (the hand-written value, n-tuple
-tables from ``tables=<dir>``, their blend at ``hand=<weight>``: :mod:`.table_leaves`; these run
-the Python search loop), or any :class:`~omega_cluster.search.evaluators.Evaluator` instance (a
-network, a blend, …). ``rollouts`` playouts are averaged per leaf (they differ only through the
-rng: Mexican Train keeps the boneyard's order in the state, so ``commander_rollout`` plays
-``rollouts`` identical playouts). A policy with compiled playouts plays them there (the
-Commander's ``playout_returns``: the same moves, faster).
+(playouts with the game plugin's rule-based player ``<name>`` at every seat, e.g.
+``heuristic_rollout``, ``commander_rollout``), ``hand`` / ``tables`` / ``tables+hand`` (the
+hand-written value, n-tuple tables from ``tables=<dir>``, their blend at ``hand=<weight>``:
+:mod:`.table_leaves`; these run the Python search loop), or any
+:class:`~omega_cluster.search.evaluators.Evaluator` instance (a network, a blend, …). ``rollouts``
+playouts, averaged per leaf, differ only by rng (Mexican Train's state fixes the boneyard order, so
+its ``commander_rollout`` playouts repeat); a policy's compiled ``playout_returns`` plays them.
 
 ISMCTS options besides the config's fields: ``deduce=true`` determinizes with the game's public
 deductions (its plugin's ``world_constraints`` hook; Mexican Train: a draw or a pass proves the
-hand held no playable tile) and ``root=<schedule>`` chooses how the root spends the budget
-(:data:`ROOT_SCHEDULES`): ``tree`` (selected like any node, the default) or ``paired`` (full
-paired evaluation: every root move on the same worlds to the budget; see
-:mod:`omega_cluster.search.ismcts`). The paired root is the one root schedule that moved the
-measured strength beyond noise at Mexican Train (``bench/bench_ismcts.py --strength``). The
-Mexican Train studies that screened other options
-(sequential halving, a z-race, observer keying, an anchor move, a Commander prior, margin values,
-a modelled opponent, belief sampling, ε-greedy and tuned-weight rollouts) and found no gain
-beyond noise live in ``experiments/`` with their figures.
+hand held no playable tile); ``root=<schedule>`` (:data:`ROOT_SCHEDULES`) chooses how the root
+spends the budget: ``tree`` (selected like any node, the default) or ``paired`` (every root move
+on the same worlds to the budget; see :mod:`omega_cluster.search.ismcts`).
 
-``belief=network`` (ISMCTS, a game whose plugin gives ``belief_worlds``: Mexican Train) draws
-every world of a search from the belief head of the network the leaf holds (a network leaf, or
-the network of a ``network+<rollout>`` blend), asked once per decision on the searching player's
-public observation (:class:`~omega_cluster.players.belief.NetworkBelief`), under the game's hard
-deductions (so ``deduce`` is implied); a callable ``(state, player) -> probabilities`` may stand
-in for the network. The compiled search deals under the game's own deductions only (Mexican
-Train compiles them), so a belief search runs the Python loop.
+``belief=network`` (ISMCTS, a game whose plugin gives ``belief_worlds``) draws every world of a
+search from the belief head of the leaf's network (a network leaf or a ``network+<rollout>``
+blend), asked once per decision on the searcher's public observation
+(:class:`~omega_cluster.players.belief.NetworkBelief`), under the game's hard deductions (so
+``deduce`` is implied); a callable ``(state, player) -> probabilities`` may stand in for the
+network. It runs the Python loop: the compiled search deals only under the game's deductions.
 
-A move with one legal action is played without searching (Mexican Train has many forced draws and
-passes). At a simultaneous node the arena asks every acting player separately; each search player
-searches for its own seat. :attr:`SearchPlayer.last_result` keeps the last
-:class:`~omega_cluster.search.result.SearchResult` (``None`` when the last move was forced), and the
-search's tree is dropped when a new game starts, so results never depend on earlier games.
+A move with one legal action is played without searching. At a simultaneous node each search
+player searches for its own seat. :attr:`SearchPlayer.last_result` keeps the last
+:class:`~omega_cluster.search.result.SearchResult` (``None`` after a forced move); the tree is
+dropped when a new game starts, so results never depend on earlier games.
 """
 
 from __future__ import annotations

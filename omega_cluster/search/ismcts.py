@@ -1,69 +1,42 @@
 """Information-set Monte Carlo tree search for hidden-information games with any number of players.
 
-Single-observer ISMCTS (SO-ISMCTS, Cowling, Powley & Whitehouse 2012, "Information Set Monte Carlo
-Tree Search", IEEE TCIAIG 4(2)): each simulation draws a determinization — a full state from the
-searcher's information set, ``state.sample_world(player, rng)`` — and walks one tree whose nodes
-are information sets, keyed, as OpenSpiel's ``ISMCTSBot`` does, by (acting player,
-``information_set_key(acting player)``). Each simulation:
+Single-observer ISMCTS (Cowling, Powley & Whitehouse 2012): each simulation draws a
+determinization — a full state from the searcher's information set,
+``state.sample_world(player, rng)`` — and walks one tree whose nodes are information sets, keyed
+by (acting player, ``information_set_key(acting player)``). Selection is UCT, PUCT (with the
+evaluator's prior) or Smooth UCT (:mod:`._ismcts_bandit`; the Python loop only), an action's
+exploration term counting how often it was *available* (the subset-armed bandit); chance nodes
+are sampled from ``chance_outcomes``. The first information set not in the tree is expanded as a
+:class:`~omega_cluster.search.evaluators.Leaf` for the evaluator, and the value *vector* is
+backed up: per action, the acting player's mean return (which that player maximises) and the
+summed returns of every player (the root value). Terminal states never reach the evaluator: their
+values are ``state.returns()``.
 
-1. **determinize**: a fresh world per simulation;
-2. **select** down the tree: UCT (Kocsis & Szepesvári 2006; unvisited actions first, in random
-   order), PUCT (Silver et al. 2017, with the evaluator's prior) or Smooth UCT (Heinrich &
-   Silver 2015: UCT mixed with the node's average policy, :mod:`._ismcts_bandit`; the Python
-   loop only); an action's exploration term
-   counts how often it was *available* (the paper's subset-armed bandit). Chance nodes are sampled from ``chance_outcomes`` with the rng;
-3. **expand** the first information set not in the tree: it becomes a node, and its state is a
-   :class:`~omega_cluster.search.evaluators.Leaf` for the evaluator (value per player and, for
-   PUCT, a prior over the legal actions);
-4. **back up** the value *vector*: each node holds, per action, the acting player's mean return
-   (which that player maximises) and the summed returns of every player (the root value).
+Searches are generators (:mod:`omega_cluster.search.batching`) that yield the leaves they need,
+so many searches share one batched evaluator call; with ``leaves_in_flight > 1`` a search
+selects several paths before yielding, each counting as a loss until its value arrives (virtual
+loss). Also here: Dirichlet root noise and a visit temperature for self-play, and
+``world_constraints``, public deductions every determinization honours (a game gives its own
+through its plugin). The result is a :class:`~omega_cluster.search.result.SearchResult`.
 
-Searches are generators (:mod:`omega_cluster.search.batching`): ``steps`` yields the leaves it
-needs and receives their evaluations, so many searches share one batched evaluator call. With
-``leaves_in_flight > 1`` a search selects several paths before yielding, each in-flight visit
-counting as a loss (virtual loss, Chaslot, Winands & van den Herik 2008) until its value arrives.
-Terminal states never reach the evaluator: their values are ``state.returns()``.
-
-Also here: Dirichlet root noise and a visit temperature for self-play (AlphaZero);
-``world_constraints``, public deductions
-every determinization honours (``sample_world``'s constraints; a game gives its own through its
-plugin, e.g. Mexican Train's: a player who drew held no playable tile). The result is a
-:class:`~omega_cluster.search.result.SearchResult`.
-
-How the root spends the budget is a function passed in, ``root_schedule`` (as mctx passes
-``root_action_selection_fn``; :mod:`._ismcts_root`): :func:`tree_root` selects the root like any
-node (the default); :func:`paired_root` plays every world drawn once with every root move and
-plays the best mean — full paired evaluation, common random numbers between the moves, which
-aims at the move finally played rather than at the visits on the way. With large hidden hands
-(Mexican Train) an opponent's information set is new in every world, so the tree rarely grows
-past the first opponent and the search is mostly a bandit over the root's moves: that is where
-pairing the worlds pays (its strength against the tree root is measured by
-``bench/bench_ismcts.py``).
+How the root spends the budget is a function passed in, ``root_schedule`` (:mod:`._ismcts_root`):
+:func:`tree_root` selects the root like any node (the default); :func:`paired_root` plays every
+world drawn with every root move and plays the best mean, with common random numbers between the
+moves. Pairing suits large hidden hands, where the search is mostly a bandit over the root's moves.
 
 Information leaks: the search reads the real ``state`` only through ``legal_actions(player)``,
 ``information_set_key(player)``, ``sample_world(player, rng)`` and ``world_constraints(state,
 player)`` (which must read only what ``player`` knows), so two states that ``player`` cannot tell
 apart give identical results for the same rng (tested, for the compiled loop too).
 
-Speed. The Python loop is written for CPython: selection is a closure built once per search
-(cell reads, a per-class step function) that also backs up terminal values itself, two- and
-three-candidate UCT steps are unrolled, and only the root sums the return vector (the root value
-is all that reads it); a game helps with a cheap ``sample_world`` (Leduc clones and swaps the
-opponents' cards rather than replaying the history). The fast path
-(:mod:`omega_cluster.search.fast`): for a game whose plugin gives compiled kernels
-(``fast_search``: Leduc, Kuhn, ...) and a configuration the compiled tree mirrors (the tree
-root, UCT or PUCT, Dirichlet noise, a simulation budget, one world a simulation, no world
-constraints but the game's own deductions where it compiles them), the search runs
-as compiled code (numba), automatically, when the evaluator is a leaf the tree has compiled (its
-``fast_leaf()``: one rollout of a uniform random player or of a player the game compiles, such
-as the Commander; the network leaf, whose forward pass then serves a whole batch of leaves;
-their blend). ``fast=False`` keeps the Python loop. It draws the same random numbers for the
-same purposes as this loop, so handed a :class:`~omega_cluster.search.fast.rng.SplitMixRandom`
-both give the same result (tested); ``ISMCTS.fast_reason`` says why a search does not take it.
-The path is chosen once, when the search is built
-(:func:`~omega_cluster.search.batched.batched_search`, which self-play's batched searches use
-too). Every other game, evaluator and configuration runs here. Where the time goes, for both loops
-and against OpenSpiel's ``ISMCTSBot``, is measured by ``bench/bench_ismcts.py`` (``--profile``).
+The compiled loop (:mod:`omega_cluster.search.fast`, numba) runs the search for a game whose
+plugin gives compiled kernels (``fast_search``), a configuration the compiled tree mirrors and an
+evaluator with a compiled leaf (its ``fast_leaf()``); ``fast=False`` keeps the Python loop, and
+``ISMCTS.fast_reason`` says why a search does not take the compiled one. Both loops draw the same
+random numbers for the same purposes, so handed a
+:class:`~omega_cluster.search.fast.rng.SplitMixRandom` they give the same result (tested). The
+loop is chosen once, when the search is built (:func:`~omega_cluster.search.batched.batched_search`,
+which self-play's batched searches use too).
 """
 
 from __future__ import annotations

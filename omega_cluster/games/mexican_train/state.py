@@ -1,51 +1,42 @@
 """Mexican Train rules: :class:`MexicanTrainState`, one position of a campaign.
 
-Owns legality, the turn structure, scoring and the campaign; the parameters live in
-:mod:`.game`, the deal and the end of a round in :mod:`.rounds`, the tile tables and action ids
-in :mod:`.tiles`, the fast random playout in
-:mod:`.playout` (it mirrors ``legal_actions`` / ``_apply_action`` exactly), determinizations in
-:mod:`.sampling` and the text picture in :mod:`.render`.
+Owns legality, the turn structure, scoring and the campaign; the parameters live in :mod:`.game`,
+the deal and the end of a round in :mod:`.rounds`, the tile tables and action ids in :mod:`.tiles`,
+the fast random playout in :mod:`.playout` (it mirrors ``legal_actions`` / ``_apply_action``
+exactly), determinizations in :mod:`.sampling` and the text picture in :mod:`.render`.
 
 Rules (pagat's Mexican Train and common rule sheets; variants are game parameters):
 
-* **Deal.** Round ``r`` sets the engine double ``max - r`` aside, shuffles the other tiles with a
-  generator seeded from ``(chance_seed, r)`` and deals ``hand_size`` tiles to each seat; the rest is
-  the boneyard, drawn from its end. Seat ``r % N`` starts round ``r``.
-* **Trains.** Every seat owns a personal train and there is one public Mexican train (slot 8);
-  every train starts at the engine. A player may play on their own train, on the Mexican train
-  (anyone may start it) and on any marked train.
-* **Markers.** A player who ends a turn without playing (PASS) puts their marker up: their train
-  is open to everyone until they play on it themselves.
-* **Unable to play.** With no legal play the player draws one tile (DRAW). After a draw they may
-  play any legal tile — with ``must_play`` this can only be the drawn tile, which pagat allows to
-  be played on any train open to them — else they PASS. Empty boneyard: PASS at once.
-  ``draw_until_playable``: keep drawing until a tile plays or the boneyard is empty.
-  ``must_play=False``: a player who could play may DRAW instead (while the boneyard is not empty),
-  and after that draw may PASS (putting the marker up) even with a play available.
-* **Doubles.** Laying a double gives the player another play (a fresh play: they may draw for
-  it). Strict rule (``strict_doubles``, default): an open double must be covered by the very next
-  play, by whoever moves, even on someone's unmarked train; several open doubles are covered in
-  the order they were laid. The only other play allowed right after laying a double is laying
-  another double on a different open train (pagat's "several doubles in one turn"); the turn ends
-  once a non-double tile is laid. A player who cannot cover draws one tile, then PASSes and puts
-  their marker up. Lenient rule (``strict_doubles=False``): the extra play may go anywhere; an
-  uncovered double makes its train open to everyone until someone covers it.
-* **First-turn chain** (``first_turn_chain``): on a player's first turn of a round, once they lay a
-  tile on their own train they may keep laying tiles on their own train; PASS ("end turn") ends
-  the chain without a marker. No draws during a chain. A double laid last stays open.
-* **Round end.** A player who lays their last tile goes out, even with a double (it need not be
-  covered). The round is *blocked* when the boneyard is empty and no player could ever play again:
-  nobody holds a tile matching any train end (as if every marker were up, since passing only adds
-  markers), or — strict rule with an open double — nobody holds a tile covering it and the acting
-  player cannot lay another double. Blocked rounds end at once. Each player scores the pips left in
-  hand (0|0 counts ``double_blank_value``).
-* **Campaign.** ``num_rounds`` rounds with engines ``max, max-1, ...``. Returns: win shares (see
-  :mod:`.game`): lowest cumulative pips (``points``) or most rounds gone out (``go_out``).
+* **Deal.** Round ``r`` sets the engine double ``max - r`` aside and deals ``hand_size`` tiles to
+  each seat from a shuffle seeded by ``(chance_seed, r)``; the rest is the boneyard, drawn from
+  its end. Seat ``r % N`` starts round ``r``.
+* **Trains.** Each seat owns a personal train and the public Mexican train is slot 8; all start
+  at the engine. A player may play on their own train, the Mexican train and any marked train:
+  ending a turn without playing (PASS) puts the player's marker up, their train open to everyone
+  until they play on it themselves.
+* **Unable to play.** With no legal play the player draws one tile (DRAW), then plays any legal
+  tile (with ``must_play`` only the drawn tile, on any train open to them) or PASSes; with an
+  empty boneyard they PASS at once. ``draw_until_playable`` keeps drawing. ``must_play=False``: a
+  player who could play may DRAW instead and then PASS with the marker up.
+* **Doubles.** A double gives another play (a fresh one: they may draw for it). Strict rule
+  (``strict_doubles``, default): an open double must be covered by the very next play, whoever
+  moves, even on an unmarked train, several in the order laid; the only other play is another
+  double on a different open train, and a non-double ends the turn. A player who cannot cover
+  draws one tile, then PASSes with the marker up. Lenient rule: the extra play may go anywhere;
+  an uncovered double opens its train to everyone until covered.
+* **First-turn chain** (``first_turn_chain``): on their first turn of a round, once a player lays
+  on their own train they may keep laying there; PASS ends the chain without a marker; no draws.
+* **Round end.** A player who lays their last tile goes out, even on a double. The round is
+  *blocked*, and ends at once, when the boneyard is empty and nobody could ever play again (no
+  tile matches a train end as if every marker were up, or, strict rule with an open double, nobody
+  can cover it and the acting player cannot lay another double). Each player scores the pips left
+  in hand (0|0 counts ``double_blank_value``).
+* **Campaign.** ``num_rounds`` rounds with engines ``max, max-1, ...``; win shares (see
+  :mod:`.game`) go to the lowest cumulative pips (``points``) or most rounds gone out (``go_out``).
 
-Hidden information: the hands of others and the boneyard order. Everything else — every action,
-including who drew (never which tile) and each finished round's pips — is public.
-``information_set_key(p)`` is observation-based: ``p``'s current hand, ``p`` and a rolling 64-bit
-hash of the public record (actions and round-end pips), maintained incrementally in each step.
+Hidden information: the hands of others and the boneyard order; every action (who drew, never
+which tile) and each finished round's pips are public. ``information_set_key(p)`` is ``p``'s hand,
+``p`` and a rolling 64-bit hash of the public record, maintained incrementally in each step.
 """
 
 from __future__ import annotations

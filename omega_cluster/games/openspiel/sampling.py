@@ -1,55 +1,39 @@
 """Worlds for :meth:`OpenSpielState.sample_world`: drawn from the player's information set, checked
 against everything the player saw, and never the true state in place of a world.
 
-pyspiel's ``resample_from_infostate`` is not trusted: several resamplers fail or change the
-history's shape at chance nodes (kuhn, leduc); hearts' ignores what the history shows (a player
-who showed a void is dealt that suit again, a player passes or plays a card the new deal did not
-give them); blackjack's draws the hidden card from the deck *without* the true one (so the true
-card is the one a world never has); gin_rummy's changes hidden cards without rewriting the
-history. So every candidate world is **checked by replay**: its history, applied entry by entry
-to a fresh pyspiel state, must be legal at every step, must rebuild that very world, and at
-every point where the player acts (and at the end) the player must act there and see exactly
-what it saw in the true game (its information-state string, else its observation string).
+pyspiel's ``resample_from_infostate`` is not trusted (some fail or change the history's shape at
+chance nodes, hearts' contradicts what the history shows, blackjack's never deals the true hidden
+card), so every candidate world is **checked by replay**: its history, applied entry by entry to
+a fresh pyspiel state, must be legal at every step, must rebuild that very world, and wherever
+the player acts (and at the end) the player must act there and see exactly what it saw in the
+true game (its information-state string, else its observation string).
 
-**Trick-taking card games** (hearts, oh_hell: :mod:`.card_games`) take an exact path first: what the
-history proves about the unseen hands (cards played, voids, passes, hand sizes) is read once per
-information state, the unseen cards are dealt by :class:`~.holdings.Holdings` (uniform over every
-deal that agrees with it: the true deal is exactly as likely as any other member of the
-information set, and there is always a deal), hearts' unseen passes drawn uniformly, and the world
-is built once from its history (pyspiel's ``deserialize_state``, whose rules refuse a card its
-mover does not hold) and checked once: the player's information-state string must be the true
-one (pyspiel's strings for these games recall every trick and the player's hand, so the views at
-its earlier decisions agree too). A world that fails the check (never, short of a rule the card
-path does not know) turns the path off for that state and the general candidates below take
-over; so do states where the deal is not complete and every other game.
-
-Candidates of the general path, in order; the first that passes the check is the world:
+**Trick-taking card games** (hearts, oh_hell: :mod:`.card_games`) take an exact path first: what
+the history proves about the unseen hands (cards played, voids, passes, hand sizes) is read once
+per information state, the unseen cards are dealt by :class:`~.holdings.Holdings` uniformly over
+every deal that agrees with it (hearts' unseen passes uniformly too), and the world is built once
+and checked once against the player's information-state string. A world that fails turns the
+path off for that state; such states, incomplete deals and every other game take the general
+path, whose candidates are tried in order until one passes the check:
 
 1. **re-deal** (up to :data:`REDEALS`) — replay the true history, drawing every chance outcome
-   again by its probability among those that leave the player's view as it was (an outcome the
-   player was shown stays; an outcome it knows is elsewhere — its own cards — is not dealt to
-   another seat), every move of another player that the player never saw uniformly among the
-   legal ones, and keeping the moves it saw. Exact for poker-like games (nothing later can
-   contradict a deal); in trick-taking games the later plays usually contradict it, so the
-   re-deals stop at the first that makes a move the player saw illegal.
+   again by its probability among those that leave the player's view as it was, every unseen
+   move of another player uniformly among the legal ones, and keeping the moves the player saw.
+   Exact for poker-like games; in trick-taking games later plays usually contradict the deal,
+   so the re-deals stop at the first that makes a seen move illegal.
 2. **pyspiel** (up to :data:`TRIES`) — ``resample_from_infostate`` at the state, else at the
    last decision node with the true entries since then re-applied.
-3. **repair** — the candidate that got furthest is repaired by a local search over what the
-   player did not see: swap the outcomes of two hidden chance nodes (for a deal, two cards
-   between two hands, aimed at the seat whose move the replay refused) or pick again the
-   unseen move where the replay stopped; a change is kept when the replay gets at least as far,
-   and the first world that passes the check is returned (:data:`REPAIR_STEPS` changes at
-   most). Its distribution is close to, not exactly, the posterior.
+3. **repair** — the candidate that got furthest is changed by a local search over what the
+   player did not see (swap two hidden chance outcomes, or redraw the unseen move where the
+   replay stopped), a change kept when the replay gets at least as far (at most
+   :data:`REPAIR_STEPS`). Its distribution is close to, not exactly, the posterior.
 
-The true state itself is returned only at the end of a game when no candidate fits: pyspiel's
-final information states often show everything (hearts shows the whole deal and every pass),
-so the true state is then the only member of the set, and nothing is searched from it.
-
-Otherwise :class:`SamplingNotSupportedError` names the game, the player and where the
-candidates break. The re-deal and the repair read only what the player knows (its views, the
-moves it saw, who was shown each chance outcome) and their own rng stream, so two states of one
-information set get the same worlds from the same rng; pyspiel's resampler runs on the true
-state and some read it (blackjack's), which is why the re-deal comes first. Each stage has its
+Only at the end of a game, when no candidate fits, is the true state returned: pyspiel's final
+information states often show everything, so it is then the set's only member and nothing is
+searched from it. Otherwise :class:`SamplingNotSupportedError` names the game, the player and
+where the candidates break. The re-deal and the repair read only what the player knows and their
+own rng stream, so two states of one information set get the same worlds from the same rng; some
+pyspiel resamplers read the true state, which is why the re-deal comes first. Each stage has its
 own stream, so how long one ran never shifts what the next draws.
 """
 
