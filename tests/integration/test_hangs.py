@@ -96,13 +96,17 @@ def test_a_self_play_actor_that_stays_dead_stops_the_run(tmp_path: Path) -> None
 
 def test_a_sigint_during_a_chunk_stops_the_run_after_that_chunk(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    # one actor, two long chunks per iteration (8 games of 400 simulations a move each)
-    proc = start_train(run, "search.simulations=400", "run.games_per_iteration=16",
-                       "cluster.games_per_chunk=8", "run.iterations=5")  # fmt: skip
+    # one actor, two long chunks per iteration (64 games of 1,000 simulations a move each:
+    # seconds a chunk, where 8 games of 400 took under half of one)
+    proc = start_train(run, "search.simulations=1000", "run.games_per_iteration=128",
+                       "cluster.games_per_chunk=64", "run.iterations=5")  # fmt: skip
     try:
+        # the actor is in play_chunk (Ray titles a worker by the call it runs): the chunk has
+        # started, not only been handed out (next_chunk is saved before any actor is free)
         wait_for("the first chunk in flight",
-                 lambda: ((s := pipeline_state(run)) and s["next_chunk"] > 0 and s["shards"] == 0)
-                 or None, proc)  # fmt: skip
+                 lambda: find_process(proc.pid, "ray::SelfPlayActor.play_chunk"), proc)  # fmt: skip
+        state = pipeline_state(run)
+        assert state is not None and state["shards"] == 0, state
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=300)
     finally:
