@@ -25,8 +25,8 @@
 #   A driver started by hand needs it too (else it looks for the GCS at the outward address):
 #   `. .local-cluster/cluster.env` sets it, with the rest.
 #   A cluster of several machines is not started by this script (docs/cluster.md "Multi-node")
-#   and keeps Ray's behaviour. tests/integration/test_local_cluster.py and test_two_node.py check
-#   the listening sockets of the whole process tree while a job runs.
+#   and keeps Ray's behaviour. tests/integration/test_local_cluster.py checks the listening
+#   sockets of the whole process tree of a two-node cluster while a job runs.
 # * A private Ray temp dir ($RAY_TEMP_DIR, not /tmp/ray): `ray start` records its address in
 #   <temp dir>/ray_current_cluster, and every plain `ray.init()` on this machine joins the cluster
 #   named there. Kept private, an embedded `make train` (or a test) keeps starting its own Ray. Jobs
@@ -46,7 +46,7 @@
 #   ARGS="game.name=blind_war:BlindWarGame 'game.params={}'"`.
 #
 # What `add-worker` does (a two-node cluster on one machine, as
-# tests/integration/test_two_node.py does):
+# tests/integration/test_local_cluster.py does):
 # `ray start --address 127.0.0.1:$RAY_PORT --block --num-cpus $WORKER_CPUS --resources
 # '{"$WORKER_LABEL": 1}'`, detached in its own session like the head, with the head's temp dir and
 # token settings and its own PID file (ray-worker-<n>.pid, log ray-worker-<n>.log), then waits

@@ -1,4 +1,4 @@
-"""Helpers of the cluster tests (test_local_cluster, test_two_node): free ports, the process tree
+"""Helpers of the cluster tests (test_local_cluster): free ports, the process tree
 of what a cluster script started and the sockets it listens on; and the fresh embedded Ray of
 the RLlib tests."""
 
