@@ -8,9 +8,9 @@ self-play mode, records with the hidden state) are played on seed ``--seed`` for
 training (``--thin-games`` of them; the first ``--games`` to finish are the default training
 set), on ``--seed + 2`` for validation and on ``--seed + 1`` for the held-out report
 (``--heldout`` games each). Every decision of a game shares the game's outcome, so a network
-can memorise the deals; one network of the default model is trained per lever (:data:`LEVERS`)
-as a run's learner trains (the project's :class:`~omega_cluster.train.learner.Learner` on a
-replay window over real shards), up to
+can memorise the deals; one network of the default model (``--nets`` of them, from other seeds)
+is trained per lever (:data:`LEVERS`) as a run's learner trains (the project's
+:class:`~omega_cluster.train.learner.Learner` on a replay window over real shards), up to
 ``--steps`` steps. Every ``--every`` steps its held-out value loss is measured on the validation
 games — the mean squared error of every seat's value against that seat's round outcome — and the
 network is kept at its best step (early stopping and selection on the held-out loss); the report
@@ -336,14 +336,18 @@ def value_loss(values: np.ndarray, pos: Positions) -> float:
 
 
 def train_network(
-    lever: Lever, base: list[str], store: ShardStore, valid: Positions, args: argparse.Namespace
-) -> tuple[torch.nn.Module, int, list[float]]:
+    lever: Lever, base: list[str], store: ShardStore, valid: Positions, args: argparse.Namespace,
+    net: int = 0,
+) -> tuple[torch.nn.Module, int, list[float]]:  # fmt: skip
     """The lever's network at its best held-out value-loss step (checked every ``args.every``),
-    that step and the loss curve."""
-    settings = load_settings([*base, *lever.overrides])
+    that step and the loss curve. Network ``net`` > 0 starts from other weights and draws other
+    batches (``model.init_seed`` and the learner's seed offset by ``net``); 0 is the default's."""
+    seeds = [f"model.init_seed={net}"] if net else []
+    settings = load_settings([*base, *lever.overrides, *seeds])
     game, encoder = build_game(settings), build_encoder(settings)
     model = build_model(settings, game, encoder)
-    learner = Learner(model, learner_config(settings, seed=args.seed), game=game, encoder=encoder)
+    learner = Learner(model, learner_config(settings, seed=args.seed + 1000 * net), game=game,
+                      encoder=encoder)  # fmt: skip
     window = learner.window(store, window_rows=10**8)
     seats = game.num_players
     best, best_at, state, curve = np.inf, 0, None, []
@@ -398,20 +402,41 @@ def run(players: int, args: argparse.Namespace, work: Path) -> list[dict]:
     rows = [{"players": players, "row": COUNTS_MODEL, "step": 0, "phases": by_phase(test, ref)}]
     trees = getattr(gbm, "n_iter_", 0)
     print(f"  {COUNTS_MODEL}: {trees} trees, fitted in {time.perf_counter() - t0:.0f} s")
-    for lever in args.levers:
+    for lever, net in itertools.product(args.levers, range(args.nets)):
         t0 = time.perf_counter()
-        model, step, curve = train_network(lever, base, stores[lever.rows], valid, args)
+        model, step, curve = train_network(lever, base, stores[lever.rows], valid, args, net)
         own = predict(model, test.batch, players)[:, 0]
         gaps = ev_gaps(test, own, ref, args.seed + 4)
-        rows.append({"players": players, "row": lever.name, "step": step,
+        name = lever.name if args.nets == 1 else f"{lever.name} #{net + 1}"
+        rows.append({"players": players, "row": name, "step": step,
                      "phases": by_phase(test, own), "gaps": gaps})  # fmt: skip
         seconds = time.perf_counter() - t0
-        print(f"  {lever.name}: best held-out value loss {min(curve):.4f} at step {step} "
+        print(f"  {name}: best held-out value loss {min(curve):.4f} at step {step} "
               f"(first {curve[0]:.4f}, last {curve[-1]:.4f}; {seconds:.0f} s)")  # fmt: skip
     print_table(rows)
     for r in rows[1:]:
         print(f"  {r['row']}: EV minus the counts model's, 95% by held-out game: {gap_text(r)}")
+    for i, lever in enumerate(args.levers if args.nets > 1 else ()):
+        nets = rows[1 + i * args.nets : 1 + (i + 1) * args.nets]
+        print(f"  {lever.name}, {args.nets} networks: {spread_text(nets)}")
     return rows
+
+
+def spread_text(rows: list[dict]) -> str:
+    """Per phase, the mean of the networks' EV gaps to the counts model, their range and how
+    many are short beyond the noise (their gap's interval below 0): networks trained alike
+    differ by their start and batches alone, so the range is what one network's figure can
+    tell."""
+    out = []
+    for p in PHASES:
+        gaps = [r["gaps"][p] for r in rows if p in r["gaps"]]
+        if gaps:
+            d = [g[0] for g in gaps]
+            short = sum(g[2] < 0 for g in gaps)
+            out.append(
+                f"{p} {np.mean(d):+.3f} [{min(d):+.3f} .. {max(d):+.3f}] {short}/{len(d)} short"
+            )
+    return ", ".join(out)
 
 
 def print_table(rows: list[dict]) -> None:
@@ -477,6 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--every", type=int, default=50, help="steps between held-out losses")
     parser.add_argument("--seed", type=int, default=23201)
+    parser.add_argument("--nets", type=int, default=1, help="networks per lever (other seeds)")
     parser.add_argument("--levers", default=",".join(lever.key for lever in LEVERS),
                         help="the levers to train, by key: " + ", ".join(
                             f"{lever.key} ({lever.name})" for lever in LEVERS))  # fmt: skip
@@ -496,7 +522,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = (f"python -m bench.bench_value --players {args.players} --games {args.games} "
                f"--thin-games {args.thin_games} --rows-per-game {args.rows_per_game} "
                f"--heldout {args.heldout} --steps {args.steps} --every {args.every} "
-               f"--seed {args.seed} --levers {','.join(lever.key for lever in args.levers)}")  # fmt: skip
+               f"--seed {args.seed} --levers {','.join(lever.key for lever in args.levers)}"
+               + (f" --nets {args.nets}" if args.nets > 1 else ""))  # fmt: skip
     record("bench_value", figures(rows, command), quick=not args.save)
     return 0
 

@@ -181,3 +181,12 @@ def test_the_gap_to_the_counts_model_is_resampled_by_game() -> None:
     p.phase["q1"] = p.games < 2
     rare = bench_value.ev_gaps(p, noisy, np.full_like(y, 0.5), seed=1)["q1"]
     assert np.isfinite(rare[0]) and np.isnan(rare[1]) and np.isnan(rare[2])
+
+
+def test_the_spread_of_networks_trained_alike_counts_those_short_beyond_the_noise() -> None:
+    """``--nets``: per phase the mean gap, the range over the networks and how many of them are
+    short beyond the noise (interval below 0); a phase no network has is left out."""
+    rows = [{"gaps": {"all": (-0.02, -0.03, -0.01), "q1": (0.01, -0.01, 0.03)}},
+            {"gaps": {"all": (0.00, -0.01, 0.01), "q1": (-0.03, -0.05, -0.01)}}]  # fmt: skip
+    text = bench_value.spread_text(rows)
+    assert text == "all -0.010 [-0.020 .. +0.000] 1/2 short, q1 -0.010 [-0.030 .. +0.010] 1/2 short"
